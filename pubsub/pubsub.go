@@ -1,0 +1,499 @@
+// Package pubsub shares one Redis subscription among many lock waiters.
+//
+// A Hub owns a single go-redis PubSub connection for its whole life. Waiters
+// Subscribe to a channel by name; the Hub counts references per channel,
+// sends SUBSCRIBE for the first one and UNSUBSCRIBE after the last one has
+// left (after a short idle grace, see WithLinger). Subscribe returns only once
+// Redis has confirmed the subscription, so a waiter that subscribes and then
+// checks the lock cannot miss an unlock published in between.
+//
+// Each message wakes waiters of its channel only. By default a message wakes
+// one waiter (the one that has waited longest), as Redisson's per-channel
+// semaphore does; messages for which the WakeAll predicate holds wake all of
+// them. When the subscription connection is re-established (go-redis
+// reconnects and re-subscribes by itself), every waiter on every channel is
+// woken, because messages published during the outage are lost.
+//
+// A wake is only a hint to try again: it never means the waiter owns anything.
+package pubsub
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// ErrClosed is returned by Subscribe and Wait after the Hub has been closed.
+var ErrClosed = errors.New("pubsub: hub closed")
+
+// DefaultLinger is how long a channel stays subscribed after its last waiter
+// has left, unless WithLinger says otherwise.
+const DefaultLinger = time.Second
+
+// Option configures a Hub.
+type Option func(*Hub)
+
+// WithWakeAll sets the predicate that decides, from a message's payload,
+// whether it wakes all waiters of its channel rather than one.
+func WithWakeAll(f func(payload string) bool) Option {
+	return func(h *Hub) { h.wakeAll = f }
+}
+
+// WithLinger sets how long a channel stays subscribed after its last waiter
+// left. A busy lock is then not re-subscribed for every wait. Zero
+// unsubscribes at once.
+func WithLinger(d time.Duration) Option {
+	return func(h *Hub) {
+		if d >= 0 {
+			h.linger = d
+		}
+	}
+}
+
+// WithLogger sets the logger for subscription trouble. Default: slog.Default().
+func WithLogger(l *slog.Logger) Option {
+	return func(h *Hub) {
+		if l != nil {
+			h.log = l
+		}
+	}
+}
+
+// WithSharded makes the Hub use SSUBSCRIBE/SUNSUBSCRIBE (sharded pub/sub,
+// Redis 7+), for locks whose unlocks are published with SPUBLISH.
+func WithSharded(on bool) Option {
+	return func(h *Hub) { h.sharded = on }
+}
+
+// Hub shares one subscription connection among waiters. It is safe for
+// concurrent use. The zero value is not usable: call New.
+type Hub struct {
+	rdb     redis.UniversalClient
+	wakeAll func(string) bool
+	linger  time.Duration
+	log     *slog.Logger
+	sharded bool
+
+	// sendMu orders SUBSCRIBE and UNSUBSCRIBE commands with the state
+	// changes that decided them. It is never held by the dispatcher.
+	sendMu sync.Mutex
+	ps     *redis.PubSub // created on first Subscribe, under sendMu
+	loop   chan struct{} // closed when the dispatcher has returned
+
+	mu     sync.Mutex
+	chans  map[string]*channel
+	closed bool
+	done   chan struct{} // closed by Close
+}
+
+// readyTimeout bounds how long Subscribe waits for Redis to confirm a
+// subscription. Past it the waiter goes on unconfirmed: its wait is still
+// bounded by the lock's TTL, so only latency can suffer, never safety.
+const readyTimeout = 3 * time.Second
+
+// channel is the Hub's state for one Redis channel. All fields are guarded
+// by Hub.mu.
+type channel struct {
+	name    string
+	refs    int           // live Subs
+	want    bool          // the last command sent for it was SUBSCRIBE
+	pending int           // SUBSCRIBE commands sent and not confirmed yet
+	ready   chan struct{} // closed when want and nothing is pending
+	subs    map[*Sub]struct{}
+	queue   []*Sub // Subs blocked in Wait, oldest first
+	permit  bool   // a wake-one that found nobody blocked
+	idle    *time.Timer
+}
+
+// New returns a Hub for rdb. No connection is opened until the first Subscribe.
+func New(rdb redis.UniversalClient, opts ...Option) *Hub {
+	h := &Hub{
+		rdb:     rdb,
+		wakeAll: func(string) bool { return false },
+		linger:  DefaultLinger,
+		log:     slog.Default(),
+		chans:   make(map[string]*channel),
+		done:    make(chan struct{}),
+	}
+	for _, o := range opts {
+		o(h)
+	}
+	return h
+}
+
+// Sub is one waiter's reference to a channel. Use it from one goroutine at a
+// time; Close it when done.
+type Sub struct {
+	hub    *Hub
+	ch     *channel
+	wake   chan struct{}
+	closed bool
+}
+
+// Channel returns the name of the subscribed channel.
+func (s *Sub) Channel() string { return s.ch.name }
+
+// Subscribe takes a reference to the channel and returns once Redis has
+// confirmed the subscription, ctx is done (the reference is dropped and ctx's
+// error returned) or the Hub is closed.
+func (h *Hub) Subscribe(ctx context.Context, name string) (*Sub, error) {
+	h.sendMu.Lock()
+	h.mu.Lock()
+	if h.closed {
+		h.mu.Unlock()
+		h.sendMu.Unlock()
+		return nil, ErrClosed
+	}
+	ch := h.chans[name]
+	if ch == nil {
+		ch = &channel{name: name, ready: make(chan struct{}), subs: make(map[*Sub]struct{})}
+		h.chans[name] = ch
+	}
+	if ch.idle != nil {
+		ch.idle.Stop()
+		ch.idle = nil
+	}
+	s := &Sub{hub: h, ch: ch, wake: make(chan struct{}, 1)}
+	ch.subs[s] = struct{}{}
+	ch.refs++
+	send := !ch.want
+	if send {
+		ch.want = true
+		ch.pending++
+		if isClosed(ch.ready) {
+			ch.ready = make(chan struct{})
+		}
+	}
+	ready := ch.ready
+	h.mu.Unlock()
+	if send {
+		if err := h.send(ctx, true, name); err != nil {
+			// go-redis keeps the channel and subscribes it again when it
+			// reconnects; that confirmation makes the channel ready.
+			h.log.Warn("goredisson: subscribe failed, waiting for reconnect", "channel", name, "err", err)
+		}
+	}
+	h.sendMu.Unlock()
+
+	t := time.NewTimer(readyTimeout)
+	defer t.Stop()
+	select {
+	case <-ready:
+		return s, nil
+	case <-t.C:
+		h.mu.Lock()
+		if ch.want && !isClosed(ch.ready) {
+			// A confirmation was lost with a connection; go on without it.
+			ch.pending = 0
+			close(ch.ready)
+		}
+		h.mu.Unlock()
+		return s, nil
+	case <-ctx.Done():
+		s.Close()
+		return nil, ctx.Err()
+	case <-h.done:
+		s.Close()
+		return nil, ErrClosed
+	}
+}
+
+func isClosed(c chan struct{}) bool {
+	select {
+	case <-c:
+		return true
+	default:
+		return false
+	}
+}
+
+// open creates the PubSub and starts the dispatcher. Called with sendMu held.
+func (h *Hub) open() {
+	h.ps = h.rdb.Subscribe(context.Background())
+	msgs := h.ps.ChannelWithSubscriptions(redis.WithChannelSize(1024))
+	h.loop = make(chan struct{})
+	go h.dispatch(msgs, h.loop)
+}
+
+// send writes SUBSCRIBE or UNSUBSCRIBE for name; the dispatcher sees the
+// confirmation. Called with sendMu held.
+func (h *Hub) send(ctx context.Context, subscribe bool, name string) error {
+	if h.ps == nil {
+		if !subscribe {
+			return nil
+		}
+		h.open()
+	}
+	// Bound the write by a timeout of its own, so that an UNSUBSCRIBE is
+	// sent even when the waiter's ctx has already ended.
+	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	defer cancel()
+	var err error
+	op := "subscribe"
+	switch {
+	case subscribe && h.sharded:
+		err = h.ps.SSubscribe(wctx, name)
+	case subscribe:
+		err = h.ps.Subscribe(wctx, name)
+	case h.sharded:
+		op = "unsubscribe"
+		err = h.ps.SUnsubscribe(wctx, name)
+	default:
+		op = "unsubscribe"
+		err = h.ps.Unsubscribe(wctx, name)
+	}
+	if err != nil {
+		return fmt.Errorf("pubsub: %s %s: %w", op, name, err)
+	}
+	return nil
+}
+
+// dispatch delivers messages and confirmations until the PubSub is closed.
+func (h *Hub) dispatch(msgs <-chan any, done chan struct{}) {
+	defer close(done)
+	for m := range msgs {
+		switch m := m.(type) {
+		case *redis.Message:
+			h.deliver(m.Channel, m.Payload)
+		case *redis.Subscription:
+			if m.Kind == "subscribe" || m.Kind == "ssubscribe" {
+				h.confirmed(m.Channel)
+			}
+		}
+	}
+}
+
+// confirmed handles a subscription confirmation from Redis.
+func (h *Hub) confirmed(name string) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	ch := h.chans[name]
+	if ch == nil {
+		return
+	}
+	if ch.pending > 0 {
+		ch.pending--
+		if ch.pending == 0 && ch.want && !isClosed(ch.ready) {
+			close(ch.ready)
+		}
+		return
+	}
+	// A confirmation nobody asked for: go-redis re-subscribed after a
+	// reconnect. Messages sent meanwhile are lost, so the channel's waiters
+	// retry now rather than sleeping until their TTL runs out.
+	h.log.Debug("goredisson: channel re-subscribed after reconnect, waking its waiters", "channel", name)
+	ch.wakeAll()
+	// Confirmations still pending on the old connection are gone with it.
+	for _, c := range h.chans {
+		if !c.want && c.pending > 0 {
+			c.pending = 0
+			h.dropIfUnused(c)
+		}
+	}
+}
+
+// deliver wakes waiters of the channel according to the message.
+func (h *Hub) deliver(name, payload string) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	ch := h.chans[name]
+	if ch == nil {
+		return
+	}
+	if h.wakeAll(payload) {
+		ch.wakeAll()
+		return
+	}
+	ch.wakeOne()
+}
+
+// wakeAll marks every Sub of the channel woken, blocked in Wait or not.
+func (ch *channel) wakeAll() {
+	for s := range ch.subs {
+		s.signal()
+	}
+	ch.queue = ch.queue[:0]
+}
+
+// wakeOne wakes the longest-blocked Sub, or leaves a permit for the next Wait.
+func (ch *channel) wakeOne() {
+	if len(ch.queue) == 0 {
+		ch.permit = true
+		return
+	}
+	s := ch.queue[0]
+	ch.queue = ch.queue[1:]
+	s.signal()
+}
+
+func (s *Sub) signal() {
+	select {
+	case s.wake <- struct{}{}:
+	default:
+	}
+}
+
+// dequeue removes s from the blocked queue.
+func (ch *channel) dequeue(s *Sub) {
+	for i, q := range ch.queue {
+		if q == s {
+			ch.queue = append(ch.queue[:i], ch.queue[i+1:]...)
+			return
+		}
+	}
+}
+
+// Wait blocks until the Sub is woken (true), timeout passes (false; a
+// negative timeout never passes), ctx is done (ctx's error) or the Hub is
+// closed (ErrClosed). A wake that arrived since the last Wait returns at once.
+func (s *Sub) Wait(ctx context.Context, timeout time.Duration) (bool, error) {
+	h := s.hub
+	h.mu.Lock()
+	if s.closed {
+		h.mu.Unlock()
+		return false, ErrClosed
+	}
+	select {
+	case <-s.wake:
+		h.mu.Unlock()
+		return true, nil
+	default:
+	}
+	if s.ch.permit {
+		s.ch.permit = false
+		h.mu.Unlock()
+		return true, nil
+	}
+	s.ch.queue = append(s.ch.queue, s)
+	h.mu.Unlock()
+
+	var tc <-chan time.Time
+	if timeout >= 0 {
+		t := time.NewTimer(timeout)
+		defer t.Stop()
+		tc = t.C
+	}
+	var err error
+	select {
+	case <-s.wake:
+		return true, nil
+	case <-tc:
+	case <-ctx.Done():
+		err = ctx.Err()
+	case <-h.done:
+		err = ErrClosed
+	}
+	h.mu.Lock()
+	s.ch.dequeue(s)
+	h.mu.Unlock()
+	return false, err
+}
+
+// Close drops the Sub's reference. A wake-one it received and did not use
+// passes on to the next waiter. Close is idempotent.
+func (s *Sub) Close() {
+	h := s.hub
+	h.mu.Lock()
+	if s.closed {
+		h.mu.Unlock()
+		return
+	}
+	s.closed = true
+	ch := s.ch
+	ch.dequeue(s)
+	delete(ch.subs, s)
+	select {
+	case <-s.wake:
+		// It may have been a wake-one meant for the lock: hand it on.
+		ch.wakeOne()
+	default:
+	}
+	ch.refs--
+	if ch.refs > 0 || h.closed {
+		h.mu.Unlock()
+		return
+	}
+	if h.linger > 0 {
+		var t *time.Timer
+		t = time.AfterFunc(h.linger, func() { h.unsubscribeIdle(ch, t) })
+		ch.idle = t
+		h.mu.Unlock()
+		return
+	}
+	h.mu.Unlock()
+	h.unsubscribeIdle(ch, nil)
+}
+
+// unsubscribeIdle sends UNSUBSCRIBE for a channel nobody has used since its
+// idle timer t was set (t is nil when there is no linger).
+func (h *Hub) unsubscribeIdle(ch *channel, t *time.Timer) {
+	h.sendMu.Lock()
+	defer h.sendMu.Unlock()
+	h.mu.Lock()
+	if ch.refs > 0 || !ch.want || ch.idle != t || h.closed {
+		h.mu.Unlock()
+		return
+	}
+	ch.idle = nil
+	ch.want = false
+	ch.permit = false
+	h.dropIfUnused(ch)
+	h.mu.Unlock()
+	if err := h.send(context.Background(), false, ch.name); err != nil {
+		h.log.Warn("goredisson: unsubscribe failed", "channel", ch.name, "err", err)
+	}
+}
+
+// dropIfUnused forgets a channel that is neither used nor waiting for a
+// confirmation. Called with mu held.
+func (h *Hub) dropIfUnused(ch *channel) {
+	if ch.refs == 0 && !ch.want && ch.pending == 0 && h.chans[ch.name] == ch {
+		delete(h.chans, ch.name)
+	}
+}
+
+// Channels returns the channels the Hub currently keeps subscribed (or is
+// subscribing), with their number of waiters.
+func (h *Hub) Channels() map[string]int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	out := make(map[string]int, len(h.chans))
+	for name, ch := range h.chans {
+		if ch.want {
+			out[name] = ch.refs
+		}
+	}
+	return out
+}
+
+// Close wakes every waiter with ErrClosed and closes the subscription
+// connection. Later calls return ErrClosed.
+func (h *Hub) Close() error {
+	h.sendMu.Lock()
+	defer h.sendMu.Unlock()
+	h.mu.Lock()
+	if h.closed {
+		h.mu.Unlock()
+		return ErrClosed
+	}
+	h.closed = true
+	close(h.done)
+	for _, ch := range h.chans {
+		if ch.idle != nil {
+			ch.idle.Stop()
+			ch.idle = nil
+		}
+	}
+	h.mu.Unlock()
+	if h.ps == nil {
+		return nil
+	}
+	err := h.ps.Close()
+	<-h.loop
+	return err
+}
