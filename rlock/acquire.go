@@ -1,0 +1,143 @@
+package rlock
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/goredisson/goredisson/pubsub"
+)
+
+// attemptFunc runs one acquire attempt for field. held reports success;
+// otherwise ttl bounds how long to wait before the next attempt (negative:
+// the holder set no expiry).
+type attemptFunc func(ctx context.Context, field string, lease time.Duration) (held bool, ttl time.Duration, err error)
+
+// maxBackoff caps the pause between attempts while Redis fails.
+const maxBackoff = time.Second
+
+// checkArgs validates what every acquisition takes from the user.
+func checkArgs(ctx context.Context, lease time.Duration) error {
+	if ctx == nil {
+		return fmt.Errorf("%w: nil context", ErrInvalidArgument)
+	}
+	if lease > 0 && lease < time.Millisecond {
+		return fmt.Errorf("%w: lease %v is below Redis's 1ms resolution (use <= 0 for a watchdog lease)", ErrInvalidArgument, lease)
+	}
+	return nil
+}
+
+// acquire is the waiting loop shared by every pub/sub lock type. It tries
+// once; if the lock is taken and wait allows, it subscribes to channel
+// (confirmed by Redis), then alternates attempts and waits for an unlock
+// message, bounded by the TTL the last attempt returned, the remaining wait
+// and ctx. A message is only a reason to try again.
+//
+// wait == 0: one attempt. wait > 0: up to wait. wait < 0: until held or ctx
+// is done. It returns (false, nil) when the wait ran out.
+func (c *Client) acquire(ctx context.Context, op, name, channel, field string, wait, lease time.Duration, try attemptFunc) (bool, error) {
+	if c.closed.Load() {
+		return false, ErrClosed
+	}
+	if err := ctx.Err(); err != nil {
+		return false, err
+	}
+	var deadline time.Time
+	if wait > 0 {
+		deadline = time.Now().Add(wait)
+	}
+	held, ttl, err := try(ctx, field, lease)
+	if err != nil || held || wait == 0 {
+		return held, c.ctxOr(ctx, err)
+	}
+
+	sctx := ctx
+	if wait > 0 {
+		var cancel context.CancelFunc
+		sctx, cancel = context.WithDeadline(ctx, deadline)
+		defer cancel()
+	}
+	sub, err := c.hub.Subscribe(sctx, channel)
+	switch {
+	case err == nil:
+	case errors.Is(err, pubsub.ErrClosed):
+		return false, ErrClosed
+	case ctx.Err() != nil:
+		return false, ctx.Err()
+	default: // the wait ran out while subscribing
+		return false, nil
+	}
+	defer sub.Close()
+
+	var lastErr error
+	backoff := 10 * time.Millisecond
+	for {
+		held, ttl, err = try(ctx, field, lease)
+		var pause time.Duration
+		switch {
+		case held:
+			return true, nil
+		case err != nil:
+			if ctx.Err() != nil || c.closed.Load() {
+				return false, c.ctxOr(ctx, err)
+			}
+			// Redis is failing (down, restarting, failing over): keep
+			// waiting, with a growing pause, and report the error if the
+			// wait runs out.
+			lastErr = err
+			c.logger().Debug("goredisson: acquire attempt failed, retrying", "lock", name, "err", err)
+			pause = backoff
+			backoff = min(2*backoff, maxBackoff)
+		default:
+			lastErr = nil
+			backoff = 10 * time.Millisecond
+			pause = ttl
+			if pause < 0 {
+				// No expiry on the key: only an unlock message (or a
+				// reconnect) will tell; look again after a watchdog lease.
+				pause = c.opts.watchdogTimeout
+			}
+		}
+		if wait > 0 {
+			remain := time.Until(deadline)
+			if remain <= 0 {
+				if lastErr != nil {
+					return false, fmt.Errorf("wait of %v ran out: %w", wait, lastErr)
+				}
+				return false, nil
+			}
+			pause = min(pause, remain)
+		}
+		if _, err := sub.Wait(ctx, pause); err != nil {
+			if errors.Is(err, pubsub.ErrClosed) {
+				return false, ErrClosed
+			}
+			if lastErr != nil {
+				return false, fmt.Errorf("%w (last Redis error: %w)", err, lastErr)
+			}
+			return false, err
+		}
+	}
+}
+
+// ctxOr returns err, preferring ErrClosed or ctx's error (joined with err)
+// when they explain it.
+func (c *Client) ctxOr(ctx context.Context, err error) error {
+	if err == nil {
+		return nil
+	}
+	if c.closed.Load() {
+		return fmt.Errorf("%w: %w", ErrClosed, err)
+	}
+	if cerr := ctx.Err(); cerr != nil && !errors.Is(err, cerr) {
+		return fmt.Errorf("%w: %w", cerr, err)
+	}
+	return err
+}
+
+// lockAcquire runs acquire for an API call and wraps its error.
+func (c *Client) lockAcquire(ctx context.Context, op, name, channel, field string, wait, lease time.Duration, try attemptFunc) (bool, error) {
+	held, err := c.acquire(ctx, op, name, channel, field, wait, lease, try)
+	return held, opErr(op, name, err)
+}

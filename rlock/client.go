@@ -1,0 +1,274 @@
+// Package rlock implements Redisson's distributed locks for Go.
+//
+// A Client owns one client UUID, one shared pub/sub subscription and one
+// watchdog for a Redis deployment; locks are made from it by name:
+//
+//	client, err := rlock.NewClient(rdb)
+//	lock := client.NewLock("order:42")
+//	if err := lock.Lock(ctx); err != nil { ... }
+//	defer lock.Unlock(ctx)
+//
+// Locks are reentrant per owner. The owner of a call is the owner carried by
+// its context (see package ctxowner) or else the calling goroutine, as
+// Redisson's owner is the thread. The data layout, channel names and messages
+// in Redis are Redisson's own, so goredisson and Redisson exclude each other
+// on the same lock name.
+package rlock
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/goredisson/goredisson/ctxowner"
+	"github.com/goredisson/goredisson/pubsub"
+	"github.com/goredisson/goredisson/watchdog"
+)
+
+// Client is the entry point: it makes locks and serves them with one pub/sub
+// subscription and one watchdog. It is safe for concurrent use; Close it when
+// done (it does not close the go-redis client).
+type Client struct {
+	rdb  redis.UniversalClient
+	id   string
+	opts options
+	hub  *pubsub.Hub
+	wd   *watchdog.Scheduler
+
+	seq    atomic.Uint64 // attempt and request ids
+	closed atomic.Bool
+
+	mu    sync.Mutex
+	holds map[holdKey]*hold
+}
+
+// holdKey names one owner's hold on one lock.
+type holdKey struct{ name, field string }
+
+// hold is what this client knows of one owner's hold: how many times it was
+// taken and how its lease is kept.
+type hold struct {
+	count   int
+	lease   time.Duration   // the fixed lease of the last acquisition, or 0
+	expires time.Time       // when a fixed lease runs out (monotonic)
+	entry   *watchdog.Entry // non-nil while the watchdog renews it
+}
+
+// NewClient returns a Client for rdb. It fails with ErrInvalidArgument for a
+// nil rdb or an invalid option. No connection is made until a lock is used.
+func NewClient(rdb redis.UniversalClient, opts ...Option) (*Client, error) {
+	if rdb == nil {
+		return nil, opErr("newclient", "", fmt.Errorf("%w: nil redis client", ErrInvalidArgument))
+	}
+	o := options{
+		watchdogTimeout: DefaultWatchdogTimeout,
+		logger:          slog.Default(),
+		latchTTL:        DefaultUnlockLatchTTL,
+		publishCommand:  "publish",
+	}
+	for _, opt := range opts {
+		if opt == nil {
+			return nil, opErr("newclient", "", fmt.Errorf("%w: nil option", ErrInvalidArgument))
+		}
+		opt(&o)
+	}
+	if o.clientIDSet && o.clientID == "" {
+		o.errs = append(o.errs, errors.New("empty client id"))
+	}
+	if len(o.errs) > 0 {
+		return nil, opErr("newclient", "", fmt.Errorf("%w: %w", ErrInvalidArgument, errors.Join(o.errs...)))
+	}
+	if !o.clientIDSet {
+		o.clientID = uuid.NewString()
+	}
+	c := &Client{rdb: rdb, id: o.clientID, opts: o, holds: make(map[holdKey]*hold)}
+	hubOpts := []pubsub.Option{
+		pubsub.WithLogger(o.logger),
+		pubsub.WithWakeAll(func(payload string) bool { return payload == ReadUnlockMessage }),
+		pubsub.WithSharded(o.publishCommand == "spublish"),
+	}
+	if o.lingerSet {
+		hubOpts = append(hubOpts, pubsub.WithLinger(o.linger))
+	}
+	c.hub = pubsub.New(rdb, hubOpts...)
+	c.wd = watchdog.New(c.renew, o.watchdogTimeout/3, watchdog.WithLogger(o.logger))
+	return c, nil
+}
+
+// ID returns the client UUID, the first half of every hash field this
+// client writes.
+func (c *Client) ID() string { return c.id }
+
+// WatchdogTimeout returns the lease of watchdog-managed locks.
+func (c *Client) WatchdogTimeout() time.Duration { return c.opts.watchdogTimeout }
+
+// Close stops the watchdog and the subscription. Locks still held are no
+// longer renewed and expire within one watchdog timeout; waiters return
+// ErrClosed. Later calls return ErrClosed. The go-redis client stays open.
+func (c *Client) Close() error {
+	if c == nil {
+		return opErr("close", "", fmt.Errorf("%w: nil client", ErrInvalidArgument))
+	}
+	if !c.closed.CompareAndSwap(false, true) {
+		return opErr("close", "", ErrClosed)
+	}
+	c.wd.Close()
+	if err := c.hub.Close(); err != nil && !errors.Is(err, pubsub.ErrClosed) {
+		return opErr("close", "", err)
+	}
+	return nil
+}
+
+// field returns the hash field of ctx's owner.
+func (c *Client) field(ctx context.Context) string {
+	return c.id + ":" + ctxowner.Of(ctx)
+}
+
+// nextID returns a fresh id for an attempt or request, unique to this client.
+func (c *Client) nextID() string {
+	return c.id + ":" + strconv.FormatUint(c.seq.Add(1), 10)
+}
+
+// known returns how many holds this client believes the field has on the
+// lock: the baseline for settling an attempt whose outcome is unknown.
+func (c *Client) known(name, field string) int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	h := c.holds[holdKey{name, field}]
+	if h == nil || h.stale() {
+		return 0
+	}
+	return h.count
+}
+
+// stale reports whether the hold has surely ended without an unlock: its
+// watchdog found it lost, or its fixed lease ran out.
+func (h *hold) stale() bool {
+	if h.entry != nil {
+		select {
+		case <-h.entry.Lost():
+			return true
+		default:
+			return false
+		}
+	}
+	return !h.expires.IsZero() && time.Now().After(h.expires)
+}
+
+// acquired records a successful acquisition and starts the watchdog for a
+// watchdog lease (lease <= 0) unless it already runs for this hold.
+func (c *Client) acquired(name, field string, lease time.Duration, renew renewKind) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	k := holdKey{name, field}
+	h := c.holds[k]
+	if h == nil || h.stale() {
+		if h != nil && h.entry != nil {
+			h.entry.Stop()
+		}
+		h = &hold{}
+		c.holds[k] = h
+	}
+	h.count++
+	if lease > 0 {
+		h.lease = lease
+		h.expires = time.Now().Add(lease)
+		return
+	}
+	h.expires = time.Time{}
+	if h.entry == nil {
+		h.entry = c.wd.Add(watchdog.Lease{Key: name, Field: field, Data: renew})
+	}
+}
+
+// released records an unlock: gone tells whether it was the last hold (or
+// the hold turned out not to exist).
+func (c *Client) released(name, field string, gone bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	k := holdKey{name, field}
+	h := c.holds[k]
+	if h == nil {
+		return
+	}
+	h.count--
+	if gone || h.count <= 0 {
+		if h.entry != nil {
+			h.entry.Stop()
+		}
+		delete(c.holds, k)
+	}
+}
+
+// leaseFor returns the lease to re-apply on a partial unlock: the watchdog
+// timeout for watchdog holds, else the hold's last fixed lease.
+func (c *Client) leaseFor(name, field string) time.Duration {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if h := c.holds[holdKey{name, field}]; h != nil && h.entry == nil && h.lease > 0 {
+		return h.lease
+	}
+	return c.opts.watchdogTimeout
+}
+
+// lostChan returns the watchdog's loss channel for a hold, or nil.
+func (c *Client) lostChan(name, field string) (<-chan struct{}, func() error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if h := c.holds[holdKey{name, field}]; h != nil && h.entry != nil {
+		return h.entry.Lost(), h.entry.Err
+	}
+	return nil, nil
+}
+
+// renewKind selects the renewal script of a watchdog lease.
+type renewKind int
+
+const renewRLock renewKind = iota
+
+// renew is the watchdog's RenewFunc: one pipeline per batch.
+func (c *Client) renew(ctx context.Context, leases []watchdog.Lease) ([]watchdog.Status, error) {
+	ms := c.opts.watchdogTimeout.Milliseconds()
+	keys := make([][]string, len(leases))
+	args := make([][]any, len(leases))
+	for i, l := range leases {
+		keys[i] = []string{l.Key}
+		args[i] = []any{ms, l.Field}
+	}
+	cmds, err := evalBatch(ctx, c.rdb, renewScript, keys, args)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]watchdog.Status, len(cmds))
+	for i, cmd := range cmds {
+		n, err := cmd.Int64()
+		switch {
+		case err != nil:
+			out[i] = watchdog.Failed
+		case n == 1:
+			out[i] = watchdog.Renewed
+		default:
+			out[i] = watchdog.Lost
+		}
+	}
+	return out, nil
+}
+
+// settleTimeout bounds the clean-up calls made after the caller's context
+// ended: settling an acquire of unknown outcome, finishing an unlock.
+const settleTimeout = 5 * time.Second
+
+// settleCtx returns a context for clean-up that outlives ctx's cancellation.
+func settleCtx(ctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.WithoutCancel(ctx), settleTimeout)
+}
+
+func (c *Client) logger() *slog.Logger { return c.opts.logger }

@@ -1,0 +1,317 @@
+package rlock
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/goredisson/goredisson/watchdog"
+)
+
+// Locker is satisfied by every lock type of this package.
+//
+// Lease: lease <= 0 asks for a watchdog-managed lease (the key lives
+// WatchdogTimeout and is renewed every third of it while held); lease > 0 is
+// a fixed lease that is never renewed. Wait: 0 makes one attempt, > 0 waits
+// up to wait, < 0 waits until held or ctx is done. A ctx deadline or
+// cancellation always ends a wait with ctx's error and leaves nothing behind.
+type Locker interface {
+	// Name returns the lock's name.
+	Name() string
+	// Lock waits until the lock is held, with a watchdog lease [lock()].
+	Lock(ctx context.Context) error
+	// LockLease waits until the lock is held, with the given lease
+	// [lock(leaseTime)].
+	LockLease(ctx context.Context, lease time.Duration) error
+	// TryLock tries to take the lock within wait; false when the wait ran
+	// out [tryLock(wait, lease)].
+	TryLock(ctx context.Context, wait, lease time.Duration) (bool, error)
+	// Unlock releases one hold of ctx's owner; ErrNotHeld if it holds none
+	// [unlock()].
+	Unlock(ctx context.Context) error
+	// ForceUnlock deletes the lock whoever holds it and wakes waiters;
+	// it reports whether a lock existed [forceUnlock()].
+	ForceUnlock(ctx context.Context) (bool, error)
+	// IsLocked reports whether anyone holds the lock [isLocked()].
+	IsLocked(ctx context.Context) (bool, error)
+	// IsHeldByCurrent reports whether ctx's owner holds the lock
+	// [isHeldByCurrentThread()].
+	IsHeldByCurrent(ctx context.Context) (bool, error)
+	// HoldCount returns how many times ctx's owner holds the lock
+	// [getHoldCount()].
+	HoldCount(ctx context.Context) (int, error)
+	// RemainTTL returns the remaining lease, 0 when the lock is not held,
+	// NoExpiry when its key has no expiry [remainTimeToLive()].
+	RemainTTL(ctx context.Context) (time.Duration, error)
+}
+
+// NoExpiry is what RemainTTL returns for a lock key without expiry (never
+// written so by goredisson or Redisson, but possible by hand).
+const NoExpiry time.Duration = -1
+
+// Lock is a reentrant lock stored as a Redis hash (Redisson's RLock). A Lock
+// value is only a handle: many goroutines may share it, each acting for its
+// own owner.
+type Lock struct {
+	c    *Client
+	name string
+}
+
+var _ Locker = (*Lock)(nil)
+
+// NewLock returns the reentrant lock of the given name [getLock]. An empty
+// name is reported by the lock's methods as ErrInvalidArgument.
+func (c *Client) NewLock(name string) *Lock {
+	return &Lock{c: c, name: name}
+}
+
+// Name returns the lock's name, which is also its Redis key.
+func (l *Lock) Name() string {
+	if l == nil {
+		return ""
+	}
+	return l.name
+}
+
+// check validates the handle for an operation.
+func (l *Lock) check(op string, ctx context.Context) error {
+	switch {
+	case l == nil || l.c == nil:
+		return opErr(op, l.Name(), fmt.Errorf("%w: nil client", ErrInvalidArgument))
+	case l.name == "":
+		return opErr(op, "", fmt.Errorf("%w: empty lock name", ErrInvalidArgument))
+	case ctx == nil:
+		return opErr(op, l.name, fmt.Errorf("%w: nil context", ErrInvalidArgument))
+	case l.c.closed.Load():
+		return opErr(op, l.name, ErrClosed)
+	}
+	return nil
+}
+
+// Lock waits until ctx's owner holds the lock, with a watchdog lease.
+func (l *Lock) Lock(ctx context.Context) error {
+	return l.LockLease(ctx, 0)
+}
+
+// LockLease waits until ctx's owner holds the lock. lease <= 0 is a watchdog
+// lease; lease > 0 a fixed one.
+func (l *Lock) LockLease(ctx context.Context, lease time.Duration) error {
+	_, err := l.tryLock("lock", ctx, -1, lease)
+	return err
+}
+
+// TryLock tries to take the lock for ctx's owner within wait (0: once; < 0:
+// until held or ctx done). It returns false with a nil error when the wait
+// ran out.
+func (l *Lock) TryLock(ctx context.Context, wait, lease time.Duration) (bool, error) {
+	return l.tryLock("trylock", ctx, wait, lease)
+}
+
+func (l *Lock) tryLock(op string, ctx context.Context, wait, lease time.Duration) (bool, error) {
+	if err := l.check(op, ctx); err != nil {
+		return false, err
+	}
+	if err := checkArgs(ctx, lease); err != nil {
+		return false, opErr(op, l.name, err)
+	}
+	c := l.c
+	return c.lockAcquire(ctx, op, l.name, ChannelName(l.name), c.field(ctx), wait, lease, l.attempt)
+}
+
+// attempt runs acquire.lua once.
+func (l *Lock) attempt(ctx context.Context, field string, lease time.Duration) (bool, time.Duration, error) {
+	c := l.c
+	keep := lease
+	if keep <= 0 {
+		keep = c.opts.watchdogTimeout
+	}
+	before := c.known(l.name, field)
+	marker := prefixName(cancelPrefix, l.name) + ":" + c.nextID()
+	v, err := acquireScript.Run(ctx, c.rdb, []string{l.name, marker}, keep.Milliseconds(), field).Result()
+	switch {
+	case errors.Is(err, redis.Nil):
+		c.acquired(l.name, field, lease, renewRLock)
+		return true, 0, nil
+	case err == nil:
+		ms, _ := v.(int64)
+		if ms == -2 {
+			ms = 0 // expired between the checks: try again at once
+		}
+		return false, time.Duration(ms) * time.Millisecond, nil
+	case isServerReply(err):
+		return false, 0, err
+	}
+	c.settle(ctx, l.name, field, marker, before)
+	return false, 0, err
+}
+
+// settle resolves an acquire attempt whose reply was lost: the attempt is
+// marked cancelled (so that it does nothing if it still arrives) and a hold
+// it may have taken is given back. If Redis cannot be reached either, a hold
+// taken by the attempt has no watchdog and expires with its lease.
+func (c *Client) settle(ctx context.Context, name, field, marker string, before int) {
+	sctx, cancel := settleCtx(ctx)
+	defer cancel()
+	keys := []string{name, ChannelName(name), marker}
+	n, err := cancelScript.Run(sctx, c.rdb, keys, field, before, UnlockMessage, c.opts.publishCommand,
+		cancelMarkerTTL.Milliseconds()).Int()
+	if err != nil {
+		c.logger().Warn("goredisson: could not settle an acquire attempt of unknown outcome; a hold it took expires with its lease",
+			"lock", name, "field", field, "err", err)
+		return
+	}
+	if n == 1 {
+		c.logger().Debug("goredisson: gave back a hold taken by an abandoned acquire attempt", "lock", name, "field", field)
+	}
+}
+
+// cancelMarkerTTL outlives any delayed delivery or client retry of an
+// abandoned attempt.
+const cancelMarkerTTL = time.Minute
+
+// Unlock releases one hold of ctx's owner. The last one deletes the lock,
+// publishes the unlock message and stops the watchdog for it. ErrNotHeld
+// when the owner holds none; nothing changes then.
+//
+// If ctx ends while the release is in flight, Unlock finishes it (bounded by
+// a few seconds) rather than leave its outcome unknown: a release is made
+// idempotent by its unlock latch, so the retry cannot release twice.
+func (l *Lock) Unlock(ctx context.Context) error {
+	if err := l.check("unlock", ctx); err != nil {
+		return err
+	}
+	c := l.c
+	field := c.field(ctx)
+	keys := []string{l.name, ChannelName(l.name), prefixName(latchPrefix, l.name) + ":" + c.nextID()}
+	args := []any{UnlockMessage, c.leaseFor(l.name, field).Milliseconds(), field, c.opts.publishCommand, c.opts.latchTTL.Milliseconds()}
+	v, err := releaseScript.Run(ctx, c.rdb, keys, args...).Result()
+	if err != nil && !errors.Is(err, redis.Nil) && !isServerReply(err) {
+		sctx, cancel := settleCtx(ctx)
+		v, err = releaseScript.Run(sctx, c.rdb, keys, args...).Result()
+		cancel()
+	}
+	switch {
+	case errors.Is(err, redis.Nil):
+		c.released(l.name, field, true)
+		return opErr("unlock", l.name, ErrNotHeld)
+	case err != nil:
+		return opErr("unlock", l.name, err)
+	}
+	c.released(l.name, field, v.(int64) == 1)
+	return nil
+}
+
+// ForceUnlock deletes the lock whoever holds it and wakes its waiters. It
+// reports whether there was a lock. Holders' watchdogs notice the loss at
+// their next renewal.
+func (l *Lock) ForceUnlock(ctx context.Context) (bool, error) {
+	if err := l.check("forceunlock", ctx); err != nil {
+		return false, err
+	}
+	c := l.c
+	n, err := forceUnlockScript.Run(ctx, c.rdb, []string{l.name, ChannelName(l.name)}, UnlockMessage, c.opts.publishCommand).Int()
+	if err != nil {
+		return false, opErr("forceunlock", l.name, err)
+	}
+	return n == 1, nil
+}
+
+// IsLocked reports whether anyone holds the lock.
+func (l *Lock) IsLocked(ctx context.Context) (bool, error) {
+	if err := l.check("islocked", ctx); err != nil {
+		return false, err
+	}
+	n, err := l.c.rdb.Exists(ctx, l.name).Result()
+	return n == 1, opErr("islocked", l.name, err)
+}
+
+// IsHeldByCurrent reports whether ctx's owner holds the lock.
+func (l *Lock) IsHeldByCurrent(ctx context.Context) (bool, error) {
+	if err := l.check("isheldbycurrent", ctx); err != nil {
+		return false, err
+	}
+	ok, err := l.c.rdb.HExists(ctx, l.name, l.c.field(ctx)).Result()
+	return ok, opErr("isheldbycurrent", l.name, err)
+}
+
+// HoldCount returns how many times ctx's owner holds the lock (0: not held).
+func (l *Lock) HoldCount(ctx context.Context) (int, error) {
+	if err := l.check("holdcount", ctx); err != nil {
+		return 0, err
+	}
+	n, err := l.c.rdb.HGet(ctx, l.name, l.c.field(ctx)).Int()
+	if errors.Is(err, redis.Nil) {
+		return 0, nil
+	}
+	return n, opErr("holdcount", l.name, err)
+}
+
+// RemainTTL returns the remaining lease of the lock: 0 when it is not held,
+// NoExpiry when its key has no expiry.
+func (l *Lock) RemainTTL(ctx context.Context) (time.Duration, error) {
+	if err := l.check("remainttl", ctx); err != nil {
+		return 0, err
+	}
+	return remainTTL(ctx, l.c.rdb, l.name)
+}
+
+func remainTTL(ctx context.Context, rdb redis.UniversalClient, key string) (time.Duration, error) {
+	d, err := rdb.PTTL(ctx, key).Result()
+	switch {
+	case err != nil:
+		return 0, opErr("remainttl", key, err)
+	case d == -2 || d == -2*time.Millisecond:
+		return 0, nil
+	case d == -1 || d == -1*time.Millisecond:
+		return NoExpiry, nil
+	}
+	return d, nil
+}
+
+// Lost returns a channel that is closed when this client's watchdog finds
+// that the hold of ctx's owner is lost: the lease expired (for instance
+// because Redis was unreachable for a whole lease), the lock was
+// force-unlocked, or another owner holds it. It is also closed, with
+// LostErr reporting ErrClosed, when the Client is closed while the hold is
+// kept. It is nil (blocks forever) when the owner holds no watchdog lease
+// through this client: fixed leases are not watched.
+func (l *Lock) Lost(ctx context.Context) <-chan struct{} {
+	if l.check("lost", ctx) != nil {
+		return nil
+	}
+	ch, _ := l.c.lostChan(l.name, l.c.field(ctx))
+	return ch
+}
+
+// LostContext returns a context derived from ctx that is cancelled, with
+// cause ErrLockLost (or ErrClosed), when the hold of ctx's owner is lost as
+// Lost describes. Call stop when the critical section ends. Without a
+// watchdog hold the returned context only ends with ctx.
+func (l *Lock) LostContext(ctx context.Context) (lctx context.Context, stop context.CancelFunc) {
+	lctx, cancel := context.WithCancelCause(ctx)
+	ch := l.Lost(ctx)
+	if ch == nil {
+		return lctx, func() { cancel(context.Canceled) }
+	}
+	_, errf := l.c.lostChan(l.name, l.c.field(ctx))
+	done := make(chan struct{})
+	go func() {
+		select {
+		case <-ch:
+			cause := ErrLockLost
+			if errf != nil && errors.Is(errf(), watchdog.ErrClosed) {
+				cause = ErrClosed
+			}
+			cancel(opErr("lost", l.name, cause))
+		case <-done:
+		case <-lctx.Done():
+		}
+	}()
+	return lctx, func() {
+		close(done)
+		cancel(context.Canceled)
+	}
+}

@@ -1,0 +1,41 @@
+package rlock
+
+import "strings"
+
+// Channel and key names follow Redisson so that both exclude each other.
+
+const (
+	// UnlockMessage is published on a lock's channel when it is released.
+	UnlockMessage = "0"
+	// ReadUnlockMessage is published when a read lock is released; it wakes
+	// every waiter of the channel.
+	ReadUnlockMessage = "1"
+
+	channelPrefix = "redisson_lock__channel"
+	latchPrefix   = "redisson_unlock_latch"
+	// cancelPrefix names the markers of cancelled acquire attempts. It is
+	// goredisson's own: Redisson has no such key.
+	cancelPrefix = "goredisson_acquire_cancel"
+)
+
+// prefixName returns prefix:{name}, or prefix:name when name already holds a
+// hash tag, so that the result shares the lock's Redis Cluster slot.
+func prefixName(prefix, name string) string {
+	if strings.Contains(name, "{") {
+		return prefix + ":" + name
+	}
+	return prefix + ":{" + name + "}"
+}
+
+// suffixName returns {name}:suffix, or name:suffix when name already holds a
+// hash tag.
+func suffixName(name, suffix string) string {
+	if strings.Contains(name, "{") {
+		return name + ":" + suffix
+	}
+	return "{" + name + "}:" + suffix
+}
+
+// ChannelName returns the pub/sub channel on which unlocks of the named lock
+// are announced (Redisson's redisson_lock__channel).
+func ChannelName(name string) string { return prefixName(channelPrefix, name) }

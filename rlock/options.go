@@ -1,0 +1,107 @@
+package rlock
+
+import (
+	"fmt"
+	"log/slog"
+	"time"
+)
+
+// Defaults, as in Redisson.
+const (
+	// DefaultWatchdogTimeout is the lease of watchdog-managed locks
+	// (Redisson's lockWatchdogTimeout); they are renewed every third of it.
+	DefaultWatchdogTimeout = 30 * time.Second
+	// DefaultUnlockLatchTTL bounds how long an unlock request's latch lives,
+	// so that a retried unlock is answered as the first one was.
+	DefaultUnlockLatchTTL = 10 * time.Second
+)
+
+type options struct {
+	watchdogTimeout time.Duration
+	clientID        string
+	clientIDSet     bool
+	logger          *slog.Logger
+	linger          time.Duration
+	lingerSet       bool
+	latchTTL        time.Duration
+	publishCommand  string
+	errs            []error
+}
+
+// Option configures a Client. Invalid values make NewClient fail with
+// ErrInvalidArgument.
+type Option func(*options)
+
+// WithWatchdogTimeout sets the lease of watchdog-managed locks (default 30 s,
+// Redisson's lockWatchdogTimeout). The watchdog renews them every d/3.
+func WithWatchdogTimeout(d time.Duration) Option {
+	return func(o *options) {
+		if d < 3*time.Millisecond {
+			o.errs = append(o.errs, fmt.Errorf("watchdog timeout %v: must be at least 3ms", d))
+			return
+		}
+		o.watchdogTimeout = d
+	}
+}
+
+// WithClientID fixes the client UUID, the first half of every hash field,
+// instead of a random one. For tests and for interoperation; two live clients
+// must never share one.
+func WithClientID(id string) Option {
+	return func(o *options) {
+		o.clientID = id
+		o.clientIDSet = true
+	}
+}
+
+// WithLogger sets where the client logs lock losses and Redis trouble
+// (default slog.Default()).
+func WithLogger(l *slog.Logger) Option {
+	return func(o *options) {
+		if l == nil {
+			o.errs = append(o.errs, fmt.Errorf("nil logger"))
+			return
+		}
+		o.logger = l
+	}
+}
+
+// WithSubscriptionLinger sets how long an unlock channel stays subscribed
+// after its last waiter left (default 1 s), so that a busy lock is not
+// re-subscribed for every wait. Zero unsubscribes at once.
+func WithSubscriptionLinger(d time.Duration) Option {
+	return func(o *options) {
+		if d < 0 {
+			o.errs = append(o.errs, fmt.Errorf("subscription linger %v: must not be negative", d))
+			return
+		}
+		o.linger = d
+		o.lingerSet = true
+	}
+}
+
+// WithUnlockLatchTTL sets how long an unlock request's latch key lives
+// (default 10 s): a retry of the same request within it is answered from the
+// latch instead of releasing a second hold.
+func WithUnlockLatchTTL(d time.Duration) Option {
+	return func(o *options) {
+		if d < time.Millisecond {
+			o.errs = append(o.errs, fmt.Errorf("unlock latch TTL %v: must be at least 1ms", d))
+			return
+		}
+		o.latchTTL = d
+	}
+}
+
+// WithShardedPubSub makes unlock notifications use sharded pub/sub (SPUBLISH
+// and SSUBSCRIBE, Redis 7+), as Redisson does when configured for it on a
+// cluster. Every client sharing a lock must agree on this setting.
+func WithShardedPubSub(on bool) Option {
+	return func(o *options) {
+		if on {
+			o.publishCommand = "spublish"
+		} else {
+			o.publishCommand = "publish"
+		}
+	}
+}

@@ -1,0 +1,111 @@
+package rlock
+
+import (
+	"context"
+	"embed"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/redis/go-redis/v9"
+)
+
+//go:embed lua/*.lua
+var luaFS embed.FS
+
+// Scripts, loaded once from rlock/lua at start-up and never changed. Each runs
+// as EVALSHA, falling back to EVAL when the server answers NOSCRIPT.
+var (
+	acquireScript     = mustScript("acquire")
+	releaseScript     = mustScript("release")
+	renewScript       = mustScript("renew")
+	forceUnlockScript = mustScript("forceunlock")
+	cancelScript      = mustScript("cancel")
+)
+
+func mustScript(name string) *redis.Script {
+	src, err := luaFS.ReadFile("lua/" + name + ".lua")
+	if err != nil {
+		panic(fmt.Sprintf("rlock: missing embedded script %s: %v", name, err))
+	}
+	return redis.NewScript(string(src))
+}
+
+// Scripts returns the embedded Lua sources by operation name (acquire,
+// release, renew, forceunlock, cancel, ...) with their SHA1 digests, so that
+// operators can pre-load or audit them.
+func Scripts() map[string]Script {
+	out := make(map[string]Script)
+	entries, _ := luaFS.ReadDir("lua")
+	for _, e := range entries {
+		src, _ := luaFS.ReadFile("lua/" + e.Name())
+		s := redis.NewScript(string(src))
+		out[strings.TrimSuffix(e.Name(), ".lua")] = Script{Source: string(src), SHA1: s.Hash()}
+	}
+	return out
+}
+
+// Script is one embedded Lua script.
+type Script struct {
+	Source string
+	SHA1   string
+}
+
+// isNoScript reports whether err is Redis's NOSCRIPT reply.
+func isNoScript(err error) bool {
+	return err != nil && strings.HasPrefix(err.Error(), "NOSCRIPT")
+}
+
+// isServerReply reports whether err is an error reply from Redis: the command
+// reached the server and its outcome is known (it failed). Any other error
+// (timeout, cancelled context, broken connection) leaves the outcome unknown.
+func isServerReply(err error) bool {
+	var rerr redis.Error
+	return errors.As(err, &rerr) && !errors.Is(err, redis.Nil)
+}
+
+// evalBatch runs one script over many key sets in one pipeline and returns
+// the replies in order. Scripts missing from the server's cache are loaded
+// and the affected calls run again.
+func evalBatch(ctx context.Context, rdb redis.UniversalClient, s *redis.Script, keys [][]string, args [][]any) ([]*redis.Cmd, error) {
+	run := func(idx []int) ([]*redis.Cmd, error) {
+		pipe := rdb.Pipeline()
+		cmds := make([]*redis.Cmd, len(idx))
+		for i, j := range idx {
+			cmds[i] = s.EvalSha(ctx, pipe, keys[j], args[j]...)
+		}
+		_, err := pipe.Exec(ctx)
+		if err != nil && !errors.Is(err, redis.Nil) && !isServerReply(err) {
+			return nil, err
+		}
+		return cmds, nil
+	}
+	all := make([]int, len(keys))
+	for i := range all {
+		all[i] = i
+	}
+	cmds, err := run(all)
+	if err != nil {
+		return nil, err
+	}
+	var missing []int
+	for i, c := range cmds {
+		if isNoScript(c.Err()) {
+			missing = append(missing, i)
+		}
+	}
+	if len(missing) == 0 {
+		return cmds, nil
+	}
+	if err := s.Load(ctx, rdb).Err(); err != nil {
+		return nil, err
+	}
+	again, err := run(missing)
+	if err != nil {
+		return nil, err
+	}
+	for i, j := range missing {
+		cmds[j] = again[i]
+	}
+	return cmds, nil
+}
