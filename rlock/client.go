@@ -46,8 +46,10 @@ type Client struct {
 	seq    atomic.Uint64 // attempt and request ids
 	closed atomic.Bool
 
-	mu    sync.Mutex
-	holds map[holdKey]*hold
+	mu      sync.Mutex
+	holds   map[holdKey]*hold
+	pending map[holdKey]chan struct{} // clean-ups in flight, closed when done
+	bg      sync.WaitGroup            // clean-up goroutines
 }
 
 // holdKey names one owner's hold on one lock.
@@ -89,7 +91,7 @@ func NewClient(rdb redis.UniversalClient, opts ...Option) (*Client, error) {
 	if !o.clientIDSet {
 		o.clientID = uuid.NewString()
 	}
-	c := &Client{rdb: rdb, id: o.clientID, opts: o, holds: make(map[holdKey]*hold)}
+	c := &Client{rdb: rdb, id: o.clientID, opts: o, holds: make(map[holdKey]*hold), pending: make(map[holdKey]chan struct{})}
 	hubOpts := []pubsub.Option{
 		pubsub.WithLogger(o.logger),
 		pubsub.WithWakeAll(func(payload string) bool { return payload == ReadUnlockMessage }),
@@ -121,6 +123,7 @@ func (c *Client) Close() error {
 		return opErr("close", "", ErrClosed)
 	}
 	c.wd.Close()
+	c.bg.Wait() // clean-ups are bounded by settleTimeout
 	if err := c.hub.Close(); err != nil && !errors.Is(err, pubsub.ErrClosed) {
 		return opErr("close", "", err)
 	}
@@ -269,6 +272,53 @@ const settleTimeout = 5 * time.Second
 // settleCtx returns a context for clean-up that outlives ctx's cancellation.
 func settleCtx(ctx context.Context) (context.Context, context.CancelFunc) {
 	return context.WithTimeout(context.WithoutCancel(ctx), settleTimeout)
+}
+
+// background runs a clean-up for one owner's hold after the caller's
+// context ended, with a context of its own bounded by settleTimeout. Until
+// it is done, the owner's next acquire or unlock of the lock waits for it
+// (see awaitPending), so that the clean-up never races with them.
+func (c *Client) background(ctx context.Context, k holdKey, f func(ctx context.Context)) {
+	done := make(chan struct{})
+	c.mu.Lock()
+	prev := c.pending[k]
+	c.pending[k] = done
+	c.mu.Unlock()
+	c.bg.Add(1)
+	go func() {
+		defer c.bg.Done()
+		defer func() {
+			c.mu.Lock()
+			if c.pending[k] == done {
+				delete(c.pending, k)
+			}
+			c.mu.Unlock()
+			close(done)
+		}()
+		if prev != nil {
+			<-prev
+		}
+		sctx, cancel := settleCtx(ctx)
+		defer cancel()
+		f(sctx)
+	}()
+}
+
+// awaitPending waits until no clean-up is in flight for the hold, or ctx
+// ends.
+func (c *Client) awaitPending(ctx context.Context, k holdKey) error {
+	c.mu.Lock()
+	done := c.pending[k]
+	c.mu.Unlock()
+	if done == nil {
+		return nil
+	}
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }
 
 func (c *Client) logger() *slog.Logger { return c.opts.logger }

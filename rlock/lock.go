@@ -128,6 +128,10 @@ func (l *Lock) attempt(ctx context.Context, field string, lease time.Duration) (
 	if keep <= 0 {
 		keep = c.opts.watchdogTimeout
 	}
+	k := holdKey{l.name, field}
+	if err := c.awaitPending(ctx, k); err != nil {
+		return false, 0, err
+	}
 	before := c.known(l.name, field)
 	marker := prefixName(cancelPrefix, l.name) + ":" + c.nextID()
 	v, err := acquireScript.Run(ctx, c.rdb, []string{l.name, marker}, keep.Milliseconds(), field).Result()
@@ -144,19 +148,19 @@ func (l *Lock) attempt(ctx context.Context, field string, lease time.Duration) (
 	case isServerReply(err):
 		return false, 0, err
 	}
-	c.settle(ctx, l.name, field, marker, before)
+	c.background(ctx, k, func(sctx context.Context) { c.settle(sctx, l.name, field, marker, before) })
 	return false, 0, err
 }
 
 // settle resolves an acquire attempt whose reply was lost: the attempt is
 // marked cancelled (so that it does nothing if it still arrives) and a hold
-// it may have taken is given back. If Redis cannot be reached either, a hold
-// taken by the attempt has no watchdog and expires with its lease.
+// it may have taken is given back. It runs in the background, so the caller
+// returns by its deadline; the owner's next call on the lock waits for it.
+// If Redis cannot be reached either, a hold taken by the attempt has no
+// watchdog and expires with its lease.
 func (c *Client) settle(ctx context.Context, name, field, marker string, before int) {
-	sctx, cancel := settleCtx(ctx)
-	defer cancel()
 	keys := []string{name, ChannelName(name), marker}
-	n, err := cancelScript.Run(sctx, c.rdb, keys, field, before, UnlockMessage, c.opts.publishCommand,
+	n, err := cancelScript.Run(ctx, c.rdb, keys, field, before, UnlockMessage, c.opts.publishCommand,
 		cancelMarkerTTL.Milliseconds()).Int()
 	if err != nil {
 		c.logger().Warn("goredisson: could not settle an acquire attempt of unknown outcome; a hold it took expires with its lease",
@@ -176,32 +180,50 @@ const cancelMarkerTTL = time.Minute
 // publishes the unlock message and stops the watchdog for it. ErrNotHeld
 // when the owner holds none; nothing changes then.
 //
-// If ctx ends while the release is in flight, Unlock finishes it (bounded by
-// a few seconds) rather than leave its outcome unknown: a release is made
-// idempotent by its unlock latch, so the retry cannot release twice.
+// A release whose reply was lost (a broken connection, or ctx ending while
+// it was in flight) is retried once; each request carries its own unlock
+// latch, so a retry is answered as the first try was and never releases a
+// second hold. When ctx has ended, the retry runs in the background (for a
+// few seconds at most) and Unlock returns ctx's error at once; the owner's
+// next call on this lock waits for the retry to finish.
 func (l *Lock) Unlock(ctx context.Context) error {
 	if err := l.check("unlock", ctx); err != nil {
 		return err
 	}
 	c := l.c
 	field := c.field(ctx)
-	keys := []string{l.name, ChannelName(l.name), prefixName(latchPrefix, l.name) + ":" + c.nextID()}
-	args := []any{UnlockMessage, c.leaseFor(l.name, field).Milliseconds(), field, c.opts.publishCommand, c.opts.latchTTL.Milliseconds()}
-	v, err := releaseScript.Run(ctx, c.rdb, keys, args...).Result()
-	if err != nil && !errors.Is(err, redis.Nil) && !isServerReply(err) {
-		sctx, cancel := settleCtx(ctx)
-		v, err = releaseScript.Run(sctx, c.rdb, keys, args...).Result()
-		cancel()
-	}
-	switch {
-	case errors.Is(err, redis.Nil):
-		c.released(l.name, field, true)
-		return opErr("unlock", l.name, ErrNotHeld)
-	case err != nil:
+	k := holdKey{l.name, field}
+	if err := c.awaitPending(ctx, k); err != nil {
 		return opErr("unlock", l.name, err)
 	}
-	c.released(l.name, field, v.(int64) == 1)
-	return nil
+	keys := []string{l.name, ChannelName(l.name), prefixName(latchPrefix, l.name) + ":" + c.nextID()}
+	args := []any{UnlockMessage, c.leaseFor(l.name, field).Milliseconds(), field, c.opts.publishCommand, c.opts.latchTTL.Milliseconds()}
+	release := func(ctx context.Context) error {
+		v, err := releaseScript.Run(ctx, c.rdb, keys, args...).Result()
+		switch {
+		case errors.Is(err, redis.Nil):
+			c.released(l.name, field, true)
+			return ErrNotHeld
+		case err != nil:
+			return err
+		}
+		c.released(l.name, field, v.(int64) == 1)
+		return nil
+	}
+	err := release(ctx)
+	if err == nil || errors.Is(err, ErrNotHeld) || isServerReply(err) {
+		return opErr("unlock", l.name, err)
+	}
+	if ctx.Err() != nil {
+		c.background(ctx, k, func(sctx context.Context) {
+			if err := release(sctx); err != nil && !errors.Is(err, ErrNotHeld) {
+				c.logger().Warn("goredisson: could not finish an interrupted unlock; the hold expires with its lease",
+					"lock", l.name, "field", field, "err", err)
+			}
+		})
+		return opErr("unlock", l.name, c.ctxOr(ctx, err))
+	}
+	return opErr("unlock", l.name, release(ctx))
 }
 
 // ForceUnlock deletes the lock whoever holds it and wakes its waiters. It
