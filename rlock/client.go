@@ -49,7 +49,8 @@ type Client struct {
 	mu      sync.Mutex
 	holds   map[holdKey]*hold
 	pending map[holdKey]chan struct{} // clean-ups in flight, closed when done
-	bg      sync.WaitGroup            // clean-up goroutines
+	closing bool                      // set under mu by Close before it waits for bg
+	bg      sync.WaitGroup            // clean-up and abandoned-call goroutines
 }
 
 // holdKey names one owner's hold on one lock.
@@ -123,7 +124,10 @@ func (c *Client) Close() error {
 		return opErr("close", "", ErrClosed)
 	}
 	c.wd.Close()
-	c.bg.Wait() // clean-ups are bounded by settleTimeout
+	c.mu.Lock()
+	c.closing = true
+	c.mu.Unlock()
+	c.bg.Wait() // bounded by settleTimeout and go-redis's timeouts
 	if err := c.hub.Close(); err != nil && !errors.Is(err, pubsub.ErrClosed) {
 		return opErr("close", "", err)
 	}
@@ -284,9 +288,7 @@ func (c *Client) background(ctx context.Context, k holdKey, f func(ctx context.C
 	prev := c.pending[k]
 	c.pending[k] = done
 	c.mu.Unlock()
-	c.bg.Add(1)
-	go func() {
-		defer c.bg.Done()
+	c.spawn(func() {
 		defer func() {
 			c.mu.Lock()
 			if c.pending[k] == done {
@@ -301,7 +303,56 @@ func (c *Client) background(ctx context.Context, k holdKey, f func(ctx context.C
 		sctx, cancel := settleCtx(ctx)
 		defer cancel()
 		f(sctx)
+	})
+}
+
+// spawn runs f on a goroutine that Close waits for; once Close has begun,
+// f runs on the caller's goroutine instead.
+func (c *Client) spawn(f func()) {
+	c.mu.Lock()
+	if c.closing {
+		c.mu.Unlock()
+		f()
+		return
+	}
+	c.bg.Add(1)
+	c.mu.Unlock()
+	go func() {
+		defer c.bg.Done()
+		f()
 	}()
+}
+
+// bounded runs the Redis call f and returns its result, or ctx's error as
+// soon as ctx ends, even if f is still blocked: go-redis bounds socket reads
+// by the context only with ContextTimeoutEnabled, and lock calls must return
+// by their deadline whatever the client's settings. abandoned reports that
+// f was left running and its outcome is unknown to the caller.
+func bounded[T any](c *Client, ctx context.Context, f func() (T, error)) (v T, err error, abandoned bool) {
+	if ctx.Done() == nil {
+		v, err = f()
+		return v, err, false
+	}
+	type result struct {
+		v   T
+		err error
+	}
+	ch := make(chan result, 1)
+	c.spawn(func() {
+		v, err := f()
+		ch <- result{v, err}
+	})
+	select {
+	case r := <-ch:
+		return r.v, r.err, false
+	case <-ctx.Done():
+		select {
+		case r := <-ch: // finished as ctx ended: the outcome is known
+			return r.v, r.err, false
+		default:
+		}
+		return v, ctx.Err(), true
+	}
 }
 
 // awaitPending waits until no clean-up is in flight for the hold, or ctx

@@ -134,7 +134,9 @@ func (l *Lock) attempt(ctx context.Context, field string, lease time.Duration) (
 	}
 	before := c.known(l.name, field)
 	marker := prefixName(cancelPrefix, l.name) + ":" + c.nextID()
-	v, err := acquireScript.Run(ctx, c.rdb, []string{l.name, marker}, keep.Milliseconds(), field).Result()
+	v, err, _ := bounded(c, ctx, func() (any, error) {
+		return acquireScript.Run(ctx, c.rdb, []string{l.name, marker}, keep.Milliseconds(), field).Result()
+	})
 	switch {
 	case errors.Is(err, redis.Nil):
 		c.acquired(l.name, field, lease, renewRLock)
@@ -145,7 +147,7 @@ func (l *Lock) attempt(ctx context.Context, field string, lease time.Duration) (
 			ms = 0 // expired between the checks: try again at once
 		}
 		return false, time.Duration(ms) * time.Millisecond, nil
-	case isServerReply(err):
+	case isServerReply(err) || notSent(err):
 		return false, 0, err
 	}
 	c.background(ctx, k, func(sctx context.Context) { c.settle(sctx, l.name, field, marker, before) })
@@ -199,7 +201,7 @@ func (l *Lock) Unlock(ctx context.Context) error {
 	keys := []string{l.name, ChannelName(l.name), prefixName(latchPrefix, l.name) + ":" + c.nextID()}
 	args := []any{UnlockMessage, c.leaseFor(l.name, field).Milliseconds(), field, c.opts.publishCommand, c.opts.latchTTL.Milliseconds()}
 	release := func(ctx context.Context) error {
-		v, err := releaseScript.Run(ctx, c.rdb, keys, args...).Result()
+		v, err, _ := bounded(c, ctx, func() (any, error) { return releaseScript.Run(ctx, c.rdb, keys, args...).Result() })
 		switch {
 		case errors.Is(err, redis.Nil):
 			c.released(l.name, field, true)
@@ -211,7 +213,7 @@ func (l *Lock) Unlock(ctx context.Context) error {
 		return nil
 	}
 	err := release(ctx)
-	if err == nil || errors.Is(err, ErrNotHeld) || isServerReply(err) {
+	if err == nil || errors.Is(err, ErrNotHeld) || isServerReply(err) || notSent(err) {
 		return opErr("unlock", l.name, err)
 	}
 	if ctx.Err() != nil {
@@ -250,12 +252,18 @@ func (l *Lock) IsLocked(ctx context.Context) (bool, error) {
 	return n == 1, opErr("islocked", l.name, err)
 }
 
-// IsHeldByCurrent reports whether ctx's owner holds the lock.
+// IsHeldByCurrent reports whether ctx's owner holds the lock. Like
+// HoldCount, it first waits for a clean-up of the owner's interrupted call
+// on this lock, if one is in flight.
 func (l *Lock) IsHeldByCurrent(ctx context.Context) (bool, error) {
 	if err := l.check("isheldbycurrent", ctx); err != nil {
 		return false, err
 	}
-	ok, err := l.c.rdb.HExists(ctx, l.name, l.c.field(ctx)).Result()
+	field := l.c.field(ctx)
+	if err := l.c.awaitPending(ctx, holdKey{l.name, field}); err != nil {
+		return false, opErr("isheldbycurrent", l.name, err)
+	}
+	ok, err := l.c.rdb.HExists(ctx, l.name, field).Result()
 	return ok, opErr("isheldbycurrent", l.name, err)
 }
 
@@ -264,7 +272,11 @@ func (l *Lock) HoldCount(ctx context.Context) (int, error) {
 	if err := l.check("holdcount", ctx); err != nil {
 		return 0, err
 	}
-	n, err := l.c.rdb.HGet(ctx, l.name, l.c.field(ctx)).Int()
+	field := l.c.field(ctx)
+	if err := l.c.awaitPending(ctx, holdKey{l.name, field}); err != nil {
+		return 0, opErr("holdcount", l.name, err)
+	}
+	n, err := l.c.rdb.HGet(ctx, l.name, field).Int()
 	if errors.Is(err, redis.Nil) {
 		return 0, nil
 	}

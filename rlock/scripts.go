@@ -5,6 +5,7 @@ import (
 	"embed"
 	"errors"
 	"fmt"
+	"net"
 	"strings"
 
 	"github.com/redis/go-redis/v9"
@@ -62,6 +63,16 @@ func isNoScript(err error) bool {
 func isServerReply(err error) bool {
 	var rerr redis.Error
 	return errors.As(err, &rerr) && !errors.Is(err, redis.Nil)
+}
+
+// notSent reports whether err proves that a command never reached Redis: no
+// connection could be made or taken from the pool. Its outcome is known.
+func notSent(err error) bool {
+	var op *net.OpError
+	if errors.As(err, &op) && op.Op == "dial" {
+		return true
+	}
+	return errors.Is(err, redis.ErrPoolTimeout) || errors.Is(err, redis.ErrClosed)
 }
 
 // evalBatch runs one script over many key sets in one pipeline and returns

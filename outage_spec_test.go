@@ -1,0 +1,152 @@
+package goredisson_test
+
+import (
+	"context"
+	"strconv"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	"github.com/onsi/gomega/gleak"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/goredisson/goredisson/ctxowner"
+	"github.com/goredisson/goredisson/internal/redistest"
+	"github.com/goredisson/goredisson/rlock"
+)
+
+// Specs that stop, pause or restart Redis run on a server of their own.
+var _ = Describe("RLock when Redis is unavailable", func() {
+	var (
+		srv *redistest.Server
+		ctx context.Context
+	)
+	BeforeEach(func() {
+		before := gleak.Goroutines()
+		var err error
+		srv, err = redistest.Start()
+		Expect(err).NotTo(HaveOccurred())
+		ctx = context.Background()
+		DeferCleanup(func() {
+			Expect(srv.Close()).To(Succeed())
+			Eventually(gleak.Goroutines).WithTimeout(10 * time.Second).ShouldNot(gleak.HaveLeaked(before))
+		})
+	})
+
+	newClient := func(addr string, opts ...rlock.Option) (*rlock.Client, *redis.Client) {
+		rdb := redis.NewClient(&redis.Options{Addr: addr, MaxRetries: -1, DialTimeout: 200 * time.Millisecond})
+		c, err := rlock.NewClient(rdb, opts...)
+		Expect(err).NotTo(HaveOccurred())
+		DeferCleanup(rdb.Close)
+		DeferCleanup(func() { _ = c.Close() })
+		return c, rdb
+	}
+
+	It("returns an error within the deadline when nothing listens", func() {
+		port, err := redistest.FreePort()
+		Expect(err).NotTo(HaveOccurred())
+		c, _ := newClient("127.0.0.1:" + strconv.Itoa(port))
+		lock := c.NewLock("unreachable")
+
+		dctx, cancel := context.WithTimeout(ctx, 500*time.Millisecond)
+		defer cancel()
+		start := time.Now()
+		err = lock.Lock(dctx)
+		Expect(time.Since(start)).To(BeNumerically("<", 700*time.Millisecond))
+		Expect(err).To(MatchError(ContainSubstring("connection refused")), "the Redis error is returned, wrapped")
+		Expect(err).To(MatchError(ContainSubstring(`lock "unreachable"`)))
+
+		ok, err := lock.TryLock(ctx, 0, 0)
+		Expect(ok).To(BeFalse())
+		Expect(err).To(HaveOccurred())
+		var lerr *rlock.Error
+		Expect(err).To(BeAssignableToTypeOf(lerr))
+
+		start = time.Now()
+		ok, err = lock.TryLock(ctx, 300*time.Millisecond, 0)
+		Expect(ok).To(BeFalse())
+		Expect(err).To(MatchError(ContainSubstring("connection refused")))
+		Expect(time.Since(start)).To(BeNumerically("<", 700*time.Millisecond))
+	})
+
+	It("returns by the deadline while Redis hangs, and the abandoned attempt leaves no lock", func() {
+		c, _ := newClient(srv.Addr)
+		lock := c.NewLock("hung")
+		owner := ctxowner.New(ctx)
+		Expect(srv.Pause()).To(Succeed())
+		resumed := false
+		DeferCleanup(func() {
+			if !resumed {
+				_ = srv.Resume()
+			}
+		})
+
+		dctx, cancel := context.WithTimeout(owner, 300*time.Millisecond)
+		defer cancel()
+		start := time.Now()
+		Expect(lock.Lock(dctx)).To(MatchError(context.DeadlineExceeded))
+		Expect(time.Since(start)).To(BeNumerically("<", 500*time.Millisecond))
+
+		// The acquire script is still queued in the paused server: once
+		// Redis resumes it may run, and the settle must undo it.
+		Expect(srv.Resume()).To(Succeed())
+		resumed = true
+		raw := srv.Client()
+		DeferCleanup(raw.Close)
+		Eventually(func() int64 { return raw.Exists(ctx, "hung").Val() }).WithTimeout(6 * time.Second).Should(BeZero())
+		Consistently(func() int64 { return raw.Exists(ctx, "hung").Val() }).WithTimeout(300 * time.Millisecond).Should(BeZero())
+
+		other := ctxowner.New(ctx)
+		Expect(lock.Lock(other)).To(Succeed())
+		Expect(lock.Unlock(other)).To(Succeed())
+	})
+
+	It("keeps a re-entered hold's count exact when the re-entry's outcome is unknown", func() {
+		c, _ := newClient(srv.Addr)
+		lock := c.NewLock("reentry-unknown")
+		owner := ctxowner.New(ctx)
+		Expect(lock.Lock(owner)).To(Succeed())
+
+		Expect(srv.Pause()).To(Succeed())
+		dctx, cancel := context.WithTimeout(owner, 200*time.Millisecond)
+		defer cancel()
+		Expect(lock.Lock(dctx)).To(MatchError(context.DeadlineExceeded))
+		Expect(srv.Resume()).To(Succeed())
+
+		// The owner's next call waits for the settle, so it sees one hold.
+		Expect(lock.HoldCount(owner)).To(Equal(1))
+		Expect(lock.Unlock(owner)).To(Succeed())
+		Expect(lock.IsLocked(ctx)).To(BeFalse())
+	})
+
+	It("gives the lock to a waiter that waited across a Redis restart", func() {
+		holderClient, _ := newClient(srv.Addr, rlock.WithWatchdogTimeout(1500*time.Millisecond))
+		waiterClient, _ := newClient(srv.Addr)
+		holder := holderClient.NewLock("restart")
+		Expect(holder.Lock(ctx)).To(Succeed())
+		lost := holder.Lost(ctx)
+
+		owner := ctxowner.New(ctx)
+		done := make(chan error, 1)
+		go func() { done <- waiterClient.NewLock("restart").Lock(owner) }()
+		raw := srv.Client()
+		Eventually(func() int64 {
+			n, _ := raw.PubSubNumSub(ctx, rlock.ChannelName("restart")).Result()
+			return n[rlock.ChannelName("restart")]
+		}).Should(BeEquivalentTo(1))
+		Expect(raw.Close()).To(Succeed())
+
+		// Persistence is off: the restarted server has no lock at all and
+		// nobody publishes an unlock. The waiter must notice without
+		// sleeping the 30 s TTL it was told.
+		Expect(srv.Restart()).To(Succeed())
+		Eventually(done).WithTimeout(10 * time.Second).Should(Receive(BeNil()))
+		Expect(waiterClient.NewLock("restart").IsHeldByCurrent(owner)).To(BeTrue())
+
+		// The old holder's watchdog finds its hold gone (taken by another
+		// owner) at its next renewal and says so.
+		Eventually(lost).WithTimeout(2 * time.Second).Should(BeClosed())
+		Expect(holder.Unlock(ctx)).To(MatchError(rlock.ErrNotHeld))
+		Expect(waiterClient.NewLock("restart").Unlock(owner)).To(Succeed())
+	})
+})
