@@ -471,6 +471,17 @@ func (h *Hub) Channels() map[string]int {
 	return out
 }
 
+// Waiters returns how many Subs of the channel are blocked in Wait now, in
+// the order a wake-one message would serve them.
+func (h *Hub) Waiters(name string) int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if ch := h.chans[name]; ch != nil {
+		return len(ch.queue)
+	}
+	return 0
+}
+
 // Close wakes every waiter with ErrClosed and closes the subscription
 // connection. Later calls return ErrClosed.
 func (h *Hub) Close() error {

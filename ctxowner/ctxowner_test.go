@@ -1,0 +1,109 @@
+package ctxowner_test
+
+import (
+	"context"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/goredisson/goredisson/ctxowner"
+)
+
+func TestContextOwnerCrossesGoroutines(t *testing.T) {
+	ctx := ctxowner.New(context.Background())
+	want := ctxowner.Of(ctx)
+	if !strings.HasPrefix(want, ctxowner.ContextPrefix) {
+		t.Fatalf("Of(ctx) = %q, want the %q prefix", want, ctxowner.ContextPrefix)
+	}
+	got := make(chan string)
+	go func() { got <- ctxowner.Of(ctx) }()
+	if g := <-got; g != want {
+		t.Fatalf("another goroutine sees owner %q, want %q", g, want)
+	}
+}
+
+func TestNewIsUnique(t *testing.T) {
+	seen := map[string]bool{}
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range 1000 {
+				id, ok := ctxowner.From(ctxowner.New(context.Background()))
+				mu.Lock()
+				if !ok || seen[id] {
+					t.Errorf("duplicate or missing id %q", id)
+				}
+				seen[id] = true
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+}
+
+func TestWithID(t *testing.T) {
+	bg := context.Background()
+	if ctx := ctxowner.WithID(bg, ""); ctx != bg {
+		t.Fatal("WithID with an empty id must return ctx unchanged")
+	}
+	if _, ok := ctxowner.From(bg); ok {
+		t.Fatal("a plain context carries no owner")
+	}
+	if _, ok := ctxowner.From(nil); ok { //nolint:staticcheck // nil is tolerated
+		t.Fatal("a nil context carries no owner")
+	}
+	ctx := ctxowner.WithID(bg, "42")
+	if id, ok := ctxowner.From(ctx); !ok || id != "42" {
+		t.Fatalf("From = %q, %v", id, ok)
+	}
+	// A context owner never collides with goroutine 42.
+	if ctxowner.Of(ctx) == "42" {
+		t.Fatal("context owner collides with a goroutine owner")
+	}
+}
+
+func TestGoroutineOwners(t *testing.T) {
+	here := ctxowner.Of(context.Background())
+	if _, err := strconv.ParseUint(here, 10, 64); err != nil || here == "0" {
+		t.Fatalf("goroutine owner %q is not a goroutine number", here)
+	}
+	if again := ctxowner.Of(context.Background()); again != here {
+		t.Fatalf("same goroutine, different owners %q and %q", here, again)
+	}
+	other := make(chan string)
+	go func() { other <- ctxowner.Of(context.Background()) }()
+	if o := <-other; o == here {
+		t.Fatal("two goroutines share an owner")
+	}
+}
+
+// BenchmarkGoroutineID measures the cost of a goroutine owner (a read of
+// the goroutine's own trace header).
+func BenchmarkGoroutineID(b *testing.B) {
+	b.ReportAllocs()
+	for b.Loop() {
+		ctxowner.GoroutineID()
+	}
+}
+
+// BenchmarkOfContextOwner measures the cost of a context owner.
+func BenchmarkOfContextOwner(b *testing.B) {
+	ctx := ctxowner.New(context.Background())
+	b.ReportAllocs()
+	for b.Loop() {
+		ctxowner.Of(ctx)
+	}
+}
+
+// BenchmarkOfGoroutineOwner measures the full cost of a goroutine owner id.
+func BenchmarkOfGoroutineOwner(b *testing.B) {
+	ctx := context.Background()
+	b.ReportAllocs()
+	for b.Loop() {
+		ctxowner.Of(ctx)
+	}
+}

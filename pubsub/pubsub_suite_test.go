@@ -1,0 +1,192 @@
+package pubsub_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	"github.com/onsi/gomega/gleak"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/goredisson/goredisson/internal/redistest"
+	"github.com/goredisson/goredisson/pubsub"
+)
+
+func TestPubsub(t *testing.T) {
+	RegisterFailHandler(Fail)
+	RunSpecs(t, "pubsub")
+}
+
+var server *redistest.Server
+
+var _ = BeforeSuite(func() {
+	var err error
+	server, err = redistest.Start()
+	Expect(err).NotTo(HaveOccurred())
+	DeferCleanup(server.Close)
+})
+
+var _ = Describe("Hub", func() {
+	var (
+		raw *redis.Client
+		hub *pubsub.Hub
+		ctx context.Context
+	)
+	numSub := func(ch string) func() int64 {
+		return func() int64 { return raw.PubSubNumSub(ctx, ch).Val()[ch] }
+	}
+	// waitIn starts a Wait on s and returns the channel of its outcome.
+	type outcome struct {
+		woken bool
+		err   error
+	}
+	waitIn := func(s *pubsub.Sub, timeout time.Duration) chan outcome {
+		ch := make(chan outcome, 1)
+		go func() {
+			w, err := s.Wait(ctx, timeout)
+			ch <- outcome{w, err}
+		}()
+		return ch
+	}
+	subscribe := func(name string) *pubsub.Sub {
+		s, err := hub.Subscribe(ctx, name)
+		Expect(err).NotTo(HaveOccurred())
+		DeferCleanup(s.Close)
+		return s
+	}
+
+	BeforeEach(func() {
+		before := gleak.Goroutines()
+		ctx = context.Background()
+		raw = server.Client()
+		rdb := server.Client()
+		hub = pubsub.New(rdb, pubsub.WithLinger(0), pubsub.WithWakeAll(func(p string) bool { return p == "1" }))
+		DeferCleanup(func() {
+			_ = hub.Close()
+			Expect(rdb.Close()).To(Succeed())
+			Expect(raw.Close()).To(Succeed())
+			Eventually(gleak.Goroutines).ShouldNot(gleak.HaveLeaked(before))
+		})
+	})
+
+	It("returns from Subscribe only once Redis has confirmed, and delivers messages to the channel's waiters", func() {
+		s := subscribe("c1")
+		Expect(numSub("c1")()).To(BeEquivalentTo(1))
+		w := waitIn(s, -1)
+		Eventually(func() int { return hub.Waiters("c1") }).Should(Equal(1))
+		Expect(raw.Publish(ctx, "c1", "0").Val()).To(BeEquivalentTo(1))
+		Eventually(w).Should(Receive(Equal(outcome{true, nil})))
+	})
+
+	It("shares one subscription among many Subs and unsubscribes after the last leaves", func() {
+		subs := []*pubsub.Sub{subscribe("shared"), subscribe("shared"), subscribe("shared")}
+		Expect(numSub("shared")()).To(BeEquivalentTo(1))
+		Expect(hub.Channels()).To(Equal(map[string]int{"shared": 3}))
+		subs[0].Close()
+		subs[1].Close()
+		Consistently(numSub("shared")).WithTimeout(100 * time.Millisecond).Should(BeEquivalentTo(1))
+		subs[2].Close()
+		subs[2].Close() // idempotent
+		Eventually(numSub("shared")).Should(BeZero())
+		Expect(hub.Channels()).To(BeEmpty())
+	})
+
+	It("keeps a channel subscribed for the linger and reuses it", func() {
+		lh := pubsub.New(raw, pubsub.WithLinger(300*time.Millisecond))
+		DeferCleanup(lh.Close)
+		s, err := lh.Subscribe(ctx, "lingering")
+		Expect(err).NotTo(HaveOccurred())
+		s.Close()
+		Consistently(numSub("lingering")).WithTimeout(150 * time.Millisecond).Should(BeEquivalentTo(1))
+		s, err = lh.Subscribe(ctx, "lingering") // reused: no new SUBSCRIBE needed
+		Expect(err).NotTo(HaveOccurred())
+		s.Close()
+		Eventually(numSub("lingering")).WithTimeout(time.Second).Should(BeZero())
+	})
+
+	It("wakes one waiter per message, longest-waiting first", func() {
+		var outs []chan outcome
+		for i := range 3 {
+			outs = append(outs, waitIn(subscribe("fifo"), -1))
+			Eventually(func() int { return hub.Waiters("fifo") }).Should(Equal(i + 1))
+		}
+		for i := range 3 {
+			raw.Publish(ctx, "fifo", "0")
+			Eventually(outs[i]).Should(Receive(Equal(outcome{true, nil})))
+			for _, later := range outs[i+1:] {
+				Consistently(later).WithTimeout(50 * time.Millisecond).ShouldNot(Receive())
+			}
+		}
+	})
+
+	It("wakes every waiter for a wake-all message, and none of another channel", func() {
+		var outs []chan outcome
+		for range 3 {
+			outs = append(outs, waitIn(subscribe("all"), -1))
+		}
+		other := waitIn(subscribe("other"), -1)
+		Eventually(func() int { return hub.Waiters("all") }).Should(Equal(3))
+		raw.Publish(ctx, "all", "1")
+		for _, o := range outs {
+			Eventually(o).Should(Receive(Equal(outcome{true, nil})))
+		}
+		Consistently(other).WithTimeout(100 * time.Millisecond).ShouldNot(Receive())
+	})
+
+	It("keeps a wake that found nobody waiting for the next Wait", func() {
+		s := subscribe("permit")
+		raw.Publish(ctx, "permit", "0")
+		Eventually(func() (bool, error) { return s.Wait(ctx, 0) }).Should(BeTrue())
+	})
+
+	It("passes a wake on when a Sub closes without using it", func() {
+		a, b := subscribe("pass"), subscribe("pass")
+		// A wake-all reaches a while it is not waiting (in the lock: its
+		// ctx ended as the message came) and b, which uses its wake.
+		raw.Publish(ctx, "pass", "1")
+		Eventually(func() (bool, error) { return b.Wait(ctx, 0) }).Should(BeTrue())
+		Expect(b.Wait(ctx, 0)).To(BeFalse(), "no wake is left for b")
+		a.Close()
+		Expect(b.Wait(ctx, 0)).To(BeTrue(), "a's unused wake was passed on")
+	})
+
+	It("ends a Wait at its timeout, at ctx's end and at Close", func() {
+		s := subscribe("ends")
+		Expect(s.Wait(ctx, 50*time.Millisecond)).To(BeFalse())
+		cctx, cancel := context.WithCancel(ctx)
+		go func() { defer GinkgoRecover(); Eventually(func() int { return hub.Waiters("ends") }).Should(Equal(1)); cancel() }()
+		_, err := s.Wait(cctx, -1)
+		Expect(err).To(MatchError(context.Canceled))
+		w := waitIn(s, -1)
+		Eventually(func() int { return hub.Waiters("ends") }).Should(Equal(1))
+		Expect(hub.Close()).To(Succeed())
+		Eventually(w).Should(Receive(Equal(outcome{false, pubsub.ErrClosed})))
+		_, err = hub.Subscribe(ctx, "ends")
+		Expect(err).To(MatchError(pubsub.ErrClosed))
+		Expect(hub.Close()).To(MatchError(pubsub.ErrClosed))
+	})
+
+	It("gives up a Subscribe when ctx ends first and keeps nothing", func() {
+		cctx, cancel := context.WithCancel(ctx)
+		cancel()
+		_, err := hub.Subscribe(cctx, "never")
+		Expect(err).To(MatchError(context.Canceled))
+		Eventually(hub.Channels).Should(BeEmpty())
+		Eventually(numSub("never")).Should(BeZero())
+	})
+
+	It("wakes waiters at once and re-subscribes when the subscription connection is killed", func() {
+		s := subscribe("reconnect")
+		w := waitIn(s, -1)
+		Eventually(func() int { return hub.Waiters("reconnect") }).Should(Equal(1))
+		Expect(raw.ClientKillByFilter(ctx, "TYPE", "pubsub").Val()).To(BeEquivalentTo(1))
+		Eventually(w).WithTimeout(5 * time.Second).Should(Receive(Equal(outcome{true, nil})))
+		Eventually(numSub("reconnect")).WithTimeout(5 * time.Second).Should(BeEquivalentTo(1))
+		w = waitIn(s, -1)
+		Eventually(func() int { return hub.Waiters("reconnect") }).Should(Equal(1))
+		raw.Publish(ctx, "reconnect", "0")
+		Eventually(w).Should(Receive(Equal(outcome{true, nil})))
+	})
+})
