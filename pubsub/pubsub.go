@@ -203,6 +203,28 @@ func (h *Hub) Subscribe(ctx context.Context, name string) (*Sub, error) {
 	}
 }
 
+// SubscribeIfReady takes a reference to the channel only when it is already
+// subscribed and confirmed, without any Redis command, and returns nil
+// otherwise (or when the Hub is closed). A waiter that holds such a Sub
+// before it tries its lock cannot miss the unlock that follows, so it may
+// wait right after one failed attempt.
+func (h *Hub) SubscribeIfReady(name string) *Sub {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	ch := h.chans[name]
+	if h.closed || ch == nil || !ch.want || !isClosed(ch.ready) {
+		return nil
+	}
+	if ch.idle != nil {
+		ch.idle.Stop()
+		ch.idle = nil
+	}
+	s := &Sub{hub: h, ch: ch, wake: make(chan struct{}, 1)}
+	ch.subs[s] = struct{}{}
+	ch.refs++
+	return s
+}
+
 func isClosed(c chan struct{}) bool {
 	select {
 	case <-c:

@@ -156,7 +156,11 @@ var _ = Describe("Hub", func() {
 		s := subscribe("ends")
 		Expect(s.Wait(ctx, 50*time.Millisecond)).To(BeFalse())
 		cctx, cancel := context.WithCancel(ctx)
-		go func() { defer GinkgoRecover(); Eventually(func() int { return hub.Waiters("ends") }).Should(Equal(1)); cancel() }()
+		go func() {
+			defer GinkgoRecover()
+			Eventually(func() int { return hub.Waiters("ends") }).Should(Equal(1))
+			cancel()
+		}()
 		_, err := s.Wait(cctx, -1)
 		Expect(err).To(MatchError(context.Canceled))
 		w := waitIn(s, -1)

@@ -47,33 +47,48 @@ func (c *Client) acquire(ctx context.Context, op, name, channel, field string, w
 	if wait > 0 {
 		deadline = time.Now().Add(wait)
 	}
+	// When the channel is already subscribed (the lock is contended here),
+	// join it before the first attempt: then one failed attempt is enough
+	// before waiting.
+	var sub *pubsub.Sub
+	if wait != 0 {
+		sub = c.hub.SubscribeIfReady(channel)
+	}
 	held, ttl, err := try(ctx, field, lease)
 	if err != nil || held || wait == 0 {
+		if sub != nil {
+			sub.Close()
+		}
 		return held, c.ctxOr(ctx, err)
 	}
-
-	sctx := ctx
-	if wait > 0 {
-		var cancel context.CancelFunc
-		sctx, cancel = context.WithDeadline(ctx, deadline)
-		defer cancel()
-	}
-	sub, err := c.hub.Subscribe(sctx, channel)
-	switch {
-	case err == nil:
-	case errors.Is(err, pubsub.ErrClosed):
-		return false, ErrClosed
-	case ctx.Err() != nil:
-		return false, ctx.Err()
-	default: // the wait ran out while subscribing
-		return false, nil
+	tryFirst := sub == nil
+	if sub == nil {
+		sctx := ctx
+		if wait > 0 {
+			var cancel context.CancelFunc
+			sctx, cancel = context.WithDeadline(ctx, deadline)
+			defer cancel()
+		}
+		sub, err = c.hub.Subscribe(sctx, channel)
+		switch {
+		case err == nil:
+		case errors.Is(err, pubsub.ErrClosed):
+			return false, ErrClosed
+		case ctx.Err() != nil:
+			return false, ctx.Err()
+		default: // the wait ran out while subscribing
+			return false, nil
+		}
 	}
 	defer sub.Close()
 
 	var lastErr error
 	backoff := 10 * time.Millisecond
 	for {
-		held, ttl, err = try(ctx, field, lease)
+		if tryFirst {
+			held, ttl, err = try(ctx, field, lease)
+		}
+		tryFirst = true
 		var pause time.Duration
 		switch {
 		case held:

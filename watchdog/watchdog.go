@@ -69,7 +69,8 @@ type Scheduler struct {
 	wake   chan struct{}
 	stop   chan struct{}
 	done   chan struct{}
-	rounds int64 // RenewFunc calls made, for tests and benchmarks
+	rounds int64     // RenewFunc calls made, for tests and benchmarks
+	armed  time.Time // when the run loop's timer fires next (zero: not armed)
 }
 
 // Entry is one watched lease.
@@ -135,7 +136,9 @@ func (s *Scheduler) Add(l Lease) *Entry {
 	}
 	e.when = time.Now().Add(s.interval)
 	heap.Push(&s.due, e)
-	if e.index == 0 {
+	// Wake the loop only when its timer would fire too late for this entry:
+	// a lock taken and released over and over costs no goroutine wake-up.
+	if s.armed.IsZero() || e.when.Before(s.armed) {
 		s.poke()
 	}
 	return e
@@ -237,8 +240,10 @@ func (s *Scheduler) run() {
 		if len(s.due) > 0 {
 			next = time.Until(s.due[0].when)
 		}
+		next = max(next, 0)
+		s.armed = time.Now().Add(next)
 		s.mu.Unlock()
-		timer.Reset(max(next, 0))
+		timer.Reset(next)
 		select {
 		case <-s.stop:
 			return
