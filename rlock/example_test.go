@@ -1,0 +1,120 @@
+package rlock_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/goredisson/goredisson/ctxowner"
+	"github.com/goredisson/goredisson/rlock"
+)
+
+// The basic pattern: one Client per Redis deployment, a Lock per name,
+// Lock and a deferred Unlock around the critical section.
+func Example() {
+	rdb := redis.NewClient(&redis.Options{Addr: redisAddr})
+	defer rdb.Close()
+	client, err := rlock.NewClient(rdb)
+	if err != nil {
+		panic(err)
+	}
+	defer client.Close()
+
+	ctx := ctxowner.New(context.Background()) // this request is the owner
+	lock := client.NewLock("example:order:42")
+	if err := lock.Lock(ctx); err != nil { // watchdog lease: renewed while held
+		panic(err)
+	}
+	defer lock.Unlock(ctx)
+
+	held, _ := lock.IsHeldByCurrent(ctx)
+	fmt.Println("held:", held)
+	// Output: held: true
+}
+
+// Locks are reentrant per owner, like Redisson's RLock: a nested call of
+// the same owner takes the lock again and must unlock as often.
+func ExampleLock_reentrant() {
+	rdb := redis.NewClient(&redis.Options{Addr: redisAddr})
+	defer rdb.Close()
+	client, _ := rlock.NewClient(rdb)
+	defer client.Close()
+	ctx := ctxowner.New(context.Background())
+	lock := client.NewLock("example:reentrant")
+
+	var transfer func(depth int)
+	transfer = func(depth int) {
+		_ = lock.Lock(ctx)
+		defer lock.Unlock(ctx)
+		n, _ := lock.HoldCount(ctx)
+		fmt.Println("depth", depth, "holds", n)
+		if depth < 3 {
+			transfer(depth + 1)
+		}
+	}
+	transfer(1)
+	locked, _ := lock.IsLocked(ctx)
+	fmt.Println("locked after:", locked)
+	// Output:
+	// depth 1 holds 1
+	// depth 2 holds 2
+	// depth 3 holds 3
+	// locked after: false
+}
+
+// TryLock waits at most the given time; a fixed lease (> 0) is never renewed.
+func ExampleLock_TryLock() {
+	rdb := redis.NewClient(&redis.Options{Addr: redisAddr})
+	defer rdb.Close()
+	client, _ := rlock.NewClient(rdb)
+	defer client.Close()
+	lock := client.NewLock("example:trylock")
+
+	holder := ctxowner.New(context.Background())
+	_ = lock.LockLease(holder, 10*time.Second)
+	defer lock.Unlock(holder)
+
+	other := ctxowner.New(context.Background())
+	ok, err := lock.TryLock(other, 100*time.Millisecond, 5*time.Second)
+	fmt.Println(ok, err)
+	// Output: false <nil>
+}
+
+// Unlock by anyone but the owner fails with ErrNotHeld and changes nothing.
+func ExampleLock_Unlock_notHeld() {
+	rdb := redis.NewClient(&redis.Options{Addr: redisAddr})
+	defer rdb.Close()
+	client, _ := rlock.NewClient(rdb)
+	defer client.Close()
+	lock := client.NewLock("example:not-held")
+
+	err := lock.Unlock(ctxowner.New(context.Background()))
+	fmt.Println(errors.Is(err, rlock.ErrNotHeld))
+	fmt.Println(err)
+	// Output:
+	// true
+	// goredisson: unlock "example:not-held": lock not held by this owner
+}
+
+// LostContext ends the work of a critical section when the lock is lost
+// (expired while Redis was unreachable, force-unlocked, taken by another).
+func ExampleLock_LostContext() {
+	rdb := redis.NewClient(&redis.Options{Addr: redisAddr})
+	defer rdb.Close()
+	client, _ := rlock.NewClient(rdb, rlock.WithWatchdogTimeout(300*time.Millisecond))
+	defer client.Close()
+	ctx := ctxowner.New(context.Background())
+	lock := client.NewLock("example:lost")
+	_ = lock.Lock(ctx)
+
+	work, stop := lock.LostContext(ctx)
+	defer stop()
+	_, _ = lock.ForceUnlock(context.Background()) // an operator breaks the lock
+
+	<-work.Done() // noticed at the next renewal, within 100 ms here
+	fmt.Println(errors.Is(context.Cause(work), rlock.ErrLockLost))
+	// Output: true
+}
