@@ -142,6 +142,9 @@ func (s *Sub) Channel() string { return s.ch.name }
 // confirmed the subscription, ctx is done (the reference is dropped and ctx's
 // error returned) or the Hub is closed.
 func (h *Hub) Subscribe(ctx context.Context, name string) (*Sub, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
 	h.sendMu.Lock()
 	h.mu.Lock()
 	if h.closed {
@@ -154,13 +157,7 @@ func (h *Hub) Subscribe(ctx context.Context, name string) (*Sub, error) {
 		ch = &channel{name: name, ready: make(chan struct{}), subs: make(map[*Sub]struct{})}
 		h.chans[name] = ch
 	}
-	if ch.idle != nil {
-		ch.idle.Stop()
-		ch.idle = nil
-	}
-	s := &Sub{hub: h, ch: ch, wake: make(chan struct{}, 1)}
-	ch.subs[s] = struct{}{}
-	ch.refs++
+	s := h.addSub(ch)
 	send := !ch.want
 	if send {
 		ch.want = true
@@ -215,6 +212,12 @@ func (h *Hub) SubscribeIfReady(name string) *Sub {
 	if h.closed || ch == nil || !ch.want || !isClosed(ch.ready) {
 		return nil
 	}
+	return h.addSub(ch)
+}
+
+// addSub takes a new reference to ch, cancelling a pending idle
+// unsubscribe. Called with mu held.
+func (h *Hub) addSub(ch *channel) *Sub {
 	if ch.idle != nil {
 		ch.idle.Stop()
 		ch.idle = nil
