@@ -76,6 +76,7 @@ func NewClient(rdb redis.UniversalClient, opts ...Option) (*Client, error) {
 		logger:          slog.Default(),
 		latchTTL:        DefaultUnlockLatchTTL,
 		publishCommand:  "publish",
+		backoff:         DefaultBackoff,
 	}
 	for _, opt := range opts {
 		if opt == nil {

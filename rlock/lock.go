@@ -62,6 +62,11 @@ type Lock struct {
 
 var _ Locker = (*Lock)(nil)
 
+// base is Lock under another name, embedded by the lock types that share
+// its layout (SpinLock, FencedLock) so that its methods are promoted while
+// they define their own Lock method.
+type base = Lock
+
 // NewLock returns the reentrant lock of the given name [getLock]. An empty
 // name is reported by the lock's methods as ErrInvalidArgument.
 func (c *Client) NewLock(name string) *Lock {
@@ -111,6 +116,12 @@ func (l *Lock) TryLock(ctx context.Context, wait, lease time.Duration) (bool, er
 }
 
 func (l *Lock) tryLock(op string, ctx context.Context, wait, lease time.Duration) (bool, error) {
+	return l.tryWith(op, ctx, wait, lease, l.attempt, nil)
+}
+
+// tryWith validates a call and runs the acquisition with the attempt func,
+// waiting on the unlock channel, or spinning with backoff when spin is set.
+func (l *Lock) tryWith(op string, ctx context.Context, wait, lease time.Duration, try attemptFunc, spin *Backoff) (bool, error) {
 	if err := l.check(op, ctx); err != nil {
 		return false, err
 	}
@@ -118,11 +129,24 @@ func (l *Lock) tryLock(op string, ctx context.Context, wait, lease time.Duration
 		return false, opErr(op, l.name, err)
 	}
 	c := l.c
-	return c.lockAcquire(ctx, op, l.name, ChannelName(l.name), c.field(ctx), wait, lease, l.attempt)
+	if spin != nil {
+		held, err := c.spinAcquire(ctx, c.field(ctx), wait, lease, try, *spin)
+		return held, opErr(op, l.name, err)
+	}
+	return c.lockAcquire(ctx, op, l.name, ChannelName(l.name), c.field(ctx), wait, lease, try)
 }
 
 // attempt runs acquire.lua once.
 func (l *Lock) attempt(ctx context.Context, field string, lease time.Duration) (bool, time.Duration, error) {
+	held, ttl, _, err := l.runAttempt(ctx, field, lease, acquireScript, nil)
+	return held, ttl, err
+}
+
+// runAttempt runs one acquire script (acquire.lua, or a variant taking the
+// same first two keys and arguments plus extra keys) and records a
+// success. It returns the fencing token when the script hands one out.
+// An attempt whose reply was lost is settled in the background.
+func (l *Lock) runAttempt(ctx context.Context, field string, lease time.Duration, script *redis.Script, extraKeys []string) (held bool, ttl time.Duration, token int64, err error) {
 	c := l.c
 	keep := lease
 	if keep <= 0 {
@@ -130,28 +154,53 @@ func (l *Lock) attempt(ctx context.Context, field string, lease time.Duration) (
 	}
 	k := holdKey{l.name, field}
 	if err := c.awaitPending(ctx, k); err != nil {
-		return false, 0, err
+		return false, 0, 0, err
 	}
 	before := c.known(l.name, field)
 	marker := prefixName(cancelPrefix, l.name) + ":" + c.nextID()
+	keys := append([]string{l.name, marker}, extraKeys...)
 	v, err, _ := bounded(c, ctx, func() (any, error) {
-		return acquireScript.Run(ctx, c.rdb, []string{l.name, marker}, keep.Milliseconds(), field).Result()
+		return script.Run(ctx, c.rdb, keys, keep.Milliseconds(), field).Result()
 	})
-	switch {
-	case errors.Is(err, redis.Nil):
-		c.acquired(l.name, field, lease, renewRLock)
-		return true, 0, nil
-	case err == nil:
-		ms, _ := v.(int64)
-		if ms == -2 {
-			ms = 0 // expired between the checks: try again at once
+	if err != nil && !errors.Is(err, redis.Nil) {
+		if !isServerReply(err) && !notSent(err) {
+			c.background(ctx, k, func(sctx context.Context) { c.settle(sctx, l.name, field, marker, before) })
 		}
-		return false, time.Duration(ms) * time.Millisecond, nil
-	case isServerReply(err) || notSent(err):
-		return false, 0, err
+		return false, 0, 0, err
 	}
-	c.background(ctx, k, func(sctx context.Context) { c.settle(sctx, l.name, field, marker, before) })
-	return false, 0, err
+	held, n, err := parseAcquireReply(v, err)
+	if err != nil {
+		return false, 0, 0, err
+	}
+	if held {
+		c.acquired(l.name, field, lease, renewRLock)
+		return true, 0, n, nil
+	}
+	if n == -2 || n == -3 {
+		n = 0 // expired between the checks, or a stale attempt: try again at once
+	}
+	return false, time.Duration(n) * time.Millisecond, 0, nil
+}
+
+// parseAcquireReply reads an acquire script's reply: nil (held) or a PTTL
+// from acquire.lua; {1, token} or {0, pttl} from fenced_acquire.lua.
+func parseAcquireReply(v any, err error) (held bool, n int64, _ error) {
+	if errors.Is(err, redis.Nil) {
+		return true, 0, nil
+	}
+	switch r := v.(type) {
+	case int64:
+		return false, r, nil
+	case []any:
+		if len(r) == 2 {
+			flag, ok1 := r[0].(int64)
+			num, ok2 := r[1].(int64)
+			if ok1 && ok2 {
+				return flag == 1, num, nil
+			}
+		}
+	}
+	return false, 0, fmt.Errorf("unexpected acquire script reply %v", v)
 }
 
 // settle resolves an acquire attempt whose reply was lost: the attempt is

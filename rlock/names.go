@@ -13,6 +13,7 @@ const (
 
 	channelPrefix = "redisson_lock__channel"
 	latchPrefix   = "redisson_unlock_latch"
+	tokenPrefix   = "redisson_lock_token"
 	// cancelPrefix names the markers of cancelled acquire attempts. It is
 	// goredisson's own: Redisson has no such key.
 	cancelPrefix = "goredisson_acquire_cancel"

@@ -25,6 +25,7 @@ type options struct {
 	lingerSet       bool
 	latchTTL        time.Duration
 	publishCommand  string
+	backoff         Backoff
 	errs            []error
 }
 
@@ -103,5 +104,17 @@ func WithShardedPubSub(on bool) Option {
 		} else {
 			o.publishCommand = "publish"
 		}
+	}
+}
+
+// WithSpinBackoff sets the retry schedule of the Client's spin locks
+// (default DefaultBackoff: 1 ms doubling up to 128 ms, full jitter).
+func WithSpinBackoff(initial, max time.Duration) Option {
+	return func(o *options) {
+		if initial <= 0 || max < initial {
+			o.errs = append(o.errs, fmt.Errorf("spin backoff %v..%v: need 0 < initial <= max", initial, max))
+			return
+		}
+		o.backoff = Backoff{Initial: initial, Max: max}
 	}
 }

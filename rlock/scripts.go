@@ -22,6 +22,7 @@ var (
 	renewScript       = mustScript("renew")
 	forceUnlockScript = mustScript("forceunlock")
 	cancelScript      = mustScript("cancel")
+	fencedScript      = mustScript("fenced_acquire")
 )
 
 func mustScript(name string) *redis.Script {

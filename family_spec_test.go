@@ -1,0 +1,219 @@
+package goredisson_test
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"sync"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/goredisson/goredisson/ctxowner"
+	"github.com/goredisson/goredisson/rlock"
+)
+
+// guardCounter runs perOwner read-modify-write increments of a Redis
+// counter under locks made by newLock, from 8 owners on each of 2 Clients,
+// and returns the final counter.
+func guardCounter(e *env, perOwner int, newLock func(c *rlock.Client) rlock.Locker) int {
+	ctx := context.Background()
+	var wg sync.WaitGroup
+	errs := make(chan error, 16*perOwner)
+	for _, c := range []*rlock.Client{e.client(), e.client()} {
+		for range 8 {
+			wg.Add(1)
+			go func(lock rlock.Locker) {
+				defer wg.Done()
+				owner := ctxowner.New(ctx)
+				for range perOwner {
+					if err := lock.Lock(owner); err != nil {
+						errs <- err
+						return
+					}
+					v, err := e.raw.Get(ctx, "counter").Int()
+					if err != nil && !errors.Is(err, redis.Nil) {
+						errs <- err
+					}
+					e.raw.Set(ctx, "counter", v+1, 0)
+					if err := lock.Unlock(owner); err != nil {
+						errs <- err
+					}
+				}
+			}(newLock(c))
+		}
+	}
+	wg.Wait()
+	close(errs)
+	Expect(errs).To(BeEmpty())
+	n, _ := e.raw.Get(ctx, "counter").Int()
+	return n
+}
+
+var _ = Describe("SpinLock", func() {
+	var (
+		e   *env
+		ctx context.Context
+	)
+	BeforeEach(func() {
+		e = newEnv()
+		ctx = context.Background()
+	})
+
+	It("keeps a counter exact across 2 Clients x 8 owners without any subscription", func() {
+		n := guardCounter(e, 20, func(c *rlock.Client) rlock.Locker { return c.NewSpinLock("spin-counter") })
+		Expect(n).To(Equal(320))
+		calls := e.commandCalls()
+		Expect(calls).NotTo(HaveKey("subscribe"))
+	})
+
+	It("excludes an RLock of the same name and retries with bounded backoff", func() {
+		holder := e.client().NewLock("spin-shared")
+		Expect(holder.Lock(ctx)).To(Succeed())
+		spin := e.client(rlock.WithSpinBackoff(time.Millisecond, 64*time.Millisecond)).NewSpinLock("spin-shared")
+		Expect(e.raw.ConfigResetStat(ctx).Err()).To(Succeed())
+		owner := ctxowner.New(ctx)
+		ok, err := spin.TryLock(owner, 500*time.Millisecond, 0)
+		Expect(ok, err).To(BeFalse())
+		calls := e.commandCalls()
+		// 1+2+4+...+64 ms bounds, then 64 ms each, halved on average by the
+		// jitter: a few dozen attempts at most, not one per millisecond.
+		Expect(calls["evalsha"]).To(And(BeNumerically(">=", 5), BeNumerically("<=", 60)))
+		Expect(e.numSub(rlock.ChannelName("spin-shared"))).To(BeZero())
+
+		done := make(chan error, 1)
+		go func() { done <- spin.Lock(owner) }()
+		Consistently(done).WithTimeout(200 * time.Millisecond).ShouldNot(Receive())
+		Expect(holder.Unlock(ctx)).To(Succeed())
+		Eventually(done).WithTimeout(time.Second).Should(Receive(BeNil()))
+		Expect(spin.HoldCount(owner)).To(Equal(1))
+		Expect(spin.Lock(owner)).To(Succeed())
+		Expect(spin.HoldCount(owner)).To(Equal(2))
+		Expect(spin.Unlock(owner)).To(Succeed())
+		Expect(spin.Unlock(owner)).To(Succeed())
+	})
+
+	It("ends a wait with ctx's error and rejects a bad backoff", func() {
+		holder := e.client().NewLock("spin-cancel")
+		Expect(holder.Lock(ctx)).To(Succeed())
+		dctx, cancel := context.WithTimeout(ctxowner.New(ctx), 200*time.Millisecond)
+		defer cancel()
+		Expect(e.client().NewSpinLock("spin-cancel").Lock(dctx)).To(MatchError(context.DeadlineExceeded))
+		Expect(e.raw.HLen(ctx, "spin-cancel").Val()).To(BeEquivalentTo(1))
+		Expect(holder.Unlock(ctx)).To(Succeed())
+
+		_, err := rlock.NewClient(e.rdb(), rlock.WithSpinBackoff(0, time.Second))
+		Expect(err).To(MatchError(rlock.ErrInvalidArgument))
+		_, err = rlock.NewClient(e.rdb(), rlock.WithSpinBackoff(time.Second, time.Millisecond))
+		Expect(err).To(MatchError(rlock.ErrInvalidArgument))
+		Expect(e.client().NewSpinLock("").Lock(ctx)).To(MatchError(rlock.ErrInvalidArgument))
+	})
+})
+
+var _ = Describe("FencedLock", func() {
+	var (
+		e   *env
+		ctx context.Context
+	)
+	BeforeEach(func() {
+		e = newEnv()
+		ctx = context.Background()
+	})
+
+	It("issues strictly increasing tokens over 1,000 acquisitions from 2 Clients", func() {
+		var (
+			mu     sync.Mutex // only orders the appends; the lock orders the holders
+			tokens []int64
+			wg     sync.WaitGroup
+		)
+		for _, c := range []*rlock.Client{e.client(), e.client()} {
+			for range 4 {
+				wg.Add(1)
+				go func(lock *rlock.FencedLock) {
+					defer GinkgoRecover()
+					defer wg.Done()
+					owner := ctxowner.New(ctx)
+					for range 125 {
+						t, err := lock.LockToken(owner)
+						Expect(err).NotTo(HaveOccurred())
+						mu.Lock()
+						tokens = append(tokens, t)
+						mu.Unlock()
+						Expect(lock.Unlock(owner)).To(Succeed())
+					}
+				}(c.NewFencedLock("fenced"))
+			}
+		}
+		wg.Wait()
+		Expect(tokens).To(HaveLen(1000))
+		// Appended inside the critical section: the order of holders.
+		Expect(slices.IsSorted(tokens)).To(BeTrue())
+		Expect(slices.Compact(slices.Clone(tokens))).To(HaveLen(1000), "no token twice")
+		Expect(e.client().NewFencedLock("fenced").Token(ctx)).To(Equal(tokens[999]))
+	})
+
+	It("counts re-entries, keeps Redisson's layout and excludes an RLock of the same name", func() {
+		c := e.client()
+		lock := c.NewFencedLock("order:7")
+		owner := ctxowner.WithID(ctx, "9")
+		Expect(lock.Token(ctx)).To(BeZero())
+		t1, err := lock.LockToken(owner)
+		Expect(err).NotTo(HaveOccurred())
+		t2, ok, err := lock.TryLockToken(owner, 0, 0)
+		Expect(ok, err).To(BeTrue())
+		Expect(t2).To(Equal(t1 + 1))
+		Expect(e.raw.HGetAll(ctx, "order:7").Val()).To(Equal(map[string]string{c.ID() + ":ctx:9": "2"}))
+		Expect(rlock.TokenKey("order:7")).To(Equal("redisson_lock_token:{order:7}"))
+		Expect(e.raw.Get(ctx, "redisson_lock_token:{order:7}").Val()).To(Equal("2"))
+
+		ok, err = e.client().NewLock("order:7").TryLock(ctxowner.New(ctx), 0, 0)
+		Expect(ok, err).To(BeFalse())
+		t, ok, err := e.client().NewFencedLock("order:7").TryLockToken(ctxowner.New(ctx), 50*time.Millisecond, 0)
+		Expect(ok, err).To(BeFalse())
+		Expect(t).To(BeZero())
+		Expect(lock.Unlock(owner)).To(Succeed())
+		Expect(lock.Unlock(owner)).To(Succeed())
+		Expect(lock.Token(ctx)).To(BeEquivalentTo(2), "the counter outlives the lock")
+	})
+
+	It("lets a storage reject the write of a holder paused past its lease", func() {
+		// The storage keeps the highest token it has seen and refuses older ones.
+		var highest int64
+		write := func(token int64) error {
+			if token < highest {
+				return errors.New("stale token")
+			}
+			highest = token
+			return nil
+		}
+		c := e.client()
+		lock := c.NewFencedLock("fenced-storage")
+		slow, fast := ctxowner.New(ctx), ctxowner.New(ctx)
+		t1, _, err := lock.TryLockToken(slow, 0, 100*time.Millisecond)
+		Expect(err).NotTo(HaveOccurred())
+		// slow pauses past its lease; fast takes the lock and writes.
+		var t2 int64
+		Eventually(func() bool {
+			var ok bool
+			t2, ok, _ = lock.TryLockToken(fast, 0, 0)
+			return ok
+		}).Should(BeTrue())
+		Expect(write(t2)).To(Succeed())
+		Expect(write(t1)).To(MatchError("stale token"))
+		Expect(lock.Unlock(fast)).To(Succeed())
+	})
+
+	It("signals the holder when the lock is lost", func() {
+		lock := e.client(rlock.WithWatchdogTimeout(300 * time.Millisecond)).NewFencedLock("fenced-lost")
+		owner := ctxowner.New(ctx)
+		_, err := lock.LockToken(owner)
+		Expect(err).NotTo(HaveOccurred())
+		lctx, stop := lock.LostContext(owner)
+		DeferCleanup(stop)
+		Expect(lock.ForceUnlock(ctx)).To(BeTrue())
+		Eventually(lctx.Done()).Should(BeClosed())
+		Expect(context.Cause(lctx)).To(MatchError(rlock.ErrLockLost))
+	})
+})
