@@ -68,9 +68,9 @@ func (f *FencedLock) tryToken(op string, ctx context.Context, wait, lease time.D
 		return 0, false, err
 	}
 	var token int64
-	extra := []string{TokenKey(f.name)}
+	spec := acquireSpec{script: fencedScript, extraKeys: []string{TokenKey(f.name)}}
 	try := func(ctx context.Context, field string, lease time.Duration) (bool, time.Duration, error) {
-		held, ttl, t, err := f.runAttempt(ctx, field, lease, fencedScript, extra)
+		held, ttl, t, err := f.runAttempt(ctx, field, lease, spec)
 		if held {
 			token = t
 		}

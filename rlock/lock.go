@@ -138,15 +138,28 @@ func (l *Lock) tryWith(op string, ctx context.Context, wait, lease time.Duration
 
 // attempt runs acquire.lua once.
 func (l *Lock) attempt(ctx context.Context, field string, lease time.Duration) (bool, time.Duration, error) {
-	held, ttl, _, err := l.runAttempt(ctx, field, lease, acquireScript, nil)
+	held, ttl, _, err := l.runAttempt(ctx, field, lease, acquireSpec{script: acquireScript})
 	return held, ttl, err
 }
 
-// runAttempt runs one acquire script (acquire.lua, or a variant taking the
-// same first two keys and arguments plus extra keys) and records a
-// success. It returns the fencing token when the script hands one out.
-// An attempt whose reply was lost is settled in the background.
-func (l *Lock) runAttempt(ctx context.Context, field string, lease time.Duration, script *redis.Script, extraKeys []string) (held bool, ttl time.Duration, token int64, err error) {
+// acquireSpec describes one kind of acquire script: acquire.lua or a
+// variant taking the same first two keys (lock, cancel marker) and
+// arguments (lease, field) followed by extra ones.
+type acquireSpec struct {
+	script    *redis.Script
+	extraKeys []string
+	extraArgs []any
+	renew     renewKind
+	// giveBack, when set, releases one hold of the field: the settle of an
+	// abandoned attempt then marks it cancelled and gives back a hold it
+	// took with giveBack instead of cancel.lua's plain RLock release.
+	giveBack func(ctx context.Context) error
+}
+
+// runAttempt runs one acquire script and records a success. It returns the
+// fencing token when the script hands one out. An attempt whose reply was
+// lost is settled in the background.
+func (l *Lock) runAttempt(ctx context.Context, field string, lease time.Duration, spec acquireSpec) (held bool, ttl time.Duration, token int64, err error) {
 	c := l.c
 	keep := lease
 	if keep <= 0 {
@@ -158,13 +171,20 @@ func (l *Lock) runAttempt(ctx context.Context, field string, lease time.Duration
 	}
 	before := c.known(l.name, field)
 	marker := prefixName(cancelPrefix, l.name) + ":" + c.nextID()
-	keys := append([]string{l.name, marker}, extraKeys...)
+	keys := append([]string{l.name, marker}, spec.extraKeys...)
+	args := append([]any{keep.Milliseconds(), field}, spec.extraArgs...)
 	v, err, _ := bounded(c, ctx, func() (any, error) {
-		return script.Run(ctx, c.rdb, keys, keep.Milliseconds(), field).Result()
+		return spec.script.Run(ctx, c.rdb, keys, args...).Result()
 	})
 	if err != nil && !errors.Is(err, redis.Nil) {
 		if !isServerReply(err) && !notSent(err) {
-			c.background(ctx, k, func(sctx context.Context) { c.settle(sctx, l.name, field, marker, before) })
+			c.background(ctx, k, func(sctx context.Context) {
+				if spec.giveBack != nil {
+					c.settleWith(sctx, l.name, field, marker, before, spec.giveBack)
+					return
+				}
+				c.settle(sctx, l.name, field, marker, before)
+			})
 		}
 		return false, 0, 0, err
 	}
@@ -173,7 +193,7 @@ func (l *Lock) runAttempt(ctx context.Context, field string, lease time.Duration
 		return false, 0, 0, err
 	}
 	if held {
-		c.acquired(l.name, field, lease, renewRLock)
+		c.acquired(l.name, field, lease, spec.renew)
 		return true, 0, n, nil
 	}
 	if n == -2 || n == -3 {
@@ -223,6 +243,27 @@ func (c *Client) settle(ctx context.Context, name, field, marker string, before 
 	}
 }
 
+// settleWith is settle for lock types whose release is not RLock's: it
+// marks the attempt cancelled first (so that it can no longer take a hold),
+// then gives back a hold it took, if the count shows one.
+func (c *Client) settleWith(ctx context.Context, name, field, marker string, before int, giveBack func(context.Context) error) {
+	err := c.rdb.Set(ctx, marker, 1, cancelMarkerTTL).Err()
+	var n int
+	if err == nil {
+		n, err = c.rdb.HGet(ctx, name, field).Int()
+		if errors.Is(err, redis.Nil) {
+			n, err = 0, nil
+		}
+	}
+	if err == nil && n > before {
+		err = giveBack(ctx)
+	}
+	if err != nil {
+		c.logger().Warn("goredisson: could not settle an acquire attempt of unknown outcome; a hold it took expires with its lease",
+			"lock", name, "field", field, "err", err)
+	}
+}
+
 // cancelMarkerTTL outlives any delayed delivery or client retry of an
 // abandoned attempt.
 const cancelMarkerTTL = time.Minute
@@ -247,34 +288,48 @@ func (l *Lock) Unlock(ctx context.Context) error {
 	if err := c.awaitPending(ctx, k); err != nil {
 		return opErr("unlock", l.name, err)
 	}
-	keys := []string{l.name, ChannelName(l.name), prefixName(latchPrefix, l.name) + ":" + c.nextID()}
+	keys := []string{l.name, ChannelName(l.name), c.latchKey(l.name)}
 	args := []any{UnlockMessage, c.leaseFor(l.name, field).Milliseconds(), field, c.opts.publishCommand, c.opts.latchTTL.Milliseconds()}
+	return opErr("unlock", l.name, c.releaseHold(ctx, l.name, field, releaseScript, keys, args))
+}
+
+// latchKey returns a fresh unlock latch key for the lock.
+func (c *Client) latchKey(name string) string {
+	return prefixName(latchPrefix, name) + ":" + c.nextID()
+}
+
+// releaseHold runs a release script (reply: 0 holds remain, 1 released, nil
+// not held) for one hold of field and records the outcome. A reply lost to
+// a broken connection is retried once with the same latch; when ctx has
+// ended, the retry runs in the background and ctx's error is returned.
+func (c *Client) releaseHold(ctx context.Context, name, field string, script *redis.Script, keys []string, args []any) error {
 	release := func(ctx context.Context) error {
-		v, err, _ := bounded(c, ctx, func() (any, error) { return releaseScript.Run(ctx, c.rdb, keys, args...).Result() })
+		v, err, _ := bounded(c, ctx, func() (any, error) { return script.Run(ctx, c.rdb, keys, args...).Result() })
 		switch {
 		case errors.Is(err, redis.Nil):
-			c.released(l.name, field, true)
+			c.released(name, field, true)
 			return ErrNotHeld
 		case err != nil:
 			return err
 		}
-		c.released(l.name, field, v.(int64) == 1)
+		n, _ := v.(int64)
+		c.released(name, field, n == 1)
 		return nil
 	}
 	err := release(ctx)
 	if err == nil || errors.Is(err, ErrNotHeld) || isServerReply(err) || notSent(err) {
-		return opErr("unlock", l.name, err)
+		return err
 	}
 	if ctx.Err() != nil {
-		c.background(ctx, k, func(sctx context.Context) {
+		c.background(ctx, holdKey{name, field}, func(sctx context.Context) {
 			if err := release(sctx); err != nil && !errors.Is(err, ErrNotHeld) {
 				c.logger().Warn("goredisson: could not finish an interrupted unlock; the hold expires with its lease",
-					"lock", l.name, "field", field, "err", err)
+					"lock", name, "field", field, "err", err)
 			}
 		})
-		return opErr("unlock", l.name, c.ctxOr(ctx, err))
+		return c.ctxOr(ctx, err)
 	}
-	return opErr("unlock", l.name, release(ctx))
+	return release(ctx)
 }
 
 // ForceUnlock deletes the lock whoever holds it and wakes its waiters. It
