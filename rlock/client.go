@@ -240,31 +240,53 @@ func (c *Client) lostChan(name, field string) (<-chan struct{}, func() error) {
 // renewKind selects the renewal script of a watchdog lease.
 type renewKind int
 
-const renewRLock renewKind = iota
+const (
+	renewRLock renewKind = iota // renew.lua: the hash, while the field holds it
+	renewRead                   // read_renew.lua: the hash and the reader's timeout keys
+)
 
-// renew is the watchdog's RenewFunc: one pipeline per batch.
+// renew is the watchdog's RenewFunc: one pipeline per script kind in the
+// batch (usually one).
 func (c *Client) renew(ctx context.Context, leases []watchdog.Lease) ([]watchdog.Status, error) {
 	ms := c.opts.watchdogTimeout.Milliseconds()
-	keys := make([][]string, len(leases))
-	args := make([][]any, len(leases))
-	for i, l := range leases {
-		keys[i] = []string{l.Key}
-		args[i] = []any{ms, l.Field}
-	}
-	cmds, err := evalBatch(ctx, c.rdb, renewScript, keys, args)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]watchdog.Status, len(cmds))
-	for i, cmd := range cmds {
-		n, err := cmd.Int64()
-		switch {
-		case err != nil:
-			out[i] = watchdog.Failed
-		case n == 1:
-			out[i] = watchdog.Renewed
-		default:
-			out[i] = watchdog.Lost
+	out := make([]watchdog.Status, len(leases))
+	for _, kind := range []renewKind{renewRLock, renewRead} {
+		var idx []int
+		var keys [][]string
+		var args [][]any
+		for i, l := range leases {
+			if l.Data.(renewKind) != kind {
+				continue
+			}
+			idx = append(idx, i)
+			k := []string{l.Key}
+			if kind == renewRead {
+				k = append(k, readTimeoutPrefix(l.Key, l.Field))
+			}
+			keys = append(keys, k)
+			args = append(args, []any{ms, l.Field})
+		}
+		if len(idx) == 0 {
+			continue
+		}
+		script := renewScript
+		if kind == renewRead {
+			script = readRenewScript
+		}
+		cmds, err := evalBatch(ctx, c.rdb, script, keys, args)
+		if err != nil {
+			return nil, err
+		}
+		for j, cmd := range cmds {
+			n, err := cmd.Int64()
+			switch {
+			case err != nil:
+				out[idx[j]] = watchdog.Failed
+			case n == 1:
+				out[idx[j]] = watchdog.Renewed
+			default:
+				out[idx[j]] = watchdog.Lost
+			}
 		}
 	}
 	return out, nil

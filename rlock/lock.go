@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -429,27 +430,39 @@ func (l *Lock) Lost(ctx context.Context) <-chan struct{} {
 // Lost describes. Call stop when the critical section ends. Without a
 // watchdog hold the returned context only ends with ctx.
 func (l *Lock) LostContext(ctx context.Context) (lctx context.Context, stop context.CancelFunc) {
+	if l.check("lost", ctx) != nil {
+		return lostContext(ctx, "", nil, nil)
+	}
+	ch, errf := l.c.lostChan(l.name, l.c.field(ctx))
+	return lostContext(ctx, l.name, ch, errf)
+}
+
+// lostContext derives from ctx a context cancelled, with cause ErrLockLost
+// or ErrClosed, when ch (a watchdog entry's Lost channel) closes.
+func lostContext(ctx context.Context, name string, ch <-chan struct{}, errf func() error) (context.Context, context.CancelFunc) {
+	if ctx == nil {
+		ctx = context.Background()
+	}
 	lctx, cancel := context.WithCancelCause(ctx)
-	ch := l.Lost(ctx)
 	if ch == nil {
 		return lctx, func() { cancel(context.Canceled) }
 	}
-	_, errf := l.c.lostChan(l.name, l.c.field(ctx))
 	done := make(chan struct{})
 	go func() {
 		select {
 		case <-ch:
 			cause := ErrLockLost
-			if errf != nil && errors.Is(errf(), watchdog.ErrClosed) {
+			if errors.Is(errf(), watchdog.ErrClosed) {
 				cause = ErrClosed
 			}
-			cancel(opErr("lost", l.name, cause))
+			cancel(opErr("lost", name, cause))
 		case <-done:
 		case <-lctx.Done():
 		}
 	}()
+	var once sync.Once
 	return lctx, func() {
-		close(done)
+		once.Do(func() { close(done) })
 		cancel(context.Canceled)
 	}
 }

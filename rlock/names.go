@@ -11,9 +11,10 @@ const (
 	// every waiter of the channel.
 	ReadUnlockMessage = "1"
 
-	channelPrefix = "redisson_lock__channel"
-	latchPrefix   = "redisson_unlock_latch"
-	tokenPrefix   = "redisson_lock_token"
+	channelPrefix   = "redisson_lock__channel"
+	latchPrefix     = "redisson_unlock_latch"
+	tokenPrefix     = "redisson_lock_token"
+	rwChannelPrefix = "redisson_rwlock"
 	// cancelPrefix names the markers of cancelled acquire attempts. It is
 	// goredisson's own: Redisson has no such key.
 	cancelPrefix = "goredisson_acquire_cancel"
@@ -40,3 +41,13 @@ func suffixName(name, suffix string) string {
 // ChannelName returns the pub/sub channel on which unlocks of the named lock
 // are announced (Redisson's redisson_lock__channel).
 func ChannelName(name string) string { return prefixName(channelPrefix, name) }
+
+// RWChannelName returns the pub/sub channel of the named read-write lock
+// (Redisson's redisson_rwlock:{name}).
+func RWChannelName(name string) string { return prefixName(rwChannelPrefix, name) }
+
+// readTimeoutPrefix returns the prefix of a reader's per-hold timeout keys:
+// suffixName(name, field) + ":rwlock_timeout"; hold level n is prefix:n.
+func readTimeoutPrefix(name, field string) string {
+	return suffixName(name, field) + ":rwlock_timeout"
+}

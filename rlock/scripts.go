@@ -17,12 +17,18 @@ var luaFS embed.FS
 // Scripts, loaded once from rlock/lua at start-up and never changed. Each runs
 // as EVALSHA, falling back to EVAL when the server answers NOSCRIPT.
 var (
-	acquireScript     = mustScript("acquire")
-	releaseScript     = mustScript("release")
-	renewScript       = mustScript("renew")
-	forceUnlockScript = mustScript("forceunlock")
-	cancelScript      = mustScript("cancel")
-	fencedScript      = mustScript("fenced_acquire")
+	acquireScript       = mustScript("acquire")
+	releaseScript       = mustScript("release")
+	renewScript         = mustScript("renew")
+	forceUnlockScript   = mustScript("forceunlock")
+	cancelScript        = mustScript("cancel")
+	fencedScript        = mustScript("fenced_acquire")
+	readAcquireScript   = mustScript("read_acquire")
+	writeAcquireScript  = mustScript("write_acquire")
+	readReleaseScript   = mustScript("read_release")
+	writeReleaseScript  = mustScript("write_release")
+	readRenewScript     = mustScript("read_renew")
+	rwForceUnlockScript = mustScript("rw_forceunlock")
 )
 
 func mustScript(name string) *redis.Script {
