@@ -37,15 +37,9 @@ func checkArgs(ctx context.Context, lease time.Duration) error {
 // wait == 0: one attempt. wait > 0: up to wait. wait < 0: until held or ctx
 // is done. It returns (false, nil) when the wait ran out.
 func (c *Client) acquire(ctx context.Context, op, name, channel, field string, wait, lease time.Duration, try attemptFunc) (bool, error) {
-	if c.closed.Load() {
-		return false, ErrClosed
-	}
-	if err := ctx.Err(); err != nil {
+	deadline, err := c.startWait(ctx, wait)
+	if err != nil {
 		return false, err
-	}
-	var deadline time.Time
-	if wait > 0 {
-		deadline = time.Now().Add(wait)
 	}
 	// When the channel is already subscribed (the lock is contended here),
 	// join it before the first attempt: then one failed attempt is enough
@@ -134,6 +128,21 @@ func (c *Client) acquire(ctx context.Context, op, name, channel, field string, w
 			return false, err
 		}
 	}
+}
+
+// startWait checks that an acquisition may start and returns the end of
+// its wait (zero for wait <= 0).
+func (c *Client) startWait(ctx context.Context, wait time.Duration) (deadline time.Time, err error) {
+	if c.closed.Load() {
+		return deadline, ErrClosed
+	}
+	if err := ctx.Err(); err != nil {
+		return deadline, err
+	}
+	if wait > 0 {
+		deadline = time.Now().Add(wait)
+	}
+	return deadline, nil
 }
 
 // ctxOr returns err, preferring ErrClosed or ctx's error (joined with err)

@@ -62,15 +62,9 @@ func (s *SpinLock) TryLock(ctx context.Context, wait, lease time.Duration) (bool
 // wait runs out (false, nil, or the last Redis error) or ctx ends. A pause
 // never outlasts the TTL the last attempt saw.
 func (c *Client) spinAcquire(ctx context.Context, field string, wait, lease time.Duration, try attemptFunc, b Backoff) (bool, error) {
-	if c.closed.Load() {
-		return false, ErrClosed
-	}
-	if err := ctx.Err(); err != nil {
+	deadline, err := c.startWait(ctx, wait)
+	if err != nil {
 		return false, err
-	}
-	var deadline time.Time
-	if wait > 0 {
-		deadline = time.Now().Add(wait)
 	}
 	bound := b.Initial
 	var lastErr error
