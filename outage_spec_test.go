@@ -70,9 +70,12 @@ var _ = Describe("RLock when Redis is unavailable", func() {
 	})
 
 	It("returns by the deadline while Redis hangs, and the abandoned attempt leaves no lock", func() {
-		c, _ := newClient(srv.Addr)
+		c, rdb := newClient(srv.Addr)
 		lock := c.NewLock("hung")
 		owner := ctxowner.New(ctx)
+		// A connection made before the pause: the script is sent, not just
+		// the connection handshake.
+		Expect(rdb.Ping(ctx).Err()).To(Succeed())
 		Expect(srv.Pause()).To(Succeed())
 		resumed := false
 		DeferCleanup(func() {
@@ -117,6 +120,25 @@ var _ = Describe("RLock when Redis is unavailable", func() {
 		Expect(lock.HoldCount(owner)).To(Equal(1))
 		Expect(lock.Unlock(owner)).To(Succeed())
 		Expect(lock.IsLocked(ctx)).To(BeFalse())
+	})
+
+	It("gives back a write hold of unknown outcome taken for a goroutine owner", func() {
+		c, rdb := newClient(srv.Addr)
+		wl := c.NewReadWriteLock("rw-hung").WriteLock()
+		// A connection made before the pause: the script is sent, not just
+		// the connection handshake.
+		Expect(rdb.Ping(ctx).Err()).To(Succeed())
+		Expect(srv.Pause()).To(Succeed())
+		dctx, cancel := context.WithTimeout(ctx, 300*time.Millisecond) // goroutine owner
+		defer cancel()
+		Expect(wl.Lock(dctx)).To(MatchError(context.DeadlineExceeded))
+		Expect(srv.Resume()).To(Succeed())
+
+		// The owner's next call waits for the settle: no hold is left.
+		Expect(wl.HoldCount(ctx)).To(BeZero())
+		raw := srv.Client()
+		DeferCleanup(raw.Close)
+		Expect(raw.Exists(ctx, "rw-hung").Val()).To(BeZero())
 	})
 
 	It("gives the lock to a waiter that waited across a Redis restart", func() {

@@ -62,19 +62,21 @@ func (s *RWSide) field(ctx context.Context) string {
 	return f
 }
 
-func (s *RWSide) spec(ctx context.Context) acquireSpec {
-	c, name := s.c, s.name
+// spec returns the acquire script of this side for the owner whose field on
+// this side is field. Everything the settle of an abandoned attempt needs is
+// captured here: it runs on another goroutine, where a goroutine owner's
+// field could not be derived again.
+func (s *RWSide) spec(field string) acquireSpec {
+	giveBack := func(ctx context.Context) error { return s.release(ctx, field) }
 	if s.write {
-		return acquireSpec{script: writeAcquireScript, renew: renewRLock,
-			giveBack: func(ctx context.Context) error { return s.release(ctx, s.field(ctx)) }}
+		return acquireSpec{script: writeAcquireScript, renew: renewRLock, giveBack: giveBack}
 	}
-	field := c.field(ctx)
 	return acquireSpec{
 		script:    readAcquireScript,
-		extraKeys: []string{readTimeoutPrefix(name, field)},
+		extraKeys: []string{readTimeoutPrefix(s.name, field)},
 		extraArgs: []any{field + ":write"},
 		renew:     renewRead,
-		giveBack:  func(ctx context.Context) error { return s.release(ctx, field) },
+		giveBack:  giveBack,
 	}
 }
 
@@ -100,12 +102,13 @@ func (s *RWSide) TryLock(ctx context.Context, wait, lease time.Duration) (bool, 
 	if err := checkArgs(ctx, lease); err != nil {
 		return false, opErr(op, s.name, err)
 	}
-	spec := s.spec(ctx)
+	field := s.field(ctx)
+	spec := s.spec(field)
 	try := func(ctx context.Context, field string, lease time.Duration) (bool, time.Duration, error) {
 		held, ttl, _, err := s.runAttempt(ctx, field, lease, spec)
 		return held, ttl, err
 	}
-	return s.c.lockAcquire(ctx, op, s.name, RWChannelName(s.name), s.field(ctx), wait, lease, try)
+	return s.c.lockAcquire(ctx, op, s.name, RWChannelName(s.name), field, wait, lease, try)
 }
 
 // Unlock releases one hold of ctx's owner on this side; ErrNotHeld if it
