@@ -36,7 +36,7 @@ func checkArgs(ctx context.Context, lease time.Duration) error {
 //
 // wait == 0: one attempt. wait > 0: up to wait. wait < 0: until held or ctx
 // is done. It returns (false, nil) when the wait ran out.
-func (c *Client) acquire(ctx context.Context, op, name, channel, field string, wait, lease time.Duration, try attemptFunc) (bool, error) {
+func (c *Client) acquire(ctx context.Context, name, channel, field string, wait, lease time.Duration, try attemptFunc) (bool, error) {
 	deadline, err := c.startWait(ctx, wait)
 	if err != nil {
 		return false, err
@@ -162,6 +162,6 @@ func (c *Client) ctxOr(ctx context.Context, err error) error {
 
 // lockAcquire runs acquire for an API call and wraps its error.
 func (c *Client) lockAcquire(ctx context.Context, op, name, channel, field string, wait, lease time.Duration, try attemptFunc) (bool, error) {
-	held, err := c.acquire(ctx, op, name, channel, field, wait, lease, try)
+	held, err := c.acquire(ctx, name, channel, field, wait, lease, try)
 	return held, opErr(op, name, err)
 }

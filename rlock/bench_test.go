@@ -20,7 +20,7 @@ import (
 // the PING round trip measured in the same run (ping-rtt-µs), so that
 // latencies can be read as multiples of the physical limit:
 //
-//	go test -run '^$' -bench . -benchtime 3s ./rlock
+//	go test -run '^$' -bench . -benchtime 5000x -count 3 ./rlock
 
 func newBenchClient(b *testing.B, poolSize int) (*rlock.Client, *redis.Client) {
 	b.Helper()

@@ -361,31 +361,31 @@ func (l *Lock) IsLocked(ctx context.Context) (bool, error) {
 // HoldCount, it first waits for a clean-up of the owner's interrupted call
 // on this lock, if one is in flight.
 func (l *Lock) IsHeldByCurrent(ctx context.Context) (bool, error) {
-	if err := l.check("isheldbycurrent", ctx); err != nil {
-		return false, err
-	}
-	field := l.c.field(ctx)
-	if err := l.c.awaitPending(ctx, holdKey{l.name, field}); err != nil {
-		return false, opErr("isheldbycurrent", l.name, err)
-	}
-	ok, err := l.c.rdb.HExists(ctx, l.name, field).Result()
-	return ok, opErr("isheldbycurrent", l.name, err)
+	n, err := l.holdCount(ctx, "isheldbycurrent", "")
+	return n > 0, err
 }
 
 // HoldCount returns how many times ctx's owner holds the lock (0: not held).
 func (l *Lock) HoldCount(ctx context.Context) (int, error) {
-	if err := l.check("holdcount", ctx); err != nil {
+	return l.holdCount(ctx, "holdcount", "")
+}
+
+// holdCount returns the hold count of ctx's owner under its field plus
+// suffix ("" for the lock's own field, ":write" for a read-write lock's
+// writer), after any clean-up of that owner's interrupted call.
+func (l *Lock) holdCount(ctx context.Context, op, suffix string) (int, error) {
+	if err := l.check(op, ctx); err != nil {
 		return 0, err
 	}
-	field := l.c.field(ctx)
+	field := l.c.field(ctx) + suffix
 	if err := l.c.awaitPending(ctx, holdKey{l.name, field}); err != nil {
-		return 0, opErr("holdcount", l.name, err)
+		return 0, opErr(op, l.name, err)
 	}
 	n, err := l.c.rdb.HGet(ctx, l.name, field).Int()
 	if errors.Is(err, redis.Nil) {
 		return 0, nil
 	}
-	return n, opErr("holdcount", l.name, err)
+	return n, opErr(op, l.name, err)
 }
 
 // RemainTTL returns the remaining lease of the lock: 0 when it is not held,
@@ -413,15 +413,12 @@ func remainTTL(ctx context.Context, rdb redis.UniversalClient, key string) (time
 // Lost returns a channel that is closed when this client's watchdog finds
 // that the hold of ctx's owner is lost: the lease expired (for instance
 // because Redis was unreachable for a whole lease), the lock was
-// force-unlocked, or another owner holds it. It is also closed, with
-// LostErr reporting ErrClosed, when the Client is closed while the hold is
-// kept. It is nil (blocks forever) when the owner holds no watchdog lease
-// through this client: fixed leases are not watched.
+// force-unlocked, or another owner holds it. It is also closed when the
+// Client is closed while the hold is kept (LostContext then reports
+// ErrClosed as the cause). It is nil (blocks forever) when the owner holds
+// no watchdog lease through this client: fixed leases are not watched.
 func (l *Lock) Lost(ctx context.Context) <-chan struct{} {
-	if l.check("lost", ctx) != nil {
-		return nil
-	}
-	ch, _ := l.c.lostChan(l.name, l.c.field(ctx))
+	ch, _ := l.watch(ctx, "")
 	return ch
 }
 
@@ -430,11 +427,17 @@ func (l *Lock) Lost(ctx context.Context) <-chan struct{} {
 // Lost describes. Call stop when the critical section ends. Without a
 // watchdog hold the returned context only ends with ctx.
 func (l *Lock) LostContext(ctx context.Context) (lctx context.Context, stop context.CancelFunc) {
+	ch, errf := l.watch(ctx, "")
+	return lostContext(ctx, l.Name(), ch, errf)
+}
+
+// watch returns the watchdog's loss channel and reason of the hold of ctx's
+// owner under its field plus suffix, or nil when there is none.
+func (l *Lock) watch(ctx context.Context, suffix string) (<-chan struct{}, func() error) {
 	if l.check("lost", ctx) != nil {
-		return lostContext(ctx, "", nil, nil)
+		return nil, nil
 	}
-	ch, errf := l.c.lostChan(l.name, l.c.field(ctx))
-	return lostContext(ctx, l.name, ch, errf)
+	return l.c.lostChan(l.name, l.c.field(ctx)+suffix)
 }
 
 // lostContext derives from ctx a context cancelled, with cause ErrLockLost

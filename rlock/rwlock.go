@@ -53,13 +53,25 @@ type RWSide struct {
 
 var _ Locker = (*RWSide)(nil)
 
-// field returns the hash field of ctx's owner on this side.
-func (s *RWSide) field(ctx context.Context) string {
-	f := s.c.field(ctx)
+// suffix follows the owner's field on this side: the writer's field is
+// "<client id>:<owner>:write", a reader's the plain one.
+func (s *RWSide) suffix() string {
 	if s.write {
-		return f + ":write"
+		return ":write"
 	}
-	return f
+	return ""
+}
+
+// field returns the hash field of ctx's owner on this side.
+func (s *RWSide) field(ctx context.Context) string { return s.c.field(ctx) + s.suffix() }
+
+// mode returns the value of the hash's mode field while this side is held,
+// and the message its release publishes.
+func (s *RWSide) mode() (mode, message string) {
+	if s.write {
+		return "write", UnlockMessage
+	}
+	return "read", ReadUnlockMessage
 }
 
 // spec returns the acquire script of this side for the owner whose field on
@@ -146,10 +158,7 @@ func (s *RWSide) ForceUnlock(ctx context.Context) (bool, error) {
 	if err := s.check("forceunlock", ctx); err != nil {
 		return false, err
 	}
-	mode, msg := "read", ReadUnlockMessage
-	if s.write {
-		mode, msg = "write", UnlockMessage
-	}
+	mode, msg := s.mode()
 	n, err := rwForceUnlockScript.Run(ctx, s.c.rdb, []string{s.name, RWChannelName(s.name)}, mode, msg, s.c.opts.publishCommand).Int()
 	return n == 1, opErr("forceunlock", s.name, err)
 }
@@ -163,38 +172,25 @@ func (s *RWSide) IsLocked(ctx context.Context) (bool, error) {
 	if errors.Is(err, redis.Nil) {
 		return false, nil
 	}
-	return mode == map[bool]string{true: "write", false: "read"}[s.write], opErr("islocked", s.name, err)
+	want, _ := s.mode()
+	return mode == want, opErr("islocked", s.name, err)
 }
 
 // IsHeldByCurrent reports whether ctx's owner holds this side.
 func (s *RWSide) IsHeldByCurrent(ctx context.Context) (bool, error) {
-	n, err := s.HoldCount(ctx)
+	n, err := s.base.holdCount(ctx, "isheldbycurrent", s.suffix())
 	return n > 0, err
 }
 
 // HoldCount returns how many times ctx's owner holds this side.
 func (s *RWSide) HoldCount(ctx context.Context) (int, error) {
-	if err := s.check("holdcount", ctx); err != nil {
-		return 0, err
-	}
-	field := s.field(ctx)
-	if err := s.c.awaitPending(ctx, holdKey{s.name, field}); err != nil {
-		return 0, opErr("holdcount", s.name, err)
-	}
-	n, err := s.c.rdb.HGet(ctx, s.name, field).Int()
-	if errors.Is(err, redis.Nil) {
-		return 0, nil
-	}
-	return n, opErr("holdcount", s.name, err)
+	return s.base.holdCount(ctx, "holdcount", s.suffix())
 }
 
 // Lost returns a channel closed when the watchdog finds the hold of ctx's
 // owner on this side lost (see Lock.Lost).
 func (s *RWSide) Lost(ctx context.Context) <-chan struct{} {
-	if s.check("lost", ctx) != nil {
-		return nil
-	}
-	ch, _ := s.c.lostChan(s.name, s.field(ctx))
+	ch, _ := s.base.watch(ctx, s.suffix())
 	return ch
 }
 
@@ -202,9 +198,6 @@ func (s *RWSide) Lost(ctx context.Context) <-chan struct{} {
 // cause ErrLockLost (or ErrClosed), when the hold of ctx's owner on this
 // side is lost (see Lock.LostContext). Call stop when done.
 func (s *RWSide) LostContext(ctx context.Context) (context.Context, context.CancelFunc) {
-	if s.check("lost", ctx) != nil {
-		return lostContext(ctx, "", nil, nil)
-	}
-	ch, errf := s.c.lostChan(s.name, s.field(ctx))
-	return lostContext(ctx, s.name, ch, errf)
+	ch, errf := s.base.watch(ctx, s.suffix())
+	return lostContext(ctx, s.Name(), ch, errf)
 }
