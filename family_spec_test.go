@@ -45,7 +45,7 @@ func guardCounter(e *env, perOwner int, newLock func(c *rlock.Client) rlock.Lock
 			}(newLock(c))
 		}
 	}
-	wg.Wait()
+	waitAll(&wg)
 	close(errs)
 	Expect(errs).To(BeEmpty())
 	n, _ := e.raw.Get(ctx, "counter").Int()
@@ -146,7 +146,7 @@ var _ = Describe("FencedLock", func() {
 				}(c.NewFencedLock("fenced"))
 			}
 		}
-		wg.Wait()
+		waitAll(&wg)
 		Expect(tokens).To(HaveLen(1000))
 		// Appended inside the critical section: the order of holders.
 		Expect(slices.IsSorted(tokens)).To(BeTrue())

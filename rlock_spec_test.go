@@ -58,7 +58,7 @@ var _ = Describe("RLock", func() {
 					}(c.NewLock(name))
 				}
 			}
-			wg.Wait()
+			waitAll(&wg)
 			close(errs)
 			Expect(errs).To(BeEmpty())
 			Expect(e.raw.Get(ctx, "counter").Int()).To(Equal(2 * 8 * perOwner))

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -105,4 +106,16 @@ func (e *env) numSub(channel string) int64 {
 
 func uniqueName(prefix string) string {
 	return fmt.Sprintf("%s:%d", prefix, GinkgoRandomSeed()+int64(CurrentSpecReport().LeafNodeLocation.LineNumber))
+}
+
+// waitAll waits for wg, failing the spec instead of hanging when the
+// goroutines do not finish within a minute.
+func waitAll(wg *sync.WaitGroup) {
+	GinkgoHelper()
+	done := make(chan struct{})
+	go func() {
+		wg.Wait()
+		close(done)
+	}()
+	Eventually(done).WithTimeout(time.Minute).Should(BeClosed(), "goroutines still running")
 }

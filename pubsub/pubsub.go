@@ -445,7 +445,9 @@ func (s *Sub) Close() {
 	}
 	if h.linger > 0 {
 		var t *time.Timer
-		t = time.AfterFunc(h.linger, func() { h.unsubscribeIdle(ch, t) })
+		// The timer may fire before t is assigned: it reads t under mu,
+		// which is held here until the assignment is done.
+		t = time.AfterFunc(h.linger, func() { h.unsubscribeIdle(ch, &t) })
 		ch.idle = t
 		h.mu.Unlock()
 		return
@@ -455,11 +457,16 @@ func (s *Sub) Close() {
 }
 
 // unsubscribeIdle sends UNSUBSCRIBE for a channel nobody has used since its
-// idle timer t was set (t is nil when there is no linger).
-func (h *Hub) unsubscribeIdle(ch *channel, t *time.Timer) {
+// idle timer *tp was set (tp is nil when there is no linger; *tp is read
+// under mu).
+func (h *Hub) unsubscribeIdle(ch *channel, tp **time.Timer) {
 	h.sendMu.Lock()
 	defer h.sendMu.Unlock()
 	h.mu.Lock()
+	var t *time.Timer
+	if tp != nil {
+		t = *tp
+	}
 	if ch.refs > 0 || !ch.want || ch.idle != t || h.closed {
 		h.mu.Unlock()
 		return

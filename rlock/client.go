@@ -77,6 +77,7 @@ func NewClient(rdb redis.UniversalClient, opts ...Option) (*Client, error) {
 		latchTTL:        DefaultUnlockLatchTTL,
 		publishCommand:  "publish",
 		backoff:         DefaultBackoff,
+		waiterTimeout:   DefaultFairWaiterTimeout,
 	}
 	for _, opt := range opts {
 		if opt == nil {

@@ -97,6 +97,14 @@ func (l *Lock) check(op string, ctx context.Context) error {
 	return nil
 }
 
+// checkAcquire validates the handle and the arguments of an acquisition.
+func (l *Lock) checkAcquire(op string, ctx context.Context, lease time.Duration) error {
+	if err := l.check(op, ctx); err != nil {
+		return err
+	}
+	return opErr(op, l.name, checkArgs(ctx, lease))
+}
+
 // Lock waits until ctx's owner holds the lock, with a watchdog lease.
 func (l *Lock) Lock(ctx context.Context) error {
 	return l.LockLease(ctx, 0)
@@ -123,11 +131,8 @@ func (l *Lock) tryLock(op string, ctx context.Context, wait, lease time.Duration
 // tryWith validates a call and runs the acquisition with the attempt func,
 // waiting on the unlock channel, or spinning with backoff when spin is set.
 func (l *Lock) tryWith(op string, ctx context.Context, wait, lease time.Duration, try attemptFunc, spin *Backoff) (bool, error) {
-	if err := l.check(op, ctx); err != nil {
+	if err := l.checkAcquire(op, ctx, lease); err != nil {
 		return false, err
-	}
-	if err := checkArgs(ctx, lease); err != nil {
-		return false, opErr(op, l.name, err)
 	}
 	c := l.c
 	if spin != nil {
@@ -280,18 +285,29 @@ const cancelMarkerTTL = time.Minute
 // few seconds at most) and Unlock returns ctx's error at once; the owner's
 // next call on this lock waits for the retry to finish.
 func (l *Lock) Unlock(ctx context.Context) error {
+	return l.unlockWith(ctx, "", l.release)
+}
+
+// release drops one hold of field with release.lua.
+func (l *Lock) release(ctx context.Context, field string) error {
+	c := l.c
+	keys := []string{l.name, ChannelName(l.name), c.latchKey(l.name)}
+	args := []any{UnlockMessage, c.leaseFor(l.name, field).Milliseconds(), field, c.opts.publishCommand, c.opts.latchTTL.Milliseconds()}
+	return c.releaseHold(ctx, l.name, field, releaseScript, keys, args)
+}
+
+// unlockWith is Unlock for every lock type: it validates the call, waits
+// for a clean-up of the owner's interrupted call on this lock, then drops
+// one hold of the owner's field plus suffix with release.
+func (l *Lock) unlockWith(ctx context.Context, suffix string, release func(ctx context.Context, field string) error) error {
 	if err := l.check("unlock", ctx); err != nil {
 		return err
 	}
-	c := l.c
-	field := c.field(ctx)
-	k := holdKey{l.name, field}
-	if err := c.awaitPending(ctx, k); err != nil {
+	field := l.c.field(ctx) + suffix
+	if err := l.c.awaitPending(ctx, holdKey{l.name, field}); err != nil {
 		return opErr("unlock", l.name, err)
 	}
-	keys := []string{l.name, ChannelName(l.name), c.latchKey(l.name)}
-	args := []any{UnlockMessage, c.leaseFor(l.name, field).Milliseconds(), field, c.opts.publishCommand, c.opts.latchTTL.Milliseconds()}
-	return opErr("unlock", l.name, c.releaseHold(ctx, l.name, field, releaseScript, keys, args))
+	return opErr("unlock", l.name, release(ctx, field))
 }
 
 // latchKey returns a fresh unlock latch key for the lock.

@@ -15,6 +15,8 @@ const (
 	latchPrefix     = "redisson_unlock_latch"
 	tokenPrefix     = "redisson_lock_token"
 	rwChannelPrefix = "redisson_rwlock"
+	queuePrefix     = "redisson_lock_queue"
+	timeoutPrefix   = "redisson_lock_timeout"
 	// cancelPrefix names the markers of cancelled acquire attempts. It is
 	// goredisson's own: Redisson has no such key.
 	cancelPrefix = "goredisson_acquire_cancel"
@@ -51,3 +53,16 @@ func RWChannelName(name string) string { return prefixName(rwChannelPrefix, name
 func readTimeoutPrefix(name, field string) string {
 	return suffixName(name, field) + ":rwlock_timeout"
 }
+
+// QueueKey returns the key of a fair lock's waiter queue
+// (redisson_lock_queue:{name}), a list of waiter fields in arrival order.
+func QueueKey(name string) string { return prefixName(queuePrefix, name) }
+
+// TimeoutKey returns the key of a fair lock's waiter timeouts
+// (redisson_lock_timeout:{name}), a sorted set of waiter fields scored by the
+// wall-clock millisecond until which each counts as alive.
+func TimeoutKey(name string) string { return prefixName(timeoutPrefix, name) }
+
+// FairChannelName returns the channel on which the fair-lock waiter with
+// the given field is woken: redisson_lock__channel:{name}:<field>.
+func FairChannelName(name, field string) string { return ChannelName(name) + ":" + field }

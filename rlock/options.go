@@ -14,6 +14,10 @@ const (
 	// DefaultUnlockLatchTTL bounds how long an unlock request's latch lives,
 	// so that a retried unlock is answered as the first one was.
 	DefaultUnlockLatchTTL = 10 * time.Second
+	// DefaultFairWaiterTimeout is how long a fair lock's queued waiter stays
+	// in the queue without showing signs of life (Redisson's threadWaitTime,
+	// 5 s in Redisson 3.x before 3.17; 5 min since).
+	DefaultFairWaiterTimeout = 5 * time.Second
 )
 
 type options struct {
@@ -26,6 +30,7 @@ type options struct {
 	latchTTL        time.Duration
 	publishCommand  string
 	backoff         Backoff
+	waiterTimeout   time.Duration
 	errs            []error
 }
 
@@ -116,5 +121,21 @@ func WithSpinBackoff(initial, max time.Duration) Option {
 			return
 		}
 		o.backoff = Backoff{Initial: initial, Max: max}
+	}
+}
+
+// WithFairWaiterTimeout sets how long a fair lock's waiter stays queued
+// without a sign of life (default DefaultFairWaiterTimeout; Redisson's
+// threadWaitTime). A live waiter refreshes its entry every third of it, so it
+// keeps its place however long the holder holds; a waiter whose process died
+// is purged from the head of the queue at most this long after its last
+// refresh, and then no longer holds back those behind it.
+func WithFairWaiterTimeout(d time.Duration) Option {
+	return func(o *options) {
+		if d < 30*time.Millisecond {
+			o.errs = append(o.errs, fmt.Errorf("fair waiter timeout %v: must be at least 30ms", d))
+			return
+		}
+		o.waiterTimeout = d
 	}
 }

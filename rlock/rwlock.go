@@ -108,11 +108,8 @@ func (s *RWSide) TryLock(ctx context.Context, wait, lease time.Duration) (bool, 
 	if s.write {
 		op = "writelock"
 	}
-	if err := s.check(op, ctx); err != nil {
+	if err := s.checkAcquire(op, ctx, lease); err != nil {
 		return false, err
-	}
-	if err := checkArgs(ctx, lease); err != nil {
-		return false, opErr(op, s.name, err)
 	}
 	field := s.field(ctx)
 	spec := s.spec(field)
@@ -128,14 +125,7 @@ func (s *RWSide) TryLock(ctx context.Context, wait, lease time.Duration) (bool, 
 // ends; a write unlock publishes the unlock message (or, on a downgrade, the
 // read-unlock message that lets waiting readers in).
 func (s *RWSide) Unlock(ctx context.Context) error {
-	if err := s.check("unlock", ctx); err != nil {
-		return err
-	}
-	field := s.field(ctx)
-	if err := s.c.awaitPending(ctx, holdKey{s.name, field}); err != nil {
-		return opErr("unlock", s.name, err)
-	}
-	return opErr("unlock", s.name, s.release(ctx, field))
+	return s.unlockWith(ctx, s.suffix(), s.release)
 }
 
 // release drops one hold of field on this side.

@@ -11,7 +11,7 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-//go:embed lua/*.lua
+//go:embed lua/*.lua lua/lib/*.lua
 var luaFS embed.FS
 
 // Scripts, loaded once from rlock/lua at start-up and never changed. Each runs
@@ -29,26 +29,64 @@ var (
 	writeReleaseScript  = mustScript("write_release")
 	readRenewScript     = mustScript("read_renew")
 	rwForceUnlockScript = mustScript("rw_forceunlock")
+	fairAcquireScript   = mustScript("fair_acquire")
+	fairReleaseScript   = mustScript("fair_release")
+	fairDequeueScript   = mustScript("fair_dequeue")
+	fairForceScript     = mustScript("fair_forceunlock")
 )
 
 func mustScript(name string) *redis.Script {
+	src, err := scriptSource(name)
+	if err != nil {
+		panic(fmt.Sprintf("rlock: embedded script %s: %v", name, err))
+	}
+	return redis.NewScript(src)
+}
+
+// includePrefix starts a line that a script replaces by lua/lib/<name>.lua:
+// Redis scripts cannot share code, so shared helpers are inserted as text.
+const includePrefix = "--#include "
+
+// scriptSource returns the text of lua/<name>.lua with its include lines
+// expanded: the exact source sent to Redis.
+func scriptSource(name string) (string, error) {
 	src, err := luaFS.ReadFile("lua/" + name + ".lua")
 	if err != nil {
-		panic(fmt.Sprintf("rlock: missing embedded script %s: %v", name, err))
+		return "", err
 	}
-	return redis.NewScript(string(src))
+	var b strings.Builder
+	for _, line := range strings.SplitAfter(string(src), "\n") {
+		lib, ok := strings.CutPrefix(strings.TrimRight(line, "\n"), includePrefix)
+		if !ok {
+			b.WriteString(line)
+			continue
+		}
+		inc, err := luaFS.ReadFile("lua/lib/" + strings.TrimSpace(lib) + ".lua")
+		if err != nil {
+			return "", err
+		}
+		b.Write(inc)
+	}
+	return b.String(), nil
 }
 
 // Scripts returns the embedded Lua sources by operation name (acquire,
-// release, renew, forceunlock, cancel, ...) with their SHA1 digests, so that
+// release, renew, forceunlock, cancel, ...), as sent to Redis (shared
+// helpers inserted), with their SHA1 digests, so that
 // operators can pre-load or audit them.
 func Scripts() map[string]Script {
 	out := make(map[string]Script)
 	entries, _ := luaFS.ReadDir("lua")
 	for _, e := range entries {
-		src, _ := luaFS.ReadFile("lua/" + e.Name())
-		s := redis.NewScript(string(src))
-		out[strings.TrimSuffix(e.Name(), ".lua")] = Script{Source: string(src), SHA1: s.Hash()}
+		if e.IsDir() {
+			continue // lua/lib: helpers included by the scripts
+		}
+		name := strings.TrimSuffix(e.Name(), ".lua")
+		src, err := scriptSource(name)
+		if err != nil {
+			continue // unreachable: mustScript loaded every script at start-up
+		}
+		out[name] = Script{Source: src, SHA1: redis.NewScript(src).Hash()}
 	}
 	return out
 }

@@ -129,7 +129,7 @@ func (s *Server) start() error {
 	s.mu.Unlock()
 	// Own process group: a Ctrl-C of the test run does not reach the server
 	// before the test's cleanup stops it.
-	cmd.SysProcAttr = sysProcAttr()
+	cmd.SysProcAttr = ChildAttr()
 	if err := cmd.Start(); err != nil {
 		return fmt.Errorf("redistest: start %s: %w", s.bin, err)
 	}

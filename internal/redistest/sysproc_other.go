@@ -4,7 +4,8 @@ package redistest
 
 import "syscall"
 
-// sysProcAttr puts redis-server in its own process group.
-func sysProcAttr() *syscall.SysProcAttr {
+// ChildAttr puts a child process (redis-server, or a helper program a test
+// starts) in its own process group.
+func ChildAttr() *syscall.SysProcAttr {
 	return &syscall.SysProcAttr{Setpgid: true}
 }

@@ -1,0 +1,16 @@
+--#include fair_queue
+-- fair_forceunlock.lua: delete a fair lock whoever holds it and wake the
+-- waiter at the head of the queue.
+-- KEYS[1]  the lock hash
+-- KEYS[2]  the queue
+-- KEYS[3]  the timeouts
+-- KEYS[4]  the unlock channel (a waiter's own is this plus ":<field>")
+-- ARGV[1]  unlock message ("0")
+-- ARGV[2]  publish command: "publish" or "spublish"
+-- Returns: 1 when a lock was deleted, 0 when there was none.
+purge(KEYS[2], KEYS[3], now_ms())
+if redis.call('del', KEYS[1]) == 1 then
+    wake_head(KEYS[2], KEYS[4], ARGV[2], ARGV[1])
+    return 1
+end
+return 0
