@@ -141,6 +141,41 @@ var _ = Describe("RLock when Redis is unavailable", func() {
 		Expect(raw.Exists(ctx, "rw-hung").Val()).To(BeZero())
 	})
 
+	It("tells the holder of every lock type that its lock was lost when Redis hung past the lease", func() {
+		c, rdb := newClient(srv.Addr, rlock.WithWatchdogTimeout(600*time.Millisecond))
+		rw := c.NewReadWriteLock("hung-rw")
+		rwRead := c.NewReadWriteLock("hung-rw-read")
+		locks := map[string]rlock.Locker{
+			"Lock":       c.NewLock("hung-lock"),
+			"FairLock":   c.NewFairLock("hung-fair"),
+			"SpinLock":   c.NewSpinLock("hung-spin"),
+			"FencedLock": c.NewFencedLock("hung-fenced"),
+			"WriteLock":  rw.WriteLock(),
+			"ReadLock":   rwRead.ReadLock(),
+		}
+		type lossSignal interface {
+			LostContext(context.Context) (context.Context, context.CancelFunc)
+		}
+		lost := map[string]context.Context{}
+		for name, l := range locks {
+			Expect(l.Lock(ctx)).To(Succeed(), name)
+			lctx, stop := l.(lossSignal).LostContext(ctx)
+			DeferCleanup(stop)
+			lost[name] = lctx
+		}
+		// Warm connections, so that nothing waits on a handshake; then hang
+		// Redis for well over the 600 ms lease.
+		Expect(rdb.Ping(ctx).Err()).To(Succeed())
+		Expect(srv.Pause()).To(Succeed())
+		time.Sleep(1500 * time.Millisecond) // the outage itself, not a wait for a result
+		Expect(srv.Resume()).To(Succeed())
+		for name, lctx := range lost {
+			Eventually(lctx.Done()).WithTimeout(5*time.Second).Should(BeClosed(), name)
+			Expect(context.Cause(lctx)).To(MatchError(rlock.ErrLockLost), name)
+			Expect(locks[name].IsHeldByCurrent(ctx)).To(BeFalse(), name)
+		}
+	})
+
 	It("gives the lock to a waiter that waited across a Redis restart", func() {
 		holderClient, _ := newClient(srv.Addr, rlock.WithWatchdogTimeout(1500*time.Millisecond))
 		waiterClient, _ := newClient(srv.Addr)

@@ -2,6 +2,7 @@ package rlock_test
 
 import (
 	"context"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -144,7 +145,7 @@ func BenchmarkLockUnlockParallel(b *testing.B) {
 	c, _ := newBenchClient(b, 64)
 	var seq atomic.Int64
 	b.ReportAllocs()
-	b.SetParallelism(16)
+	b.SetParallelism(max(1, 16/runtime.GOMAXPROCS(0))) // 16 goroutines
 	pinger := startPinger(b)
 	b.ResetTimer()
 	b.RunParallel(func(pb *testing.PB) {
@@ -173,16 +174,54 @@ func BenchmarkLockUnlockParallel(b *testing.B) {
 func BenchmarkContendedHandoff(b *testing.B) {
 	for _, think := range []time.Duration{0, time.Millisecond} {
 		b.Run("think="+think.String(), func(b *testing.B) {
-			benchHandoff(b, 16, think)
+			benchHandoff(b, 16, think, func(c *rlock.Client) rlock.Locker { return c.NewLock("bench:contended") })
 		})
 	}
 }
 
-func benchHandoff(b *testing.B, owners int, think time.Duration) {
+// BenchmarkFairHandoff is BenchmarkContendedHandoff for a FairLock: the
+// lock passes along the queue, so max/min (acquisitions of the busiest
+// owner over the least busy one) should stay near 1.
+func BenchmarkFairHandoff(b *testing.B) {
+	for _, think := range []time.Duration{0, time.Millisecond} {
+		b.Run("think="+think.String(), func(b *testing.B) {
+			benchHandoff(b, 16, think, func(c *rlock.Client) rlock.Locker { return c.NewFairLock("bench:fair") })
+		})
+	}
+}
+
+// BenchmarkReadLockParallel: 16 owners in one Client take and release the
+// read lock of one ReadWriteLock concurrently.
+func BenchmarkReadLockParallel(b *testing.B) {
+	c, _ := newBenchClient(b, 20)
+	read := c.NewReadWriteLock("bench:rw").ReadLock()
+	b.ReportAllocs()
+	b.SetParallelism(max(1, 16/runtime.GOMAXPROCS(0))) // 16 readers
+	pinger := startPinger(b)
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		ctx := ctxowner.New(context.Background())
+		for pb.Next() {
+			if err := read.Lock(ctx); err != nil {
+				b.Error(err)
+				return
+			}
+			if err := read.Unlock(ctx); err != nil {
+				b.Error(err)
+				return
+			}
+		}
+	})
+	b.StopTimer()
+	b.ReportMetric(micros(pinger()), "ping-rtt-µs")
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "acq/s")
+}
+
+func benchHandoff(b *testing.B, owners int, think time.Duration, newLock func(*rlock.Client) rlock.Locker) {
 	c, _ := newBenchClient(b, owners+4)
 	raw := redis.NewClient(&redis.Options{Addr: redisAddr})
 	defer raw.Close()
-	lock := c.NewLock("bench:contended")
+	lock := newLock(c)
 
 	// turn is one critical section: when its Lock and its Unlock returned.
 	type turn struct {

@@ -3,6 +3,8 @@ package rlock_test
 import (
 	"context"
 	"fmt"
+	"sync"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 
@@ -10,22 +12,94 @@ import (
 	"github.com/goredisson/goredisson/rlock"
 )
 
-// Every acquisition of a FencedLock returns a larger token; a storage that
-// remembers the highest token it saw refuses writes of stale holders.
+// Every acquisition of a FencedLock returns a larger token. A storage that
+// remembers the highest token it accepted refuses the write of a holder
+// whose lease ran out while it was paused (GC, a stopped VM) and whose lock
+// another owner took meanwhile.
 func ExampleFencedLock() {
 	rdb := redis.NewClient(&redis.Options{Addr: redisAddr})
 	defer rdb.Close()
 	client, _ := rlock.NewClient(rdb)
 	defer client.Close()
 	lock := client.NewFencedLock("example:fenced")
-	ctx := ctxowner.New(context.Background())
 
-	first, _ := lock.LockToken(ctx)
-	_ = lock.Unlock(ctx)
-	second, _ := lock.LockToken(ctx)
-	_ = lock.Unlock(ctx)
-	fmt.Println(second > first)
-	// Output: true
+	var highest int64 // the storage's side
+	write := func(token int64, what string) {
+		if token < highest {
+			fmt.Println("rejected:", what)
+			return
+		}
+		highest = token
+		fmt.Println("stored:", what)
+	}
+
+	slow, fast := ctxowner.New(context.Background()), ctxowner.New(context.Background())
+	t1, _, _ := lock.TryLockToken(slow, 0, 50*time.Millisecond) // a short fixed lease
+	time.Sleep(100 * time.Millisecond)                          // slow pauses past it
+	t2, _ := lock.LockToken(fast)                               // fast gets the lock
+	write(t2, "fast")
+	write(t1, "slow") // slow wakes up and writes with its old token
+	_ = lock.Unlock(fast)
+	// Output:
+	// stored: fast
+	// rejected: slow
+}
+
+// A FairLock serves its waiters in the order they asked: here three owners
+// queue behind the holder and get the lock in turn.
+func ExampleFairLock() {
+	rdb := redis.NewClient(&redis.Options{Addr: redisAddr})
+	defer rdb.Close()
+	client, _ := rlock.NewClient(rdb)
+	defer client.Close()
+	lock := client.NewFairLock("example:fair")
+	ctx := context.Background()
+
+	holder := ctxowner.New(ctx)
+	_ = lock.Lock(holder)
+	var wg sync.WaitGroup
+	order := make(chan string, 3)
+	for i, name := range []string{"ann", "bob", "cid"} {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			owner := ctxowner.New(ctx)
+			_ = lock.Lock(owner)
+			order <- name
+			_ = lock.Unlock(owner)
+		}()
+		// Let each one queue before the next asks.
+		for rdb.LLen(ctx, rlock.QueueKey("example:fair")).Val() < int64(i+1) {
+			time.Sleep(time.Millisecond)
+		}
+	}
+	_ = lock.Unlock(holder)
+	wg.Wait()
+	close(order)
+	for name := range order {
+		fmt.Println(name)
+	}
+	// Output:
+	// ann
+	// bob
+	// cid
+}
+
+// A SpinLock retries with backoff instead of waiting for an unlock message:
+// here it gets the lock once the holder's 50 ms lease runs out.
+func ExampleSpinLock() {
+	rdb := redis.NewClient(&redis.Options{Addr: redisAddr})
+	defer rdb.Close()
+	client, _ := rlock.NewClient(rdb, rlock.WithSpinBackoff(time.Millisecond, 16*time.Millisecond))
+	defer client.Close()
+	lock := client.NewSpinLock("example:spin")
+
+	_, _ = lock.TryLock(ctxowner.New(context.Background()), 0, 50*time.Millisecond)
+	me := ctxowner.New(context.Background())
+	ok, err := lock.TryLock(me, time.Second, 0)
+	fmt.Println("held:", ok, err)
+	_ = lock.Unlock(me)
+	// Output: held: true <nil>
 }
 
 // Readers share a ReadWriteLock; a writer excludes them.

@@ -1,4 +1,3 @@
---#include fair_queue
 -- fair_acquire.lua: take or re-enter a fair lock (Redisson FairLock layout:
 -- the RLock hash plus a waiter queue and timeouts, see lib/fair_queue.lua).
 -- The lock is free for the waiter at the head of the queue only, or for
@@ -18,6 +17,7 @@
 --          wait at most before trying again: for the head of the queue the
 --          lock's PTTL (-1: no expiry), for others the time until the head's
 --          timeout; -3 when the attempt was cancelled before it arrived.
+--#include fair_queue
 if redis.call('exists', KEYS[2]) == 1 then
     return -3
 end

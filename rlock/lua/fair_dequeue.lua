@@ -1,4 +1,3 @@
---#include fair_queue
 -- fair_dequeue.lua: a waiter gives up (its wait ran out, its context ended):
 -- it leaves the queue at once, and if that lets the next waiter in, the
 -- next waiter is woken.
@@ -10,6 +9,7 @@
 -- ARGV[2]  unlock message ("0")
 -- ARGV[3]  publish command: "publish" or "spublish"
 -- Returns: the number of queue entries removed (0 or 1).
+--#include fair_queue
 local removed = redis.call('lrem', KEYS[2], 0, ARGV[1])
 redis.call('zrem', KEYS[3], ARGV[1])
 purge(KEYS[2], KEYS[3], now_ms())

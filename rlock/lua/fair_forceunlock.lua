@@ -1,4 +1,3 @@
---#include fair_queue
 -- fair_forceunlock.lua: delete a fair lock whoever holds it and wake the
 -- waiter at the head of the queue.
 -- KEYS[1]  the lock hash
@@ -8,6 +7,7 @@
 -- ARGV[1]  unlock message ("0")
 -- ARGV[2]  publish command: "publish" or "spublish"
 -- Returns: 1 when a lock was deleted, 0 when there was none.
+--#include fair_queue
 purge(KEYS[2], KEYS[3], now_ms())
 if redis.call('del', KEYS[1]) == 1 then
     wake_head(KEYS[2], KEYS[4], ARGV[2], ARGV[1])

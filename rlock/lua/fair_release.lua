@@ -1,4 +1,3 @@
---#include fair_queue
 -- fair_release.lua: drop one hold of a fair lock; the last one deletes it
 -- and wakes the waiter at the head of the queue on its own channel.
 -- KEYS[1]  the lock hash
@@ -15,6 +14,7 @@
 -- Returns: 0 when holds remain, 1 when the lock was deleted, nil when the
 --          field does not hold the lock (if nobody does, the head waiter is
 --          woken all the same: the lock expired without an unlock).
+--#include fair_queue
 local latched = redis.call('get', KEYS[5])
 if latched then
     return tonumber(latched)

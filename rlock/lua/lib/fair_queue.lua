@@ -1,6 +1,6 @@
--- lib/fair_queue.lua: helpers shared by the fair-lock scripts. A script that
--- starts with the line "--#include fair_queue" gets this text in its place
--- (see scripts.go); it is never run on its own.
+-- lib/fair_queue.lua: helpers shared by the fair-lock scripts. A script's
+-- line "--#include fair_queue" (right after its header) is replaced by this
+-- text when the script is loaded (see scripts.go); it never runs on its own.
 --
 -- The queue (a list of waiter fields in arrival order) and the timeouts (a
 -- sorted set, member = waiter field, score = the wall-clock millisecond until
