@@ -20,6 +20,7 @@ import (
 	"encoding/hex"
 	"runtime"
 	"strconv"
+	"strings"
 	"sync/atomic"
 )
 
@@ -28,6 +29,10 @@ import (
 const ContextPrefix = "ctx:"
 
 type ownerKey struct{}
+
+// pinned is an owner id resolved by Pin, stored under ownerKey and returned
+// by Of verbatim.
+type pinned string
 
 // processTag and counter make the ids of New unique within this process and,
 // with overwhelming likelihood, across processes. They are the package's only
@@ -72,8 +77,15 @@ func From(ctx context.Context) (id string, ok bool) {
 	if ctx == nil {
 		return "", false
 	}
-	id, ok = ctx.Value(ownerKey{}).(string)
-	return id, ok && id != ""
+	switch v := ctx.Value(ownerKey{}).(type) {
+	case string:
+		return v, v != ""
+	case pinned:
+		// A pinned context owner is still that owner; a pinned goroutine
+		// owner is not a context owner.
+		return strings.CutPrefix(string(v), ContextPrefix)
+	}
+	return "", false
 }
 
 // Of returns the owner id a lock uses for a call made with ctx: ContextPrefix
@@ -81,10 +93,29 @@ func From(ctx context.Context) (id string, ok bool) {
 // calling goroutine's number in decimal. Call it on the goroutine that makes
 // the lock call.
 func Of(ctx context.Context) string {
+	if ctx != nil {
+		if id, ok := ctx.Value(ownerKey{}).(pinned); ok {
+			return string(id)
+		}
+	}
 	if id, ok := From(ctx); ok {
 		return ContextPrefix + id
 	}
 	return strconv.FormatUint(GoroutineID(), 10)
+}
+
+// Pin returns a copy of ctx whose owner is fixed to Of(ctx) as seen by the
+// calling goroutine: lock calls made with the returned context act for the
+// same owner on every goroutine, even when ctx carries no owner and the owner
+// is the calling goroutine. A goroutine owner keeps its plain number, so the
+// hash field stays the one Redisson writes for a thread. MultiLock and
+// RedLock pin the owner before they lock several locks at once; so can code
+// that hands a goroutine-owned critical section to helper goroutines.
+func Pin(ctx context.Context) context.Context {
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	return context.WithValue(ctx, ownerKey{}, pinned(Of(ctx)))
 }
 
 // GoroutineID returns the number of the calling goroutine, as the runtime

@@ -107,3 +107,31 @@ func BenchmarkOfGoroutineOwner(b *testing.B) {
 		ctxowner.Of(ctx)
 	}
 }
+
+func TestPin(t *testing.T) {
+	ctx := context.Background()
+	mine := strconv.FormatUint(ctxowner.GoroutineID(), 10)
+	pinned := ctxowner.Pin(ctx)
+	if got := ctxowner.Of(pinned); got != mine {
+		t.Fatalf("Of(Pin(ctx)) = %q on the pinning goroutine, want %q", got, mine)
+	}
+	other := make(chan string)
+	go func() { other <- ctxowner.Of(pinned) }()
+	if got := <-other; got != mine {
+		t.Fatalf("Of(Pin(ctx)) = %q on another goroutine, want the pinning goroutine's %q", got, mine)
+	}
+	if _, ok := ctxowner.From(pinned); ok {
+		t.Fatal("a pinned goroutine owner must not be reported as a context owner")
+	}
+
+	owned := ctxowner.WithID(ctx, "7")
+	if got := ctxowner.Of(ctxowner.Pin(owned)); got != "ctx:7" {
+		t.Fatalf("Of(Pin(WithID 7)) = %q, want ctx:7", got)
+	}
+	if id, ok := ctxowner.From(ctxowner.Pin(owned)); !ok || id != "7" {
+		t.Fatalf("From(Pin(WithID 7)) = %q, %v; want 7, true", id, ok)
+	}
+	if got := ctxowner.Of(ctxowner.WithID(pinned, "8")); got != "ctx:8" {
+		t.Fatalf("a later WithID must override a pin; Of = %q", got)
+	}
+}

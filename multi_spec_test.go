@@ -1,0 +1,274 @@
+package goredisson_test
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	"github.com/onsi/gomega/gleak"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/goredisson/goredisson/ctxowner"
+	"github.com/goredisson/goredisson/internal/redistest"
+	"github.com/goredisson/goredisson/rlock"
+)
+
+// startServers starts n extra redis-servers for one spec and stops them at
+// cleanup.
+func startServers(n int) []*redistest.Server {
+	out := make([]*redistest.Server, n)
+	for i := range out {
+		srv, err := redistest.Start()
+		Expect(err).NotTo(HaveOccurred())
+		DeferCleanup(srv.Close)
+		out[i] = srv
+	}
+	return out
+}
+
+// clientOn returns a goredisson Client on addr; both are closed at cleanup.
+func clientOn(addr string, opts ...rlock.Option) *rlock.Client {
+	rdb := redis.NewClient(&redis.Options{Addr: addr, MaxRetries: -1, DialTimeout: 200 * time.Millisecond})
+	DeferCleanup(rdb.Close)
+	c, err := rlock.NewClient(rdb, opts...)
+	Expect(err).NotTo(HaveOccurred())
+	DeferCleanup(func() { _ = c.Close() })
+	return c
+}
+
+var _ = Describe("MultiLock", func() {
+	var (
+		e     *env
+		ctx   context.Context
+		other *redistest.Server
+	)
+	BeforeEach(func() {
+		e = newEnv()
+		ctx = context.Background()
+		other = startServers(1)[0]
+	})
+
+	It("takes locks on two deployments all or nothing, reentrantly", func() {
+		a := e.client().NewLock("multi-a")
+		b := clientOn(other.Addr).NewFairLock("multi-b")
+		m, err := rlock.NewMultiLock(a, b)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(m.Name()).To(Equal("multilock[multi-a,multi-b]"))
+
+		rival := ctxowner.New(ctx)
+		Expect(b.Lock(rival)).To(Succeed())
+		owner := ctxowner.New(ctx)
+		ok, err := m.TryLock(owner, 300*time.Millisecond, 0)
+		Expect(ok, err).To(BeFalse())
+		Expect(a.IsLocked(ctx)).To(BeFalse(), "what it took was given back")
+
+		done := make(chan error, 1)
+		go func() { done <- m.Lock(owner) }()
+		Consistently(done).WithTimeout(200 * time.Millisecond).ShouldNot(Receive())
+		Expect(b.Unlock(rival)).To(Succeed())
+		Eventually(done).Should(Receive(BeNil()))
+		Expect(a.HoldCount(owner)).To(Equal(1))
+		Expect(b.HoldCount(owner)).To(Equal(1))
+
+		Expect(m.Lock(owner)).To(Succeed())
+		Expect(m.HoldCount(owner)).To(Equal(2))
+		Expect(m.IsHeldByCurrent(owner)).To(BeTrue())
+		Expect(m.Unlock(owner)).To(Succeed())
+		Expect(m.Unlock(owner)).To(Succeed())
+		Expect(m.IsLocked(ctx)).To(BeFalse())
+		Expect(m.Unlock(owner)).To(MatchError(rlock.ErrNotHeld))
+	})
+
+	It("never deadlocks against a MultiLock taking the same locks in the other order", func() {
+		c1, c2 := e.client(), clientOn(other.Addr)
+		ab, err := rlock.NewMultiLock(c1.NewLock("order-a"), c2.NewLock("order-b"))
+		Expect(err).NotTo(HaveOccurred())
+		ba, err := rlock.NewMultiLock(c2.NewLock("order-b"), c1.NewLock("order-a"))
+		Expect(err).NotTo(HaveOccurred())
+		var (
+			wg      sync.WaitGroup
+			inside  sync.Mutex
+			entries int
+		)
+		for i := range 8 {
+			m := ab
+			if i%2 == 1 {
+				m = ba
+			}
+			wg.Add(1)
+			go func() {
+				defer GinkgoRecover()
+				defer wg.Done()
+				for range 10 {
+					Expect(m.Lock(ctx)).To(Succeed()) // goroutine owners, pinned
+					Expect(inside.TryLock()).To(BeTrue(), "two holders at once")
+					entries++
+					inside.Unlock()
+					Expect(m.Unlock(ctx)).To(Succeed())
+				}
+			}()
+		}
+		waitAll(&wg)
+		Expect(entries).To(Equal(80))
+	})
+
+	It("ends a wait with ctx's error and keeps nothing", func() {
+		a, b := e.client().NewLock("multi-c1"), clientOn(other.Addr).NewLock("multi-c2")
+		Expect(b.Lock(ctxowner.New(ctx))).To(Succeed())
+		m, _ := rlock.NewMultiLock(a, b)
+		cctx, cancel := context.WithTimeout(ctxowner.New(ctx), 300*time.Millisecond)
+		defer cancel()
+		Expect(m.Lock(cctx)).To(MatchError(context.DeadlineExceeded))
+		Expect(a.IsLocked(ctx)).To(BeFalse())
+	})
+
+	It("rejects an empty list, a nil lock and the same lock twice", func() {
+		c := e.client()
+		_, err := rlock.NewMultiLock()
+		Expect(err).To(MatchError(rlock.ErrInvalidArgument))
+		_, err = rlock.NewMultiLock(c.NewLock("x"), nil)
+		Expect(err).To(MatchError(rlock.ErrInvalidArgument))
+		var nilLock *rlock.Lock
+		_, err = rlock.NewMultiLock(c.NewLock("x"), nilLock)
+		Expect(err).To(MatchError(rlock.ErrInvalidArgument))
+		l := c.NewLock("x")
+		_, err = rlock.NewMultiLock(l, l)
+		Expect(err).To(MatchError(rlock.ErrInvalidArgument))
+		_, err = rlock.NewMultiLock(c.NewLock("x"), c.NewFencedLock("x"))
+		Expect(err).To(MatchError(ContainSubstring("same Redis key")))
+		_, err = rlock.NewRedLock(c.NewLock("x"), clientOn(other.Addr).NewLock("x"))
+		Expect(err).To(MatchError(rlock.ErrInvalidArgument))
+		Expect(e.raw.DBSize(ctx).Val()).To(BeZero())
+	})
+})
+
+var _ = Describe("RedLock over 5 independent masters", func() {
+	var (
+		ctx     context.Context
+		masters []*redistest.Server
+		clients []*rlock.Client
+	)
+	BeforeEach(func() {
+		before := gleak.Goroutines()
+		DeferCleanup(func() {
+			Eventually(gleak.Goroutines).WithTimeout(10 * time.Second).ShouldNot(gleak.HaveLeaked(before))
+		})
+		ctx = context.Background()
+		masters = startServers(5)
+		clients = make([]*rlock.Client, 5)
+		for i, m := range masters {
+			clients[i] = clientOn(m.Addr)
+		}
+	})
+	redLock := func(name string) *rlock.RedLock {
+		locks := make([]rlock.Locker, len(clients))
+		for i, c := range clients {
+			locks[i] = c.NewLock(name)
+		}
+		r, err := rlock.NewRedLock(locks...)
+		Expect(err).NotTo(HaveOccurred())
+		return r
+	}
+	holders := func(name string) int {
+		n := 0
+		for _, m := range masters {
+			if m.Pid() == 0 {
+				continue
+			}
+			raw := m.Client()
+			n += int(raw.Exists(ctx, name).Val())
+			_ = raw.Close()
+		}
+		return n
+	}
+
+	It("is held when a majority grants it, within a validity shorter than the lease", func() {
+		r := redLock("red")
+		Expect(r.Quorum()).To(Equal(3))
+		owner := ctxowner.New(ctx)
+		validity, ok, err := r.TryLockValidity(owner, 0, 10*time.Second)
+		Expect(ok, err).To(BeTrue())
+		Expect(validity).To(And(BeNumerically(">", 9*time.Second), BeNumerically("<", 10*time.Second-100*time.Millisecond)))
+		Expect(holders("red")).To(Equal(5))
+		ok, err = redLock("red").TryLock(ctxowner.New(ctx), 100*time.Millisecond, 0)
+		Expect(ok, err).To(BeFalse())
+		Expect(r.IsHeldByCurrent(owner)).To(BeTrue())
+		Expect(r.Unlock(owner)).To(Succeed())
+		Expect(holders("red")).To(BeZero())
+	})
+
+	It("releases every master when the quorum is missed", func() {
+		// Someone else holds the lock on 3 of the 5 masters.
+		rival := ctxowner.New(ctx)
+		for _, c := range clients[:3] {
+			Expect(c.NewLock("split").Lock(rival)).To(Succeed())
+		}
+		ok, err := redLock("split").TryLock(ctxowner.New(ctx), 0, 0)
+		Expect(ok, err).To(BeFalse())
+		Expect(holders("split")).To(Equal(3), "the two masters it got were released")
+	})
+
+	It("works with 2 masters killed and fails with ErrNoQuorum, not a hang, with 3 killed", func() {
+		Expect(masters[0].Kill()).To(Succeed())
+		Expect(masters[1].Kill()).To(Succeed())
+		owner := ctxowner.New(ctx)
+		r := redLock("degraded")
+		Expect(r.Lock(owner)).To(Succeed())
+		Expect(holders("degraded")).To(Equal(3))
+		Expect(r.Unlock(owner)).To(Succeed())
+
+		Expect(masters[2].Kill()).To(Succeed())
+		start := time.Now()
+		err := r.Lock(owner) // no deadline: it must still return
+		Expect(err).To(MatchError(rlock.ErrNoQuorum))
+		Expect(time.Since(start)).To(BeNumerically("<", 2*time.Second))
+		Expect(holders("degraded")).To(BeZero())
+	})
+
+	It("keeps a counter exact between owners of 2 Client sets", func() {
+		others := make([]*rlock.Client, 5)
+		for i, m := range masters {
+			others[i] = clientOn(m.Addr)
+		}
+		counter := 0
+		var wg sync.WaitGroup
+		for set := range 2 {
+			for range 4 {
+				wg.Add(1)
+				go func() {
+					defer GinkgoRecover()
+					defer wg.Done()
+					cs := clients
+					if set == 1 {
+						cs = others
+					}
+					locks := make([]rlock.Locker, 5)
+					for i, c := range cs {
+						locks[i] = c.NewLock("red-counter")
+					}
+					r, err := rlock.NewRedLock(locks...)
+					Expect(err).NotTo(HaveOccurred())
+					owner := ctxowner.New(ctx)
+					for range 10 {
+						Expect(r.Lock(owner)).To(Succeed())
+						counter++ // guarded only by the RedLock (-race checks it)
+						Expect(r.Unlock(owner)).To(Succeed())
+					}
+				}()
+			}
+		}
+		waitAll(&wg)
+		Expect(counter).To(Equal(80))
+	})
+
+	It("rejects bad settings", func() {
+		r := redLock("red-bad")
+		Expect(r.SetAttemptTimeout(0)).To(MatchError(rlock.ErrInvalidArgument))
+		Expect(r.SetDriftFactor(0.7)).To(MatchError(rlock.ErrInvalidArgument))
+		_, err := rlock.NewRedLock(clients[0].NewLock("x"), clients[1].NewLock("x"))
+		Expect(errors.Is(err, rlock.ErrInvalidArgument)).To(BeTrue())
+	})
+})
