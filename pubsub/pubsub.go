@@ -70,7 +70,8 @@ func WithSharded(on bool) Option {
 	return func(h *Hub) { h.sharded = on }
 }
 
-// Hub shares one subscription connection among waiters. It is safe for
+// Hub shares one subscription connection among waiters (with sharded
+// pub/sub on a Redis Cluster: one per hash slot in use). It is safe for
 // concurrent use. The zero value is not usable: call New.
 type Hub struct {
 	rdb     redis.UniversalClient
@@ -82,8 +83,7 @@ type Hub struct {
 	// sendMu orders SUBSCRIBE and UNSUBSCRIBE commands with the state
 	// changes that decided them. It is never held by the dispatcher.
 	sendMu sync.Mutex
-	ps     *redis.PubSub // created on first Subscribe, under sendMu
-	loop   chan struct{} // closed when the dispatcher has returned
+	conns  map[int]*conn // by shard (see shard), created on first use, under sendMu
 
 	mu     sync.Mutex
 	chans  map[string]*channel
@@ -110,6 +110,22 @@ type channel struct {
 	idle    *time.Timer
 }
 
+// conn is one subscription connection and its dispatcher.
+type conn struct {
+	ps   *redis.PubSub
+	loop chan struct{} // closed when the dispatcher has returned
+}
+
+// shard returns which connection serves a channel: always the one
+// connection, except for sharded pub/sub on a Redis Cluster, where a
+// connection serves one hash slot (SSUBSCRIBE must reach the slot's node).
+func (h *Hub) shard(name string) int {
+	if _, cluster := h.rdb.(*redis.ClusterClient); h.sharded && cluster {
+		return Slot(name)
+	}
+	return -1
+}
+
 // New returns a Hub for rdb. No connection is opened until the first Subscribe.
 func New(rdb redis.UniversalClient, opts ...Option) *Hub {
 	h := &Hub{
@@ -118,6 +134,7 @@ func New(rdb redis.UniversalClient, opts ...Option) *Hub {
 		linger:  DefaultLinger,
 		log:     slog.Default(),
 		chans:   make(map[string]*channel),
+		conns:   make(map[int]*conn),
 		done:    make(chan struct{}),
 	}
 	for _, o := range opts {
@@ -237,23 +254,31 @@ func isClosed(c chan struct{}) bool {
 	}
 }
 
-// open creates the PubSub and starts the dispatcher. Called with sendMu held.
-func (h *Hub) open() {
-	h.ps = h.rdb.Subscribe(context.Background())
-	msgs := h.ps.ChannelWithSubscriptions(redis.WithChannelSize(1024))
-	h.loop = make(chan struct{})
-	go h.dispatch(msgs, h.loop)
+// start starts the dispatcher of a new connection, after its first
+// SUBSCRIBE was written: the PubSub connects on its first command, and for
+// sharded pub/sub on a cluster that command's channel picks the node.
+// Called with sendMu held.
+func (h *Hub) start(c *conn) {
+	if c.loop != nil {
+		return
+	}
+	c.loop = make(chan struct{})
+	msgs := c.ps.ChannelWithSubscriptions(redis.WithChannelSize(1024))
+	go h.dispatch(msgs, c.loop)
 }
 
 // send writes SUBSCRIBE or UNSUBSCRIBE for name; the dispatcher sees the
 // confirmation. Called with sendMu held.
 func (h *Hub) send(ctx context.Context, subscribe bool, name string) error {
-	if h.ps == nil {
+	c := h.conns[h.shard(name)]
+	if c == nil {
 		if !subscribe {
 			return nil
 		}
-		h.open()
+		c = &conn{ps: h.rdb.Subscribe(context.Background())}
+		h.conns[h.shard(name)] = c
 	}
+	defer h.start(c)
 	// Bound the write by a timeout of its own, so that an UNSUBSCRIBE is
 	// sent even when the waiter's ctx has already ended.
 	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
@@ -262,15 +287,15 @@ func (h *Hub) send(ctx context.Context, subscribe bool, name string) error {
 	op := "subscribe"
 	switch {
 	case subscribe && h.sharded:
-		err = h.ps.SSubscribe(wctx, name)
+		err = c.ps.SSubscribe(wctx, name)
 	case subscribe:
-		err = h.ps.Subscribe(wctx, name)
+		err = c.ps.Subscribe(wctx, name)
 	case h.sharded:
 		op = "unsubscribe"
-		err = h.ps.SUnsubscribe(wctx, name)
+		err = c.ps.SUnsubscribe(wctx, name)
 	default:
 		op = "unsubscribe"
-		err = h.ps.Unsubscribe(wctx, name)
+		err = c.ps.Unsubscribe(wctx, name)
 	}
 	if err != nil {
 		return fmt.Errorf("pubsub: %s %s: %w", op, name, err)
@@ -533,10 +558,12 @@ func (h *Hub) Close() error {
 		}
 	}
 	h.mu.Unlock()
-	if h.ps == nil {
-		return nil
+	var errs []error
+	for _, c := range h.conns {
+		errs = append(errs, c.ps.Close())
+		if c.loop != nil {
+			<-c.loop
+		}
 	}
-	err := h.ps.Close()
-	<-h.loop
-	return err
+	return errors.Join(errs...)
 }

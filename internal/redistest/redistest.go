@@ -31,9 +31,10 @@ type Server struct {
 	// Port is the server's TCP port.
 	Port int
 
-	bin   string
-	dir   string
-	extra []string
+	bin      string
+	dir      string
+	extra    []string
+	sentinel string // sentinel.conf text: run as a Sentinel
 
 	mu  sync.Mutex
 	cmd *exec.Cmd
@@ -46,6 +47,19 @@ type Option func(*Server)
 // WithArgs adds command-line arguments, e.g. "--cluster-enabled", "yes".
 func WithArgs(args ...string) Option {
 	return func(s *Server) { s.extra = append(s.extra, args...) }
+}
+
+// WithSentinelMonitor runs the process as a Redis Sentinel (redis-server
+// --sentinel) monitoring the primary at primaryAddr under name, with the
+// given quorum, and quick failure detection for tests.
+func WithSentinelMonitor(name, primaryAddr string, quorum int) Option {
+	return func(s *Server) {
+		host, port, _ := net.SplitHostPort(primaryAddr)
+		s.sentinel = fmt.Sprintf("sentinel monitor %s %s %s %d\n"+
+			"sentinel down-after-milliseconds %s 1000\n"+
+			"sentinel failover-timeout %s 5000\n"+
+			"sentinel parallel-syncs %s 1\n", name, host, port, quorum, name, name, name)
+	}
 }
 
 // WithPort runs the server on a fixed port instead of a free one.
@@ -110,15 +124,27 @@ func FreePort() (int, error) {
 }
 
 func (s *Server) start() error {
-	args := []string{
+	common := []string{
 		"--port", strconv.Itoa(s.Port),
 		"--bind", "127.0.0.1",
 		"--protected-mode", "no",
-		"--save", "",
-		"--appendonly", "no",
 		"--dir", s.dir,
 		"--daemonize", "no",
 		"--loglevel", "warning",
+	}
+	var args []string
+	if s.sentinel != "" {
+		// A Sentinel rewrites its config file; a restart keeps what it
+		// learnt.
+		conf := filepath.Join(s.dir, "sentinel.conf")
+		if _, err := os.Stat(conf); err != nil {
+			if err := os.WriteFile(conf, []byte(s.sentinel), 0o600); err != nil {
+				return err
+			}
+		}
+		args = append([]string{conf, "--sentinel"}, common...)
+	} else {
+		args = append(common, "--save", "", "--appendonly", "no")
 	}
 	args = append(args, s.extra...)
 	cmd := exec.Command(s.bin, args...)
