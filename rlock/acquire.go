@@ -88,7 +88,7 @@ func (c *Client) acquire(ctx context.Context, name, channel, field string, wait,
 		case held:
 			return true, nil
 		case err != nil:
-			if ctx.Err() != nil || c.closed.Load() {
+			if ctx.Err() != nil || c.closed.Load() || errors.Is(err, ErrReplicaSync) {
 				return false, c.ctxOr(ctx, err)
 			}
 			// Redis is failing (down, restarting, failing over): keep

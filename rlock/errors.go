@@ -19,6 +19,9 @@ var (
 	// ErrInvalidArgument: a nil client, an empty lock name, a nil lock, or
 	// an option value that makes no sense.
 	ErrInvalidArgument = errors.New("invalid argument")
+	// ErrReplicaSync: with WithReplicaSync, too few replicas confirmed an
+	// acquisition in time; it was given back.
+	ErrReplicaSync = errors.New("too few replicas confirmed the acquisition")
 	// ErrLockLost is the cause reported when the watchdog finds a hold lost:
 	// the lease expired, the lock was force-unlocked, or another owner took
 	// it. It is watchdog.ErrLost.

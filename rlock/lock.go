@@ -179,9 +179,10 @@ func (l *Lock) runAttempt(ctx context.Context, field string, lease time.Duration
 	marker := prefixName(cancelPrefix, l.name) + ":" + c.nextID()
 	keys := append([]string{l.name, marker}, spec.extraKeys...)
 	args := append([]any{keep.Milliseconds(), field}, spec.extraArgs...)
-	v, err, _ := bounded(c, ctx, func() (any, error) {
-		return spec.script.Run(ctx, c.rdb, keys, args...).Result()
+	r, err, _ := bounded(c, ctx, func() (acquireReply, error) {
+		return c.runAcquire(ctx, spec.script, keys, args)
 	})
+	v := r.v
 	if err != nil && !errors.Is(err, redis.Nil) {
 		if !isServerReply(err) && !notSent(err) {
 			c.background(ctx, k, func(sctx context.Context) {
@@ -200,12 +201,59 @@ func (l *Lock) runAttempt(ctx context.Context, field string, lease time.Duration
 	}
 	if held {
 		c.acquired(l.name, field, lease, spec.renew)
+		if r.unsynced {
+			giveBack := spec.giveBack
+			if giveBack == nil {
+				giveBack = func(ctx context.Context) error { return l.release(ctx, field) }
+			}
+			if rerr := giveBack(ctx); rerr != nil {
+				return false, 0, 0, fmt.Errorf("%w (and giving it back failed: %w)", ErrReplicaSync, rerr)
+			}
+			return false, 0, 0, ErrReplicaSync
+		}
 		return true, 0, n, nil
 	}
 	if n == -2 || n == -3 {
 		n = 0 // expired between the checks, or a stale attempt: try again at once
 	}
 	return false, time.Duration(n) * time.Millisecond, 0, nil
+}
+
+// acquireReply is an acquire script's reply; unsynced reports that the
+// script took a hold that too few replicas confirmed (WithReplicaSync).
+type acquireReply struct {
+	v        any
+	unsynced bool
+}
+
+// runAcquire runs an acquire script; with WithReplicaSync, WAIT follows it
+// in the same pipeline, on the same connection.
+func (c *Client) runAcquire(ctx context.Context, script *redis.Script, keys []string, args []any) (acquireReply, error) {
+	if c.opts.syncReplicas == 0 {
+		v, err := script.Run(ctx, c.rdb, keys, args...).Result()
+		return acquireReply{v: v}, err
+	}
+	for attempt := 0; ; attempt++ {
+		pipe := c.rdb.Pipeline()
+		ev := script.EvalSha(ctx, pipe, keys, args...)
+		wait := pipe.Do(ctx, "wait", c.opts.syncReplicas, c.opts.syncTimeout.Milliseconds())
+		_, _ = pipe.Exec(ctx)
+		v, err := ev.Result()
+		if isNoScript(err) && attempt == 0 {
+			if err := script.Load(ctx, c.rdb).Err(); err != nil {
+				return acquireReply{}, err
+			}
+			continue
+		}
+		if held, _, perr := parseAcquireReply(v, err); perr != nil || !held {
+			return acquireReply{v: v}, err // not held (or failed): nothing to confirm
+		}
+		n, werr := wait.Int64()
+		if werr != nil {
+			return acquireReply{v: v, unsynced: true}, err
+		}
+		return acquireReply{v: v, unsynced: n < int64(c.opts.syncReplicas)}, err
+	}
 }
 
 // parseAcquireReply reads an acquire script's reply: nil (held) or a PTTL

@@ -31,6 +31,8 @@ type options struct {
 	publishCommand  string
 	backoff         Backoff
 	waiterTimeout   time.Duration
+	syncReplicas    int
+	syncTimeout     time.Duration
 	errs            []error
 }
 
@@ -137,5 +139,22 @@ func WithFairWaiterTimeout(d time.Duration) Option {
 			return
 		}
 		o.waiterTimeout = d
+	}
+}
+
+// WithReplicaSync makes every acquisition wait until at least replicas
+// replicas of the primary confirmed it, for at most timeout (Redis's WAIT,
+// sent on the same connection right after the acquire script; Redisson's
+// checkLockSyncedSlaves). When fewer confirm in time, the acquisition is
+// given back and the call fails with ErrReplicaSync. It narrows, without
+// closing, the window in which a failover loses a lock the old primary
+// granted (replication stays asynchronous: see the README).
+func WithReplicaSync(replicas int, timeout time.Duration) Option {
+	return func(o *options) {
+		if replicas < 1 || timeout < time.Millisecond {
+			o.errs = append(o.errs, fmt.Errorf("replica sync %d within %v: need at least 1 replica and 1ms", replicas, timeout))
+			return
+		}
+		o.syncReplicas, o.syncTimeout = replicas, timeout
 	}
 }

@@ -120,18 +120,27 @@ type Sentinels struct {
 // knows the replicas and the other Sentinels.
 func StartSentinels(replicas, sentinels int) (*Sentinels, error) {
 	t := &Sentinels{MasterName: "goredisson"}
-	primary, err := Start()
+	// No 5 s wait before the first full sync (Redis 7's default delay).
+	fast := WithArgs("--repl-diskless-sync-delay", "0")
+	primary, err := Start(fast)
 	if err != nil {
 		return nil, err
 	}
 	t.Primary = primary
 	for range replicas {
-		r, err := Start(WithArgs("--replicaof", "127.0.0.1", strconv.Itoa(primary.Port)))
+		r, err := Start(fast, WithArgs("--replicaof", "127.0.0.1", strconv.Itoa(primary.Port)))
 		if err != nil {
 			_ = t.Close()
 			return nil, err
 		}
 		t.Replicas = append(t.Replicas, r)
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for _, r := range t.Replicas {
+		if err := waitSynced(r, deadline); err != nil {
+			_ = t.Close()
+			return nil, err
+		}
 	}
 	for range sentinels {
 		s, err := Start(WithSentinelMonitor(t.MasterName, primary.Addr, sentinels/2+1))
@@ -141,7 +150,6 @@ func StartSentinels(replicas, sentinels int) (*Sentinels, error) {
 		}
 		t.Sentinels = append(t.Sentinels, s)
 	}
-	deadline := time.Now().Add(30 * time.Second)
 	for _, s := range t.Sentinels {
 		sc := redis.NewSentinelClient(&redis.Options{Addr: s.Addr})
 		for {
@@ -198,4 +206,20 @@ func (t *Sentinels) Close() error {
 		errs = append(errs, t.Primary.Close())
 	}
 	return errors.Join(errs...)
+}
+
+// waitSynced waits until the replica r has finished its sync with its primary.
+func waitSynced(r *Server, deadline time.Time) error {
+	rdb := r.Client()
+	defer rdb.Close()
+	for {
+		info, err := rdb.Info(context.Background(), "replication").Result()
+		if err == nil && strings.Contains(info, "master_link_status:up") {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("redistest: replica %s not in sync: %v %s", r.Addr, err, info)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 }
