@@ -14,6 +14,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/goredisson/goredisson/ctxowner"
+	"github.com/goredisson/goredisson/internal/redistest"
 	"github.com/goredisson/goredisson/rlock"
 )
 
@@ -336,4 +337,82 @@ func BenchmarkFloor(b *testing.B) {
 	b.ReportMetric(micros(percentile(pings, 50)), "ping-µs")
 	b.ReportMetric(micros(percentile(sets, 50)), "setdel-µs")
 	b.ReportMetric(micros(percentile(pairs, 50)), "scripts-µs")
+}
+
+// BenchmarkRedLock: one owner, Lock+Unlock pairs of a RedLock over 3 and 5
+// redis-servers started for the benchmark (independent masters on
+// loopback), sequentially and from 16 goroutines on distinct names.
+func BenchmarkRedLock(b *testing.B) {
+	for _, n := range []int{3, 5} {
+		b.Run(strconv.Itoa(n)+"-masters", func(b *testing.B) {
+			locks := func(name string, clients []*rlock.Client) *rlock.RedLock {
+				ls := make([]rlock.Locker, len(clients))
+				for i, c := range clients {
+					ls[i] = c.NewLock(name)
+				}
+				r, err := rlock.NewRedLock(ls...)
+				if err != nil {
+					b.Fatal(err)
+				}
+				return r
+			}
+			clients := make([]*rlock.Client, n)
+			for i := range clients {
+				srv, err := redistest.Start()
+				if err != nil {
+					b.Fatal(err)
+				}
+				b.Cleanup(func() { _ = srv.Close() })
+				rdb := redis.NewClient(&redis.Options{Addr: srv.Addr, PoolSize: 32})
+				c, err := rlock.NewClient(rdb)
+				if err != nil {
+					b.Fatal(err)
+				}
+				b.Cleanup(func() { _ = c.Close(); _ = rdb.Close() })
+				clients[i] = c
+			}
+			b.Run("sequential", func(b *testing.B) {
+				r := locks("bench:redlock", clients)
+				ctx := ctxowner.New(context.Background())
+				lat := make([]time.Duration, 0, b.N)
+				b.ReportAllocs()
+				b.ResetTimer()
+				for i := 0; i < b.N; i++ {
+					start := time.Now()
+					if err := r.Lock(ctx); err != nil {
+						b.Fatal(err)
+					}
+					if err := r.Unlock(ctx); err != nil {
+						b.Fatal(err)
+					}
+					lat = append(lat, time.Since(start))
+				}
+				b.StopTimer()
+				b.ReportMetric(micros(percentile(lat, 50)), "pair-p50-µs")
+				b.ReportMetric(micros(percentile(lat, 99)), "pair-p99-µs")
+				b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "pairs/s")
+			})
+			b.Run("parallel", func(b *testing.B) {
+				var seq atomic.Int64
+				b.SetParallelism(max(1, 16/runtime.GOMAXPROCS(0))) // 16 goroutines
+				b.ResetTimer()
+				b.RunParallel(func(pb *testing.PB) {
+					r := locks("bench:redlock:"+strconv.FormatInt(seq.Add(1), 10), clients)
+					ctx := ctxowner.New(context.Background())
+					for pb.Next() {
+						if err := r.Lock(ctx); err != nil {
+							b.Error(err)
+							return
+						}
+						if err := r.Unlock(ctx); err != nil {
+							b.Error(err)
+							return
+						}
+					}
+				})
+				b.StopTimer()
+				b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "pairs/s")
+			})
+		})
+	}
 }
