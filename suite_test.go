@@ -14,6 +14,7 @@ import (
 	"github.com/onsi/gomega/gleak"
 	"github.com/redis/go-redis/v9"
 
+	"github.com/goredisson/goredisson/ctxowner"
 	"github.com/goredisson/goredisson/internal/redistest"
 	"github.com/goredisson/goredisson/rlock"
 )
@@ -118,4 +119,28 @@ func waitAll(wg *sync.WaitGroup) {
 		close(done)
 	}()
 	Eventually(done).WithTimeout(time.Minute).Should(BeClosed(), "goroutines still running")
+}
+
+// countInside runs perOwner critical sections with each locker, each under
+// an owner of its own and all at once, incrementing a plain counter that
+// only the lock guards (-race checks it); it returns the counter.
+func countInside(lockers []rlock.Locker, perOwner int) int {
+	GinkgoHelper()
+	var wg sync.WaitGroup
+	var counter int
+	for _, lock := range lockers {
+		wg.Add(1)
+		go func() {
+			defer GinkgoRecover()
+			defer wg.Done()
+			owner := ctxowner.New(context.Background())
+			for range perOwner {
+				Expect(lock.Lock(owner)).To(Succeed())
+				counter++
+				Expect(lock.Unlock(owner)).To(Succeed())
+			}
+		}()
+	}
+	waitAll(&wg)
+	return counter
 }
