@@ -31,12 +31,20 @@ func startServers(n int) []*redistest.Server {
 
 // clientOn returns a goredisson Client on addr; both are closed at cleanup.
 func clientOn(addr string, opts ...rlock.Option) *rlock.Client {
+	c, _ := clientAndRedis(addr, opts...)
+	return c
+}
+
+// clientAndRedis returns a goredisson Client on its own go-redis client for
+// addr (no retries, quick dial timeout: servers here get killed and paused),
+// and that go-redis client; both are closed at cleanup.
+func clientAndRedis(addr string, opts ...rlock.Option) (*rlock.Client, *redis.Client) {
 	rdb := redis.NewClient(&redis.Options{Addr: addr, MaxRetries: -1, DialTimeout: 200 * time.Millisecond})
 	DeferCleanup(rdb.Close)
 	c, err := rlock.NewClient(rdb, opts...)
 	Expect(err).NotTo(HaveOccurred())
 	DeferCleanup(func() { _ = c.Close() })
-	return c
+	return c, rdb
 }
 
 var _ = Describe("MultiLock", func() {

@@ -8,7 +8,6 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	"github.com/onsi/gomega/gleak"
-	"github.com/redis/go-redis/v9"
 
 	"github.com/goredisson/goredisson/ctxowner"
 	"github.com/goredisson/goredisson/internal/redistest"
@@ -33,19 +32,10 @@ var _ = Describe("RLock when Redis is unavailable", func() {
 		})
 	})
 
-	newClient := func(addr string, opts ...rlock.Option) (*rlock.Client, *redis.Client) {
-		rdb := redis.NewClient(&redis.Options{Addr: addr, MaxRetries: -1, DialTimeout: 200 * time.Millisecond})
-		c, err := rlock.NewClient(rdb, opts...)
-		Expect(err).NotTo(HaveOccurred())
-		DeferCleanup(rdb.Close)
-		DeferCleanup(func() { _ = c.Close() })
-		return c, rdb
-	}
-
 	It("returns an error within the deadline when nothing listens", func() {
 		port, err := redistest.FreePort()
 		Expect(err).NotTo(HaveOccurred())
-		c, _ := newClient("127.0.0.1:" + strconv.Itoa(port))
+		c, _ := clientAndRedis("127.0.0.1:" + strconv.Itoa(port))
 		lock := c.NewLock("unreachable")
 
 		dctx, cancel := context.WithTimeout(ctx, 500*time.Millisecond)
@@ -70,7 +60,7 @@ var _ = Describe("RLock when Redis is unavailable", func() {
 	})
 
 	It("returns by the deadline while Redis hangs, and the abandoned attempt leaves no lock", func() {
-		c, rdb := newClient(srv.Addr)
+		c, rdb := clientAndRedis(srv.Addr)
 		lock := c.NewLock("hung")
 		owner := ctxowner.New(ctx)
 		// A connection made before the pause: the script is sent, not just
@@ -105,7 +95,7 @@ var _ = Describe("RLock when Redis is unavailable", func() {
 	})
 
 	It("keeps a re-entered hold's count exact when the re-entry's outcome is unknown", func() {
-		c, _ := newClient(srv.Addr)
+		c, _ := clientAndRedis(srv.Addr)
 		lock := c.NewLock("reentry-unknown")
 		owner := ctxowner.New(ctx)
 		Expect(lock.Lock(owner)).To(Succeed())
@@ -123,7 +113,7 @@ var _ = Describe("RLock when Redis is unavailable", func() {
 	})
 
 	It("gives back a write hold of unknown outcome taken for a goroutine owner", func() {
-		c, rdb := newClient(srv.Addr)
+		c, rdb := clientAndRedis(srv.Addr)
 		wl := c.NewReadWriteLock("rw-hung").WriteLock()
 		// A connection made before the pause: the script is sent, not just
 		// the connection handshake.
@@ -142,7 +132,7 @@ var _ = Describe("RLock when Redis is unavailable", func() {
 	})
 
 	It("tells the holder of every lock type that its lock was lost when Redis hung past the lease", func() {
-		c, rdb := newClient(srv.Addr, rlock.WithWatchdogTimeout(600*time.Millisecond))
+		c, rdb := clientAndRedis(srv.Addr, rlock.WithWatchdogTimeout(600*time.Millisecond))
 		rw := c.NewReadWriteLock("hung-rw")
 		rwRead := c.NewReadWriteLock("hung-rw-read")
 		locks := map[string]rlock.Locker{
@@ -177,8 +167,8 @@ var _ = Describe("RLock when Redis is unavailable", func() {
 	})
 
 	It("gives the lock to a waiter that waited across a Redis restart", func() {
-		holderClient, _ := newClient(srv.Addr, rlock.WithWatchdogTimeout(1500*time.Millisecond))
-		waiterClient, _ := newClient(srv.Addr)
+		holderClient, _ := clientAndRedis(srv.Addr, rlock.WithWatchdogTimeout(1500*time.Millisecond))
+		waiterClient, _ := clientAndRedis(srv.Addr)
 		holder := holderClient.NewLock("restart")
 		Expect(holder.Lock(ctx)).To(Succeed())
 		lost := holder.Lost(ctx)
