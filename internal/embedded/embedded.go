@@ -1,0 +1,80 @@
+// Package embedded gives the demo programs a Redis to talk to: the address
+// the user gave, else a private redis-server on a free loopback port when
+// one is on PATH, else an in-process Redis (miniredis, with its TTLs driven
+// by the wall clock). Only programs import it: the library never does.
+package embedded
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/alicebob/miniredis/v2"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/goredisson/goredisson/internal/redistest"
+)
+
+// Redis is a Redis the program may use.
+type Redis struct {
+	// Addr is its host:port.
+	Addr string
+	// What says which Redis it is, for the user.
+	What  string
+	close func()
+}
+
+// Close stops a Redis this package started; it leaves a given one alone.
+func (r *Redis) Close() {
+	if r.close != nil {
+		r.close()
+	}
+}
+
+// Open returns the Redis at addr when addr is not empty (after checking
+// that it answers PING), else starts one.
+func Open(ctx context.Context, addr string) (*Redis, error) {
+	if addr != "" {
+		rdb := redis.NewClient(&redis.Options{Addr: addr, MaxRetries: -1})
+		defer rdb.Close()
+		pctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+		defer cancel()
+		if err := rdb.Ping(pctx).Err(); err != nil {
+			return nil, fmt.Errorf("redis at %s is unreachable: %w", addr, err)
+		}
+		return &Redis{Addr: addr, What: "redis at " + addr}, nil
+	}
+	if _, err := redistest.Binary(); err == nil {
+		s, err := redistest.Start()
+		if err != nil {
+			return nil, err
+		}
+		return &Redis{Addr: s.Addr, What: fmt.Sprintf("private redis-server on %s (pid %d)", s.Addr, s.Pid()), close: func() { _ = s.Close() }}, nil
+	}
+	m := miniredis.NewMiniRedis()
+	if err := m.Start(); err != nil {
+		return nil, fmt.Errorf("starting in-process redis: %w", err)
+	}
+	stop := make(chan struct{})
+	done := make(chan struct{})
+	go func() { // miniredis keeps TTLs frozen unless told how much time passed
+		defer close(done)
+		last := time.Now()
+		t := time.NewTicker(5 * time.Millisecond)
+		defer t.Stop()
+		for {
+			select {
+			case now := <-t.C:
+				m.FastForward(now.Sub(last))
+				last = now
+			case <-stop:
+				return
+			}
+		}
+	}()
+	return &Redis{Addr: m.Addr(), What: "in-process Redis (miniredis) on " + m.Addr() + ": no redis-server on PATH", close: func() {
+		close(stop)
+		<-done
+		m.Close()
+	}}, nil
+}
