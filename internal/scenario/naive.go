@@ -70,7 +70,10 @@ func (l *NaiveLock) Release(ctx context.Context) error {
 	switch l.Kind {
 	case GetCompareDel:
 		v, err := l.Rdb.Get(ctx, l.Key).Result()
-		if err != nil || v != l.value {
+		if errors.Is(err, redis.Nil) || (err == nil && v != l.value) {
+			return nil // not ours (any more): nothing to delete
+		}
+		if err != nil {
 			return err
 		}
 		if l.Between != nil {
@@ -149,59 +152,60 @@ func Crash(ctx context.Context, holder, next Mutex, crash func(), wait time.Dura
 
 // ReleaseResult is what happened around a late release.
 type ReleaseResult struct {
-	Overlap      bool  // two workers were inside at once
-	StaleRelease error // what the first holder's release returned
+	// LeaseRanOut: b got the lock while a was still working (a's lease
+	// expired under it: the job outlasted a fixed TTL).
+	LeaseRanOut bool
+	// StaleDelete: c got the lock while b was still working, because a's
+	// release deleted b's lock.
+	StaleDelete bool
+	// StaleRelease is what a's release returned.
+	StaleRelease error
 }
 
-// LateRelease: a outlasts its lease (work 5/3 of ttl), b takes the lock when
-// it expires and works 5/6 of ttl; when a releases, c starts trying. A
-// release that deletes b's lock lets c in while b still works (overlap).
-// For GetCompareDel, a's release starts before its lease ends and its
-// delete is held back until b has the lock (a.Between must call the
-// function set in *between).
-func LateRelease(ctx context.Context, a, b, c Mutex, ttl time.Duration, between *func()) (ReleaseResult, error) {
-	var inside atomic.Int32
-	var overlap atomic.Bool
-	enter := func() {
-		if inside.Add(1) > 1 {
-			overlap.Store(true)
-		}
-	}
+// LateRelease: a takes the lock and works 5/3 of ttl; b tries at once and
+// works 5/6 of ttl once it has the lock; when a releases, c starts trying.
+// With early set, a works only 4/5 of ttl and releases before its lease
+// ends; a non-nil between then receives a function, which a GetCompareDel
+// lock's Between hook must call, that holds a's delete back until b has
+// the lock.
+func LateRelease(ctx context.Context, a, b, c Mutex, ttl time.Duration, early bool, between *func()) (ReleaseResult, error) {
+	var aInside, bInside, leaseRanOut, staleDelete atomic.Bool
 	if ok, err := a.TryAcquire(ctx); err != nil || !ok {
 		return ReleaseResult{}, fmt.Errorf("scenario: a could not acquire: %v, %w", ok, err)
 	}
-	enter()
+	aInside.Store(true)
 	bHolds := make(chan struct{})
 	bDone := make(chan error, 1)
 	go func() {
-		ok, _, err := acquireWithin(ctx, b, 3*ttl)
+		ok, _, err := acquireWithin(ctx, b, 4*ttl)
 		if err != nil || !ok {
 			close(bHolds)
 			bDone <- fmt.Errorf("scenario: b could not acquire: %v, %w", ok, err)
 			return
 		}
-		enter()
+		bInside.Store(true)
+		leaseRanOut.Store(aInside.Load())
 		close(bHolds)
 		time.Sleep(ttl * 5 / 6)
-		inside.Add(-1)
+		bInside.Store(false)
 		bDone <- b.Release(ctx)
 	}()
 	aWork := ttl * 5 / 3
-	if between != nil {
-		// a's check passes while it still holds; its delete waits for b.
-		*between = func() { <-bHolds }
+	if early {
 		aWork = ttl * 4 / 5
 	}
+	if between != nil {
+		*between = func() { <-bHolds }
+	}
 	time.Sleep(aWork)
-	inside.Add(-1)
+	aInside.Store(false)
 	res := ReleaseResult{StaleRelease: a.Release(ctx)}
-	ok, _, err := acquireWithin(ctx, c, 3*ttl)
+	ok, _, err := acquireWithin(ctx, c, 4*ttl)
 	if err == nil && ok {
-		enter()
-		inside.Add(-1)
+		staleDelete.Store(bInside.Load())
 		err = c.Release(ctx)
 	}
 	err = errors.Join(err, <-bDone)
-	res.Overlap = overlap.Load()
+	res.LeaseRanOut, res.StaleDelete = leaseRanOut.Load(), staleDelete.Load()
 	return res, err
 }
