@@ -13,6 +13,7 @@ import (
 
 	"github.com/goredisson/goredisson/ctxowner"
 	"github.com/goredisson/goredisson/rlock"
+	"github.com/goredisson/goredisson/rlocktest"
 )
 
 var _ = Describe("RLock", func() {
@@ -72,12 +73,17 @@ var _ = Describe("RLock", func() {
 			for i := 1; i <= 3; i++ {
 				Expect(lock.Lock(ctx)).To(Succeed())
 				Expect(lock.HoldCount(ctx)).To(Equal(i))
+				Expect(lock).To(rlocktest.HaveHoldCount(i))
 			}
+			Expect(lock).To(rlocktest.BeHeldBy(ctx))
+			Expect(lock).To(rlocktest.HaveTTLWithin(rlock.DefaultWatchdogTimeout))
 			for i := 2; i >= 0; i-- {
 				Expect(lock.Unlock(ctx)).To(Succeed())
 				Expect(lock.HoldCount(ctx)).To(Equal(i))
+				Expect(lock).To(rlocktest.HaveHoldCount(i))
 				Expect(lock.IsLocked(ctx)).To(Equal(i > 0))
 			}
+			Expect(lock).NotTo(rlocktest.BeLocked())
 			Expect(lock.Unlock(ctx)).To(MatchError(rlock.ErrNotHeld))
 		})
 
@@ -127,7 +133,7 @@ var _ = Describe("RLock", func() {
 				done <- lock.Unlock(owner)
 			}()
 			Eventually(done).Should(Receive(BeNil()))
-			Expect(lock.IsLocked(ctx)).To(BeFalse())
+			Expect(lock).NotTo(rlocktest.BeLocked())
 		})
 
 		It("does not let a goroutine owner cross goroutines", func() {
@@ -222,7 +228,7 @@ var _ = Describe("RLock", func() {
 				return e.raw.PTTL(ctx, "watchdog").Val()
 			}).WithTimeout(5 * time.Second).WithPolling(100 * time.Millisecond).Should(BeNumerically(">", 400*time.Millisecond))
 			Expect(lock.Unlock(ctx)).To(Succeed())
-			Expect(lock.IsLocked(ctx)).To(BeFalse())
+			Expect(lock).NotTo(rlocktest.BeLocked())
 		})
 
 		It("does not renew a fixed lease", func() {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/goredisson/goredisson/ctxowner"
 	"github.com/goredisson/goredisson/rlock"
+	"github.com/goredisson/goredisson/rlocktest"
 )
 
 var _ = Describe("ReadWriteLock", func() {
@@ -85,8 +86,9 @@ var _ = Describe("ReadWriteLock", func() {
 		msg, err := sub.ReceiveMessage(ctx)
 		Expect(err).NotTo(HaveOccurred())
 		Expect(msg.Payload).To(Equal("1"), "readers are let in")
-		Expect(rw.ReadLock().IsLocked(ctx)).To(BeTrue())
-		Expect(rw.WriteLock().IsLocked(ctx)).To(BeFalse())
+		Expect(rw.ReadLock()).To(rlocktest.BeLocked())
+		Expect(rw.ReadLock()).To(rlocktest.HaveHoldCount(1))
+		Expect(rw.WriteLock()).NotTo(rlocktest.BeLocked())
 
 		Expect(rw.ReadLock().Unlock(owner)).To(Succeed())
 		msg, err = sub.ReceiveMessage(ctx)

@@ -48,7 +48,8 @@ type LockInfo struct {
 	// Queue lists a fair lock's waiter fields in arrival order.
 	Queue []string
 	// Subscribers is the number of connections subscribed to the lock's
-	// unlock channel (PUBSUB NUMSUB): clients with waiters, not waiters.
+	// unlock channel (PUBSUB NUMSUB), plus, for a fair lock, to its queued
+	// waiters' own channels: clients with waiters, not waiters.
 	Subscribers int64
 	// Token is the last fencing token issued for the name (0: none).
 	Token int64
@@ -172,21 +173,26 @@ func (c *Client) Inspect(ctx context.Context, name string) (*LockInfo, error) {
 			info.TTL = d
 		}
 	}
-	channel := ChannelName(name)
+	channels := []string{ChannelName(name)}
 	if info.Kind == KindReadWrite {
-		channel = RWChannelName(name)
+		channels[0] = RWChannelName(name)
+	}
+	for _, f := range info.Queue {
+		channels = append(channels, FairChannelName(name, f))
 	}
 	var subs map[string]int64
 	var err error
 	if c.opts.publishCommand == "spublish" {
-		subs, err = c.rdb.PubSubShardNumSub(ctx, channel).Result()
+		subs, err = c.rdb.PubSubShardNumSub(ctx, channels...).Result()
 	} else {
-		subs, err = c.rdb.PubSubNumSub(ctx, channel).Result()
+		subs, err = c.rdb.PubSubNumSub(ctx, channels...).Result()
 	}
 	if err != nil {
 		return nil, opErr("inspect", name, err)
 	}
-	info.Subscribers = subs[channel]
+	for _, ch := range channels {
+		info.Subscribers += subs[ch]
+	}
 	return info, nil
 }
 

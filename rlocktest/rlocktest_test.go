@@ -2,6 +2,7 @@ package rlocktest_test
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
@@ -84,6 +85,17 @@ var _ = Describe("rlocktest", func() {
 		m := rlocktest.BeLocked()
 		Expect(m.Match(rw.ReadLock())).To(BeTrue())
 		Expect(m.NegatedFailureMessage(rw.ReadLock())).To(ContainSubstring("read-write, mode read"))
+	})
+
+	It("shows a fenced lock's last token", func() {
+		fenced := client.NewFencedLock("ledger")
+		token, err := fenced.LockToken(ctx)
+		Expect(err).NotTo(HaveOccurred())
+		info, err := fenced.Inspect(ctx)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(info.Kind).To(Equal(rlock.KindFenced))
+		Expect(info.Token).To(Equal(token))
+		Expect(info.String()).To(ContainSubstring(fmt.Sprintf("token %d", token)))
 	})
 
 	It("rejects what is not a lock with a clear error", func() {

@@ -1,0 +1,375 @@
+package main_test
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	"github.com/onsi/gomega/gbytes"
+	"github.com/onsi/gomega/gexec"
+
+	"github.com/goredisson/goredisson/ctxowner"
+	"github.com/goredisson/goredisson/rlock"
+	"github.com/goredisson/goredisson/rlocktest"
+)
+
+// rlockctl is driven as a user drives it: the suite builds the binary and
+// runs its subcommands against a throwaway redis-server, checking output and
+// exit codes.
+
+func TestRlockctl(t *testing.T) {
+	RegisterFailHandler(Fail)
+	RunSpecs(t, "rlockctl")
+}
+
+var (
+	bin string
+	srv *rlocktest.Server
+)
+
+var _ = BeforeSuite(func() {
+	var err error
+	bin, err = gexec.Build("github.com/goredisson/goredisson/cmd/rlockctl")
+	Expect(err).NotTo(HaveOccurred())
+	DeferCleanup(gexec.CleanupBuildArtifacts)
+	srv = rlocktest.StartForSpec()
+})
+
+// rlockctl starts the CLI with args (--redis is added after the subcommand
+// unless noRedis) and returns the session.
+func start(env []string, args ...string) *gexec.Session {
+	GinkgoHelper()
+	cmd := exec.Command(bin, args...)
+	cmd.Env = append(os.Environ(), "REDIS_ADDR="+srv.Addr())
+	cmd.Env = append(cmd.Env, env...)
+	s, err := gexec.Start(cmd, GinkgoWriter, GinkgoWriter)
+	Expect(err).NotTo(HaveOccurred())
+	DeferCleanup(func() { s.Kill().Wait(5 * time.Second) })
+	return s
+}
+
+func rlockctl(args ...string) *gexec.Session { GinkgoHelper(); return start(nil, args...) }
+
+// exits waits for the session to end with code.
+func exits(s *gexec.Session, code int) {
+	GinkgoHelper()
+	Eventually(s).WithTimeout(time.Minute).Should(gexec.Exit(code), "stdout:\n%s\nstderr:\n%s", s.Out.Contents(), s.Err.Contents())
+}
+
+// newClient returns a goredisson Client on the suite's server, closed at
+// cleanup.
+func newClient(opts ...rlock.Option) *rlock.Client {
+	GinkgoHelper()
+	rdb := srv.Client()
+	DeferCleanup(rdb.Close)
+	c, err := rlock.NewClient(rdb, opts...)
+	Expect(err).NotTo(HaveOccurred())
+	DeferCleanup(c.Close)
+	return c
+}
+
+func lockName() string {
+	return "cli:" + strconv.Itoa(int(CurrentSpecReport().LeafNodeLocation.LineNumber))
+}
+
+var _ = Describe("rlockctl", func() {
+	ctx := context.Background()
+
+	Describe("demo", func() {
+		It("runs the flash sale against a given Redis: oversell without a lock, exact stock with goredisson", func() {
+			s := rlockctl("demo", "--redis", srv.Addr())
+			exits(s, 0)
+			out := string(s.Out.Contents())
+			Expect(out).To(ContainSubstring("Redis: redis at " + srv.Addr()))
+			Expect(out).To(MatchRegexp(`goredisson\s+400\s+50/50\s+0\s+0\s+0\s+\d+(µs|\.\d+ms)`))
+			Expect(out).To(MatchRegexp(`Without a lock: [1-9]\d* coupon\(s\) oversold`))
+			Expect(out).To(ContainSubstring("[##############################] 400/400 requests"))
+		})
+
+		It("starts a private redis-server when no address is given", func() {
+			s := start([]string{"REDIS_ADDR="}, "demo", "--buyers", "60", "--coupons", "20")
+			exits(s, 0)
+			Expect(string(s.Out.Contents())).To(MatchRegexp(`Redis: private redis-server on 127\.0\.0\.1:\d+ \(pid \d+\)`))
+			Expect(string(s.Out.Contents())).To(MatchRegexp(`goredisson\s+120\s+20/20\s+0\s+0\s+0`))
+		})
+
+		It("falls back to an in-process Redis when redis-server is not installed", func() {
+			empty := GinkgoT().TempDir()
+			s := start([]string{"PATH=" + empty, "REDIS_SERVER="}, "demo", "--buyers", "60", "--coupons", "20")
+			exits(s, 0)
+			Expect(string(s.Out.Contents())).To(ContainSubstring("in-process Redis (miniredis)"))
+			Expect(string(s.Out.Contents())).To(MatchRegexp(`goredisson\s+120\s+20/20\s+0\s+0\s+0`))
+		})
+	})
+
+	Describe("status", func() {
+		It("shows holder fields, hold counts, TTL and kind, as text and JSON", func() {
+			name := lockName()
+			c := newClient()
+			owner := ctxowner.WithID(ctx, "job-7")
+			lock := c.NewLock(name)
+			Expect(lock.Lock(owner)).To(Succeed())
+			Expect(lock.Lock(owner)).To(Succeed())
+			DeferCleanup(func() { _, _ = lock.ForceUnlock(ctx) })
+
+			s := rlockctl("status", name)
+			exits(s, 0)
+			out := string(s.Out.Contents())
+			Expect(out).To(MatchRegexp(`kind:\s+reentrant`))
+			Expect(out).To(MatchRegexp(`state:\s+locked`))
+			Expect(out).To(MatchRegexp(`holder:\s+` + c.ID() + `:ctx:job-7\s+holds 2`))
+			Expect(out).To(MatchRegexp(`ttl:\s+(29|30)\.?\d*s`))
+
+			s = rlockctl("status", "--json", name)
+			exits(s, 0)
+			var got struct {
+				Kind    string `json:"kind"`
+				Locked  bool   `json:"locked"`
+				Holders []struct {
+					Field string `json:"field"`
+					Count int    `json:"count"`
+				} `json:"holders"`
+				TTL int64 `json:"ttl_ms"`
+			}
+			Expect(json.Unmarshal(s.Out.Contents(), &got)).To(Succeed())
+			Expect(got.Kind).To(Equal("reentrant"))
+			Expect(got.Locked).To(BeTrue())
+			Expect(got.Holders).To(HaveLen(1))
+			Expect(got.Holders[0].Count).To(Equal(2))
+			Expect(got.TTL).To(BeNumerically("~", 30000, 2000))
+		})
+
+		It("shows a fair lock's queue and a read-write lock's mode and readers", func() {
+			name := lockName()
+			c := newClient()
+			rw := c.NewReadWriteLock(name)
+			Expect(rw.ReadLock().Lock(ctxowner.WithID(ctx, "r1"))).To(Succeed())
+			Expect(rw.ReadLock().Lock(ctxowner.WithID(ctx, "r2"))).To(Succeed())
+			DeferCleanup(func() { _, _ = rw.ReadLock().ForceUnlock(ctx) })
+			s := rlockctl("status", name)
+			exits(s, 0)
+			Expect(string(s.Out.Contents())).To(And(MatchRegexp(`kind:\s+read-write`), MatchRegexp(`state:\s+locked \(read\)`),
+				ContainSubstring(":ctx:r1"), ContainSubstring(":ctx:r2")))
+
+			fair := c.NewFairLock(name + ":fair")
+			Expect(fair.Lock(ctxowner.WithID(ctx, "first"))).To(Succeed())
+			DeferCleanup(func() { _, _ = fair.ForceUnlock(ctx) })
+			wctx, cancel := context.WithCancel(ctxowner.WithID(ctx, "second"))
+			DeferCleanup(cancel)
+			go func() { defer GinkgoRecover(); _ = fair.Lock(wctx) }()
+			Eventually(func() string {
+				s := rlockctl("status", name+":fair")
+				exits(s, 0)
+				return string(s.Out.Contents())
+			}).Should(And(MatchRegexp(`kind:\s+fair`), MatchRegexp(`queue:\s+1 waiting: `+c.ID()+`:ctx:second`), MatchRegexp(`subscribers:\s+1 `)))
+		})
+
+		It("says unlocked for a free lock and foreign for a key that is not a lock", func() {
+			s := rlockctl("status", lockName())
+			exits(s, 0)
+			Expect(string(s.Out.Contents())).To(And(MatchRegexp(`kind:\s+unlocked`), MatchRegexp(`state:\s+unlocked`), MatchRegexp(`ttl:\s+-`)))
+			rdb := srv.Client()
+			DeferCleanup(rdb.Close)
+			Expect(rdb.Set(ctx, "cli:plain", "v", 0).Err()).To(Succeed())
+			s = rlockctl("status", "cli:plain")
+			exits(s, 0)
+			Expect(string(s.Out.Contents())).To(And(MatchRegexp(`kind:\s+foreign`), ContainSubstring("a Redis string, not a lock hash")))
+		})
+	})
+
+	Describe("unlock", func() {
+		It("deletes a lock whoever holds it with --force, and says when there was none", func() {
+			name := lockName()
+			c := newClient()
+			lock := c.NewLock(name)
+			Expect(lock.Lock(ctx)).To(Succeed())
+			s := rlockctl("unlock", name)
+			exits(s, 2)
+			Expect(string(s.Err.Contents())).To(ContainSubstring("confirm with --force"))
+			Expect(lock).To(rlocktest.BeLocked())
+
+			s = rlockctl("unlock", "--force", name)
+			exits(s, 0)
+			Expect(string(s.Out.Contents())).To(ContainSubstring("unlocked " + name + " (reentrant, 1 holder(s))"))
+			Expect(lock).NotTo(rlocktest.BeLocked())
+			Expect(lock.Unlock(ctx)).To(MatchError(rlock.ErrNotHeld))
+
+			s = rlockctl("unlock", "--force", name)
+			exits(s, 1)
+			Expect(string(s.Err.Contents())).To(ContainSubstring(name + " was not locked"))
+		})
+	})
+
+	Describe("run", func() {
+		It("runs the command holding the lock, returns its exit code and releases the lock", func() {
+			name := lockName()
+			c := newClient()
+			s := rlockctl("run", "--lock", name, "--", "sh", "-c", "echo inside; sleep 0.3; exit 3")
+			Eventually(s.Out).Should(gbytes.Say("inside"))
+			Expect(c.NewLock(name)).To(rlocktest.BeLocked())
+			Expect(c.NewLock(name)).To(rlocktest.HaveTTLWithin(30 * time.Second))
+			exits(s, 3)
+			Expect(c.NewLock(name)).NotTo(rlocktest.BeLocked())
+		})
+
+		It("excludes another run of the same lock: --wait 0 gives up with 75, a waiting one runs after", func() {
+			name := lockName()
+			dir := GinkgoT().TempDir()
+			log := filepath.Join(dir, "log")
+			step := `echo "start $0" >> ` + log + `; sleep 0.3; echo "end $0" >> ` + log
+			first := rlockctl("run", "--lock", name, "--", "sh", "-c", step, "one")
+			Eventually(func() (string, error) { b, err := os.ReadFile(log); return string(b), err }).Should(Equal("start one\n"))
+			busy := rlockctl("run", "--lock", name, "--wait", "0", "--", "true")
+			exits(busy, 75)
+			Expect(string(busy.Err.Contents())).To(ContainSubstring("not acquired within 0s"))
+			second := rlockctl("run", "--lock", name, "--wait", "10s", "--", "sh", "-c", step, "two")
+			exits(first, 0)
+			exits(second, 0)
+			b, err := os.ReadFile(log)
+			Expect(err).NotTo(HaveOccurred())
+			Expect(string(b)).To(Equal("start one\nend one\nstart two\nend two\n"))
+		})
+
+		It("passes signals to the command and returns its status", func() {
+			name := lockName()
+			s := rlockctl("run", "--lock", name, "--", "sh", "-c", `trap 'echo got TERM; exit 5' TERM; echo ready; while true; do sleep 0.05; done`)
+			Eventually(s.Out).Should(gbytes.Say("ready"))
+			s.Signal(syscall.SIGTERM)
+			exits(s, 5)
+			Expect(string(s.Out.Contents())).To(ContainSubstring("got TERM"))
+			Expect(newClient().NewLock(name)).NotTo(rlocktest.BeLocked())
+		})
+
+		It("releases the lock and exits 128+9 when the command is killed", func() {
+			name := lockName()
+			s := rlockctl("run", "--lock", name, "--", "sh", "-c", `echo $$; exec sleep 30`)
+			Eventually(s.Out).Should(gbytes.Say(`\d+`))
+			pid, err := strconv.Atoi(strings.TrimSpace(string(s.Out.Contents())))
+			Expect(err).NotTo(HaveOccurred())
+			lock := newClient().NewLock(name)
+			Expect(lock).To(rlocktest.BeLocked())
+			Expect(syscall.Kill(pid, syscall.SIGKILL)).To(Succeed())
+			exits(s, 137)
+			Expect(lock).NotTo(rlocktest.BeLocked())
+		})
+
+		It("signals a command that outlives a force-unlock and exits 77", func() {
+			name := lockName()
+			s := rlockctl("run", "--lock", name, "--watchdog", "600ms", "--", "sh", "-c",
+				`trap 'echo got TERM; exit 0' TERM; echo ready; while true; do sleep 0.05; done`)
+			Eventually(s.Out).Should(gbytes.Say("ready"))
+			u := rlockctl("unlock", "--force", name)
+			exits(u, 0)
+			exits(s, 77)
+			Expect(string(s.Out.Contents())).To(ContainSubstring("got TERM"))
+			Expect(string(s.Err.Contents())).To(And(ContainSubstring("lock "+name+" lost"), ContainSubstring("stopped after the lock was lost")))
+		})
+
+		It("kills a command that ignores SIGTERM after --kill-after when the lock is lost", func() {
+			name := lockName()
+			s := rlockctl("run", "--lock", name, "--lease", "500ms", "--kill-after", "200ms", "--", "sh", "-c",
+				`trap '' TERM; echo ready; while true; do sleep 0.05; done`)
+			Eventually(s.Out).Should(gbytes.Say("ready"))
+			exits(s, 77)
+			Expect(string(s.Err.Contents())).To(ContainSubstring("fixed lease of 500ms ran out"))
+		})
+
+		It("says 127 for a command that does not exist and gives the lock back", func() {
+			name := lockName()
+			s := rlockctl("run", "--lock", name, "--", "/nonexistent/cmd")
+			exits(s, 127)
+			Expect(newClient().NewLock(name)).NotTo(rlocktest.BeLocked())
+		})
+	})
+
+	Describe("watch", func() {
+		It("prints lock, unlock and message events as they happen", func() {
+			name := lockName()
+			s := rlockctl("watch", "--count", "4", name)
+			Eventually(s.Out).Should(gbytes.Say("watching " + name))
+			Eventually(s.Out).Should(gbytes.Say(`unlocked\s+lock "` + name + `" unlocked`))
+			c := newClient()
+			owner := ctxowner.WithID(ctx, "w1")
+			lock := c.NewLock(name)
+			Expect(lock.Lock(owner)).To(Succeed())
+			Eventually(s.Out).Should(gbytes.Say(`locked\s+by ` + c.ID() + `:ctx:w1 \(holds 1, ttl `))
+			Expect(lock.Unlock(owner)).To(Succeed())
+			Eventually(s.Out).Should(gbytes.Say(`message\s+redisson_lock__channel:\{` + name + `\} "0"`))
+			Eventually(s.Out).Should(gbytes.Say(`unlocked\s+by ` + c.ID() + `:ctx:w1`))
+			exits(s, 0)
+		})
+
+		It("sees holder changes at once with keyspace notifications (--notify), re-entries and expiries included", func() {
+			name := lockName()
+			s := rlockctl("watch", "--notify", "--interval", "1h", "--count", "4", name)
+			Eventually(s.Out).Should(gbytes.Say(`keyspace notifications on \(`))
+			c := newClient()
+			lock := c.NewLock(name)
+			Expect(lock.LockLease(ctx, 500*time.Millisecond)).To(Succeed())
+			Eventually(s.Out).Should(gbytes.Say(`locked\s+by`))
+			Expect(lock.LockLease(ctx, 500*time.Millisecond)).To(Succeed())
+			Eventually(s.Out).Should(gbytes.Say(`reentered\s+by .* \(holds 2\)`))
+			Eventually(s.Out).WithTimeout(3 * time.Second).Should(gbytes.Say(`expired\s+lease of .* ran out`))
+			exits(s, 0)
+		})
+	})
+
+	Describe("bad input", func() {
+		DescribeTable("exits with a clear message and code",
+			func(code int, want string, args ...string) {
+				s := rlockctl(args...)
+				exits(s, code)
+				Expect(string(s.Err.Contents()) + string(s.Out.Contents())).To(ContainSubstring(want))
+			},
+			Entry("unknown subcommand", 2, `unknown subcommand "frob"`, "frob"),
+			Entry("no subcommand", 2, "Usage: rlockctl <subcommand>"),
+			Entry("status without a name", 2, "missing lock name", "status"),
+			Entry("run without --lock", 2, "missing --lock NAME", "run", "--", "true"),
+			Entry("run without a command", 2, "missing command", "run", "--lock", "x"),
+			Entry("negative lease", 2, "--lease must be >= 0", "run", "--lock", "x", "--lease", "-1s", "--", "true"),
+			Entry("unknown flag", 2, "flag provided but not defined: -bogus", "status", "--bogus", "x"),
+			Entry("unreachable Redis", 69, "cannot reach Redis at 127.0.0.1:1", "status", "--redis", "127.0.0.1:1", "x"),
+			Entry("bad address", 69, "cannot reach Redis at not-an-address", "watch", "--redis", "not-an-address", "x"),
+			Entry("unreachable Redis for run", 69, "cannot reach Redis", "run", "--redis", "127.0.0.1:1", "--lock", "x", "--", "true"),
+		)
+
+		It("documents every subcommand with --help (exit 0)", func() {
+			for _, sub := range []string{"demo", "run", "status", "unlock", "watch"} {
+				s := rlockctl(sub, "--help")
+				exits(s, 0)
+				Expect(string(s.Out.Contents())).To(ContainSubstring("Usage: rlockctl "+sub), sub)
+			}
+			s := rlockctl("--help")
+			exits(s, 0)
+			Expect(string(s.Out.Contents())).To(ContainSubstring("Exit codes"))
+		})
+	})
+
+	Describe("dependencies", func() {
+		It("adds no module to a program that imports only rlock", func() {
+			out := GinkgoT().TempDir()
+			build := exec.Command("go", "build", "-o", filepath.Join(out, "rlockonly"), "./testdata/rlockonly")
+			build.Stderr = GinkgoWriter
+			Expect(build.Run()).To(Succeed())
+			deps, err := exec.Command("go", "version", "-m", filepath.Join(out, "rlockonly")).Output()
+			Expect(err).NotTo(HaveOccurred())
+			var modules []string
+			for _, line := range strings.Split(string(deps), "\n") {
+				if f := strings.Fields(line); len(f) >= 2 && f[0] == "dep" {
+					modules = append(modules, f[1])
+				}
+			}
+			Expect(modules).To(ContainElement("github.com/redis/go-redis/v9"))
+			Expect(modules).NotTo(ContainElement(Or(ContainSubstring("miniredis"), ContainSubstring("gopher-lua"), ContainSubstring("ginkgo"), ContainSubstring("gomega"))))
+		})
+	})
+})
