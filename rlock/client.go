@@ -44,6 +44,9 @@ type Client struct {
 	wd   *watchdog.Scheduler
 
 	seq    atomic.Uint64 // attempt and request ids
+	// renewLoaded marks the renew scripts this client has loaded with
+	// SCRIPT LOAD in its first renewal pipeline, per renewKind.
+	renewLoaded [2]atomic.Bool
 	closed atomic.Bool
 
 	mu      sync.Mutex
@@ -270,14 +273,20 @@ func (c *Client) renew(ctx context.Context, leases []watchdog.Lease) ([]watchdog
 		if len(idx) == 0 {
 			continue
 		}
-		script := renewScript
+		script, name := renewScript, "renew"
 		if kind == renewRead {
-			script = readRenewScript
+			script, name = readRenewScript, "read_renew"
 		}
-		cmds, err := evalBatch(ctx, c.rdb, script, keys, args)
+		loaded := &c.renewLoaded[kind]
+		var src string
+		if !loaded.Load() {
+			src, _ = scriptSource(name) // embedded: cannot fail after init
+		}
+		cmds, err := evalBatch(ctx, c.rdb, script, keys, args, src)
 		if err != nil {
 			return nil, err
 		}
+		loaded.Store(true)
 		for j, cmd := range cmds {
 			n, err := cmd.Int64()
 			switch {

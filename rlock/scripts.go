@@ -121,11 +121,20 @@ func notSent(err error) bool {
 }
 
 // evalBatch runs one script over many key sets in one pipeline and returns
-// the replies in order. Scripts missing from the server's cache are loaded
-// and the affected calls run again.
-func evalBatch(ctx context.Context, rdb redis.UniversalClient, s *redis.Script, keys [][]string, args [][]any) ([]*redis.Cmd, error) {
+// the replies in order. With loadSrc (the script's source) set, SCRIPT LOAD
+// goes first in the same pipeline, so that a script the server has not
+// seen yet costs no extra round trip. Scripts still missing from the server's cache (a restart
+// flushed it, or a cluster node other than the one that loaded it) are
+// loaded and the affected calls run again.
+func evalBatch(ctx context.Context, rdb redis.UniversalClient, s *redis.Script, keys [][]string, args [][]any, loadSrc string) ([]*redis.Cmd, error) {
 	run := func(idx []int) ([]*redis.Cmd, error) {
 		pipe := rdb.Pipeline()
+		if loadSrc != "" {
+			// Script.Load on a go-redis pipeline sends nothing useful
+			// (its reply is lost and the EVALSHAs still fail); Do works.
+			pipe.Do(ctx, "script", "load", loadSrc)
+			loadSrc = ""
+		}
 		cmds := make([]*redis.Cmd, len(idx))
 		for i, j := range idx {
 			cmds[i] = s.EvalSha(ctx, pipe, keys[j], args[j]...)

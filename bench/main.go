@@ -1,0 +1,204 @@
+// Command bench measures goredisson beside go-redsync/redsync,
+// bsm/redislock and a naive SET NX PX lock, against one Redis in one run,
+// and writes a Markdown table and a PNG plot.
+//
+//	go run .                 (from bench/; or make bench from the repository root)
+//	go run . --redis ADDR    (use a running Redis instead of a private one)
+//
+// It is its own module so that the library never depends on the peers.
+// See README.md for what each column means.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"runtime"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/goredisson/goredisson/internal/redistest"
+)
+
+func main() {
+	if len(os.Args) > 1 && os.Args[1] == "worker" {
+		os.Exit(runWorkerProcess())
+	}
+	cfg := config{}
+	flag.StringVar(&cfg.addr, "redis", "", "Redis address (default: start a private redis-server on a free loopback port)")
+	flag.IntVar(&cfg.runs, "runs", 3, "runs of every measurement (figures are medians with min and max)")
+	flag.IntVar(&cfg.pairs, "pairs", 3000, "(a) lock+unlock pairs per run")
+	flag.DurationVar(&cfg.parallelFor, "parallel-for", 2*time.Second, "(b) duration of a run")
+	flag.DurationVar(&cfg.contendFor, "contend-for", 4*time.Second, "(c) duration of a run")
+	flag.IntVar(&cfg.wdLocks, "watchdog-locks", 10000, "(d) locks held")
+	flag.DurationVar(&cfg.wdFor, "watchdog-for", 30*time.Second, "(d) duration of a run (0 skips (d))")
+	flag.StringVar(&cfg.only, "only", "", "comma-separated parts to run: a,b,c,d (default all)")
+	libNames := flag.String("libs", "", "comma-separated libraries to measure (default all), e.g. \"goredisson RLock,redsync\"")
+	flag.BoolVar(&verbose, "v", false, "log the Redis commands of every contention run")
+	flag.StringVar(&cfg.out, "out", "results.md", "Markdown output file")
+	flag.StringVar(&cfg.plot, "plot", "results.png", "PNG plot file")
+	flag.Parse()
+	if cfg.runs < 1 || cfg.pairs < 10 || cfg.parallelFor <= 0 || cfg.contendFor <= 0 || cfg.wdLocks < 1 || cfg.wdFor < 0 {
+		fmt.Fprintln(os.Stderr, "bench: --runs >= 1, --pairs >= 10, positive durations and --watchdog-locks >= 1 required")
+		os.Exit(2)
+	}
+	if *libNames != "" {
+		var keep []lib
+		for _, n := range strings.Split(*libNames, ",") {
+			l, err := findLib(strings.TrimSpace(n))
+			if err != nil {
+				fmt.Fprintln(os.Stderr, "bench:", err)
+				os.Exit(2)
+			}
+			keep = append(keep, l)
+		}
+		libs = keep
+	}
+	if err := run(cfg); err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		os.Exit(1)
+	}
+}
+
+type config struct {
+	addr                           string
+	runs, pairs, wdLocks           int
+	parallelFor, contendFor, wdFor time.Duration
+	only, out, plot                string
+}
+
+func (c config) part(p string) bool {
+	return c.only == "" || strings.Contains(","+c.only+",", ","+p+",")
+}
+
+// contendConfigs are the (c) configurations.
+var contendConfigs = []struct {
+	label       string
+	goroutines  int
+	procs       int
+	think       time.Duration
+	targetChart bool
+}{
+	{"16 goroutines, think 0", 16, 0, 0, false},
+	{"16 goroutines, think 1 ms", 16, 0, time.Millisecond, false},
+	{"4 processes, think 0", 0, 4, 0, false},
+	{"4 processes, think 1 ms", 0, 4, time.Millisecond, true},
+}
+
+func run(cfg config) error {
+	addr := cfg.addr
+	what := "redis at " + addr
+	if addr == "" {
+		s, err := redistest.Start()
+		if err != nil {
+			return err
+		}
+		defer s.Close()
+		addr, what = s.Addr, fmt.Sprintf("private redis-server on %s", s.Addr)
+	}
+	rep := &report{what: what, cfg: cfg, started: time.Now()}
+	rep.redisVersion = redisVersion(addr)
+	logf("%s (%s); %d runs per figure", what, rep.redisVersion, cfg.runs)
+
+	rep.redisBench = redisBenchmark(addr)
+	runID := strconv.FormatInt(time.Now().UnixNano(), 36)
+	// Run-major: every library is measured in every run, one after
+	// another, so that all see the same machine state (this VM's round
+	// trip swings between modes).
+	for r := range cfg.runs {
+		p50, p99, err := pingRTT(addr, 5000)
+		if err != nil {
+			return err
+		}
+		rep.pingP50 = append(rep.pingP50, float64(p50))
+		rep.pingP99 = append(rep.pingP99, float64(p99))
+		logf("PING run %d: p50 %v p99 %v", r+1, p50, p99)
+		id := runID + ":" + strconv.Itoa(r)
+		for _, l := range libs {
+			if l.tuned {
+				continue
+			}
+			if cfg.part("a") {
+				res, err := uncontended(l, addr, cfg.pairs, id)
+				if err != nil {
+					return fmt.Errorf("(a) %s: %w", l.name, err)
+				}
+				rep.add("a", l.name, "pairs/s", res.PerSec)
+				rep.add("a", l.name, "p50", float64(res.P50))
+				rep.add("a", l.name, "p99", float64(res.P99))
+				logf("(a) %-20s run %d: %.0f pairs/s p50 %v p99 %v", l.name, r+1, res.PerSec, res.P50, res.P99)
+			}
+			if cfg.part("b") {
+				perSec, err := parallelOwnKeys(l, addr, 64, cfg.parallelFor, id)
+				if err != nil {
+					return fmt.Errorf("(b) %s: %w", l.name, err)
+				}
+				rep.add("b", l.name, "pairs/s", perSec)
+				logf("(b) %-20s run %d: %.0f pairs/s", l.name, r+1, perSec)
+			}
+		}
+	}
+	if cfg.part("c") {
+		for _, cc := range contendConfigs {
+			for r := range cfg.runs {
+				for _, l := range libs {
+					id := runID + ":" + strconv.Itoa(r)
+					res, err := contended(l, addr, cc.goroutines, cc.procs, time.Millisecond, cc.think, cfg.contendFor, id)
+					if err != nil {
+						return fmt.Errorf("(c) %s %s: %w", cc.label, l.name, err)
+					}
+					rep.addContend(cc.label, l.name, res)
+					logf("(c) %-26s %-20s run %d: %.0f acq/s gap p50 %v p99 %v retake %.2f wait p99 %v max %v fair %.2f cmds/acq %.1f redis cpu %.2f errors %d overlaps %d %s",
+						cc.label, l.name, r+1, res.AcqPerSec, res.GapP50, res.GapP99, res.Retake, res.WaitP99, res.WaitMax, res.Fairness, res.CmdsPerAcq, res.RedisCPU, res.Errors, res.Overlaps, res.Err)
+				}
+			}
+		}
+	}
+	if cfg.part("d") && cfg.wdFor > 0 {
+		for r := range cfg.runs {
+			res, err := watchdogCost(addr, cfg.wdLocks, cfg.wdFor, runID+":"+strconv.Itoa(r))
+			if err != nil {
+				return fmt.Errorf("(d): %w", err)
+			}
+			rep.watchdog = append(rep.watchdog, res)
+			logf("(d) run %d: %d locks for %v: %d round trips, %d commands, %.2f trips/tick/1000 locks, client CPU %v",
+				r+1, res.Locks, res.Window, res.Trips, res.Cmds, res.TripsPerTickPerK, res.ClientCPU)
+		}
+	}
+	md := rep.markdown()
+	if err := os.WriteFile(cfg.out, []byte(md), 0o644); err != nil {
+		return err
+	}
+	fmt.Print(md)
+	if cfg.part("c") {
+		if err := rep.plotPNG(cfg.plot); err != nil {
+			return err
+		}
+		logf("wrote %s and %s", cfg.out, cfg.plot)
+	}
+	return nil
+}
+
+func redisVersion(addr string) string {
+	rdb := newRedis(addr, 1, nil)
+	defer rdb.Close()
+	info, err := rdb.Info(context.Background(), "server").Result()
+	if err != nil {
+		return "unknown version"
+	}
+	for _, line := range strings.Split(info, "\n") {
+		if v, ok := strings.CutPrefix(strings.TrimSpace(line), "redis_version:"); ok {
+			return "Redis " + v + ", Go " + runtime.Version() + ", " + strconv.Itoa(runtime.NumCPU()) + " CPUs"
+		}
+	}
+	return "unknown version"
+}
+
+// verbose logs the commands Redis ran in each contention run.
+var verbose bool
+
+func logf(format string, args ...any) {
+	fmt.Fprintf(os.Stderr, time.Now().Format("15:04:05 ")+format+"\n", args...)
+}

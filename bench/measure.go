@@ -1,0 +1,567 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// counter is a go-redis hook counting the commands a process sends and its
+// round trips (a pipeline is one).
+type counter struct {
+	cmds, trips atomic.Int64
+	dials       atomic.Int64 // connection set-up pipelines (HELLO, CLIENT SETINFO), not counted as trips
+	trace       bool         // log every pipeline (-v, watchdog runs)
+	mu          sync.Mutex
+	times       []time.Time // when each pipeline was sent
+}
+
+func (c *counter) DialHook(next redis.DialHook) redis.DialHook { return next }
+
+func (c *counter) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		if name := strings.ToLower(fmt.Sprint(cmd.Args()[0])); name == "hello" || name == "client" {
+			c.dials.Add(1)
+			return next(ctx, cmd)
+		}
+		c.cmds.Add(1)
+		c.trips.Add(1)
+		if c.trace {
+			logf("    command %v", cmd.Args())
+		}
+		return next(ctx, cmd)
+	}
+}
+
+func (c *counter) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		if name := strings.ToLower(fmt.Sprint(cmds[0].Args()[0])); name == "hello" || name == "client" {
+			c.dials.Add(1)
+			return next(ctx, cmds)
+		}
+		c.cmds.Add(int64(len(cmds)))
+		c.trips.Add(1)
+		c.mu.Lock()
+		c.times = append(c.times, time.Now())
+		c.mu.Unlock()
+		if c.trace {
+			logf("    pipeline of %d commands, first %v", len(cmds), cmds[0].Args()[0])
+		}
+		return next(ctx, cmds)
+	}
+}
+
+// newRedis returns a go-redis client counting into cnt.
+func newRedis(addr string, pool int, cnt *counter) *redis.Client {
+	rdb := redis.NewClient(&redis.Options{Addr: addr, PoolSize: pool})
+	if cnt != nil {
+		rdb.AddHook(cnt)
+	}
+	return rdb
+}
+
+// --- physical limit
+
+// pingRTT returns the PING round trip p50 and p99 over n pings.
+func pingRTT(addr string, n int) (p50, p99 time.Duration, err error) {
+	rdb := newRedis(addr, 1, nil)
+	defer rdb.Close()
+	ctx := context.Background()
+	d := make([]time.Duration, 0, n)
+	for i := 0; i < n+100; i++ {
+		start := time.Now()
+		if err := rdb.Ping(ctx).Err(); err != nil {
+			return 0, 0, err
+		}
+		if i >= 100 {
+			d = append(d, time.Since(start))
+		}
+	}
+	return pct(d, 50), pct(d, 99), nil
+}
+
+// redisBenchmark runs redis-benchmark SET and GET when it is installed and
+// returns its summary lines.
+func redisBenchmark(addr string) []string {
+	bin, err := exec.LookPath("redis-benchmark")
+	if err != nil {
+		return []string{"redis-benchmark not installed"}
+	}
+	host, port, _ := net.SplitHostPort(addr)
+	out, err := exec.Command(bin, "-h", host, "-p", port, "-t", "set,get", "-n", "100000", "-q").Output()
+	if err != nil {
+		return []string{"redis-benchmark failed: " + err.Error()}
+	}
+	var lines []string
+	for _, l := range strings.Split(string(out), "\r") {
+		for _, l := range strings.Split(l, "\n") {
+			if strings.Contains(l, "requests per second") {
+				lines = append(lines, strings.TrimSpace(l))
+			}
+		}
+	}
+	return lines
+}
+
+// --- (a) uncontended pairs
+
+type pairsResult struct {
+	PerSec   float64
+	P50, P99 time.Duration
+}
+
+func uncontended(l lib, addr string, n int, run string) (pairsResult, error) {
+	rdb := newRedis(addr, 4, nil)
+	defer rdb.Close()
+	newMutex, closeLib, err := l.open(rdb)
+	if err != nil {
+		return pairsResult{}, err
+	}
+	defer closeLib()
+	ctx := context.Background()
+	m := newMutex("bench:a:" + run)
+	lat := make([]time.Duration, 0, n)
+	for i := range n + n/10 {
+		start := time.Now()
+		if err := m.lock(ctx); err != nil {
+			return pairsResult{}, err
+		}
+		if err := m.unlock(ctx); err != nil {
+			return pairsResult{}, err
+		}
+		if i >= n/10 { // the first tenth warms up connections and scripts
+			lat = append(lat, time.Since(start))
+		}
+	}
+	var total time.Duration
+	for _, d := range lat {
+		total += d
+	}
+	return pairsResult{PerSec: float64(len(lat)) / total.Seconds(), P50: pct(lat, 50), P99: pct(lat, 99)}, nil
+}
+
+// --- (b) many goroutines on keys of their own
+
+func parallelOwnKeys(l lib, addr string, goroutines int, d time.Duration, run string) (float64, error) {
+	rdb := newRedis(addr, goroutines+8, nil)
+	defer rdb.Close()
+	newMutex, closeLib, err := l.open(rdb)
+	if err != nil {
+		return 0, err
+	}
+	defer closeLib()
+	ctx := context.Background()
+	var pairs atomic.Int64
+	var firstErr atomic.Value
+	start := time.Now().Add(200 * time.Millisecond)
+	end := start.Add(d)
+	var wg sync.WaitGroup
+	for g := range goroutines {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			m := newMutex("bench:b:" + run + ":" + strconv.Itoa(g))
+			for time.Now().Before(start) { // warm up until the start
+				if m.lock(ctx) != nil || m.unlock(ctx) != nil {
+					break
+				}
+			}
+			for time.Now().Before(end) {
+				if err := m.lock(ctx); err != nil {
+					firstErr.CompareAndSwap(nil, err)
+					return
+				}
+				if err := m.unlock(ctx); err != nil {
+					firstErr.CompareAndSwap(nil, err)
+					return
+				}
+				pairs.Add(1)
+			}
+		}()
+	}
+	wg.Wait()
+	if err, ok := firstErr.Load().(error); ok {
+		return 0, err
+	}
+	return float64(pairs.Load()) / d.Seconds(), nil
+}
+
+// --- (c) one key, contended
+
+// section is one critical section: when its owner asked for the lock, got
+// it, and its unlock returned (wall clock, ns: comparable across processes
+// of one machine).
+type section struct {
+	Worker               int
+	Asked, Got, Released int64
+}
+
+// workerResult is what a contending process reports.
+type workerResult struct {
+	Sections []section
+	Cmds     int64
+	Errors   int
+	Err      string
+}
+
+// contendSpec describes a contention run.
+type contendSpec struct {
+	Lib         string
+	Addr        string
+	Key         string
+	Workers     int // goroutines in this process
+	FirstWorker int
+	Hold, Think time.Duration
+	Start, End  int64 // wall clock ns
+}
+
+// contend runs spec's workers in this process, all on one lock.
+func contend(spec contendSpec) workerResult {
+	l, err := findLib(spec.Lib)
+	if err != nil {
+		return workerResult{Err: err.Error()}
+	}
+	var cnt counter
+	rdb := newRedis(spec.Addr, spec.Workers+4, &cnt)
+	defer rdb.Close()
+	newMutex, closeLib, err := l.open(rdb)
+	if err != nil {
+		return workerResult{Err: err.Error()}
+	}
+	defer closeLib()
+	ctx := context.Background()
+	results := make([][]section, spec.Workers)
+	var errs atomic.Int64
+	var firstErr atomic.Value
+	var wg sync.WaitGroup
+	if err := rdb.Ping(ctx).Err(); err != nil {
+		return workerResult{Err: err.Error()}
+	}
+	time.Sleep(time.Until(time.Unix(0, spec.Start)))
+	before := cnt.cmds.Load()
+	for w := range spec.Workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			m := newMutex(spec.Key)
+			id := spec.FirstWorker + w
+			for time.Now().UnixNano() < spec.End {
+				s := section{Worker: id, Asked: time.Now().UnixNano()}
+				if err := m.lock(ctx); err != nil {
+					errs.Add(1)
+					firstErr.CompareAndSwap(nil, err.Error())
+					continue
+				}
+				s.Got = time.Now().UnixNano()
+				time.Sleep(spec.Hold)
+				if err := m.unlock(ctx); err != nil {
+					errs.Add(1)
+					firstErr.CompareAndSwap(nil, err.Error())
+				}
+				s.Released = time.Now().UnixNano()
+				results[w] = append(results[w], s)
+				if spec.Think > 0 {
+					time.Sleep(spec.Think)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	out := workerResult{Cmds: cnt.cmds.Load() - before, Errors: int(errs.Load())}
+	if e, ok := firstErr.Load().(string); ok {
+		out.Err = e
+	}
+	for _, r := range results {
+		out.Sections = append(out.Sections, r...)
+	}
+	return out
+}
+
+// runWorkerProcess is the entry point of a contending child process: it
+// reads a contendSpec as JSON from stdin and writes a workerResult.
+func runWorkerProcess() int {
+	var spec contendSpec
+	if err := json.NewDecoder(os.Stdin).Decode(&spec); err != nil {
+		fmt.Fprintln(os.Stderr, "bench worker:", err)
+		return 2
+	}
+	res := contend(spec)
+	w := bufio.NewWriter(os.Stdout)
+	if err := json.NewEncoder(w).Encode(res); err != nil {
+		return 1
+	}
+	_ = w.Flush()
+	return 0
+}
+
+// contendResult are the figures of one contention run.
+type contendResult struct {
+	AcqPerSec        float64
+	GapP50, GapP99   time.Duration
+	Retake           float64 // share of acquisitions by the owner that released just before
+	WaitP99, WaitMax time.Duration
+	Fairness         float64 // max/min acquisitions per worker (Inf: a worker starved)
+	CmdsPerAcq       float64
+	RedisCPU         float64 // Redis CPU seconds per wall second
+	Errors           int
+	Overlaps         int // sections that began before the previous one could have ended
+	Err              string
+}
+
+// contended runs one contention configuration, in goroutines of this
+// process (procs 0) or in procs child processes of one worker each.
+func contended(l lib, addr string, goroutines, procs int, hold, think, d time.Duration, run string) (contendResult, error) {
+	raw := newRedis(addr, 2, nil)
+	defer raw.Close()
+	key := "bench:c:" + run
+	lead := 300 * time.Millisecond
+	if procs > 0 {
+		lead = 1500 * time.Millisecond // child processes start and connect first
+	}
+	start := time.Now().Add(lead)
+	spec := contendSpec{Lib: l.name, Addr: addr, Key: key, Hold: hold, Think: think, Start: start.UnixNano(), End: start.Add(d).UnixNano()}
+	subsBefore, cpuBefore, err := redisSide(raw)
+	if err != nil {
+		return contendResult{}, err
+	}
+	statsBefore := commandStats(raw)
+	var parts []workerResult
+	if procs == 0 {
+		spec.Workers = goroutines
+		parts = append(parts, contend(spec))
+	} else {
+		parts, err = contendInProcesses(spec, procs)
+		if err != nil {
+			return contendResult{}, err
+		}
+	}
+	subsAfter, cpuAfter, err := redisSide(raw)
+	if err != nil {
+		return contendResult{}, err
+	}
+	if verbose {
+		after := commandStats(raw)
+		var parts []string
+		for name, n := range after {
+			if d := n - statsBefore[name]; d > 0 {
+				parts = append(parts, fmt.Sprintf("%s=%d", name, d))
+			}
+		}
+		slices.Sort(parts)
+		logf("    redis commands (incl. inside scripts): %s", strings.Join(parts, " "))
+	}
+	workers := max(goroutines, procs)
+	if procs > 0 {
+		workers = procs
+	}
+	var all []section
+	var cmds int64
+	res := contendResult{}
+	for _, p := range parts {
+		all = append(all, p.Sections...)
+		cmds += p.Cmds
+		res.Errors += p.Errors
+		if p.Err != "" && res.Err == "" {
+			res.Err = p.Err
+		}
+	}
+	cmds += subsAfter - subsBefore
+	res.RedisCPU = (cpuAfter - cpuBefore) / time.Since(start).Seconds()
+	if len(all) == 0 {
+		return res, fmt.Errorf("%s: no acquisition (%s)", l.name, res.Err)
+	}
+	slices.SortFunc(all, func(a, b section) int { return int(a.Got - b.Got) })
+	perWorker := make([]int, workers)
+	var gaps, waits []time.Duration
+	retakes := 0
+	for i, s := range all {
+		perWorker[s.Worker]++
+		waits = append(waits, time.Duration(s.Got-s.Asked))
+		if i == 0 {
+			continue
+		}
+		prev := all[i-1]
+		if s.Got < prev.Got+int64(hold) {
+			res.Overlaps++
+		}
+		if s.Worker == prev.Worker {
+			retakes++
+			continue
+		}
+		if s.Asked < prev.Released { // it was waiting when the lock was released
+			gaps = append(gaps, time.Duration(s.Got-prev.Released))
+		}
+	}
+	res.AcqPerSec = float64(len(all)) / d.Seconds()
+	res.GapP50, res.GapP99 = pct(gaps, 50), pct(gaps, 99)
+	res.Retake = float64(retakes) / float64(max(1, len(all)-1))
+	res.WaitP99, res.WaitMax = pct(waits, 99), slices.Max(waits)
+	lo, hi := slices.Min(perWorker), slices.Max(perWorker)
+	res.Fairness = float64(hi) / float64(max(lo, 0))
+	res.CmdsPerAcq = float64(cmds) / float64(len(all))
+	return res, nil
+}
+
+// contendInProcesses runs one worker in each of procs child processes.
+func contendInProcesses(spec contendSpec, procs int) ([]workerResult, error) {
+	self, err := os.Executable()
+	if err != nil {
+		return nil, err
+	}
+	type child struct {
+		cmd *exec.Cmd
+		out strings.Builder
+	}
+	children := make([]*child, procs)
+	for i := range children {
+		s := spec
+		s.Workers, s.FirstWorker = 1, i
+		in, _ := json.Marshal(s)
+		c := &child{cmd: exec.Command(self, "worker")}
+		c.cmd.Stdin = strings.NewReader(string(in))
+		c.cmd.Stdout = &c.out
+		c.cmd.Stderr = os.Stderr
+		if err := c.cmd.Start(); err != nil {
+			return nil, err
+		}
+		children[i] = c
+	}
+	var parts []workerResult
+	for _, c := range children {
+		if err := c.cmd.Wait(); err != nil {
+			return nil, fmt.Errorf("worker process: %w", err)
+		}
+		var r workerResult
+		if err := json.Unmarshal([]byte(c.out.String()), &r); err != nil {
+			return nil, fmt.Errorf("worker output: %w", err)
+		}
+		parts = append(parts, r)
+	}
+	return parts, nil
+}
+
+// commandStats returns the calls of every command (Redis counts the
+// commands run inside scripts too).
+func commandStats(rdb *redis.Client) map[string]int64 {
+	out := map[string]int64{}
+	stats, _ := rdb.Info(context.Background(), "commandstats").Result()
+	for _, line := range strings.Split(stats, "\n") {
+		name, rest, ok := strings.Cut(strings.TrimSpace(line), ":calls=")
+		if ok {
+			out[strings.TrimPrefix(name, "cmdstat_")], _ = strconv.ParseInt(strings.SplitN(rest, ",", 2)[0], 10, 64)
+		}
+	}
+	return out
+}
+
+// redisSide reads what only Redis can count: (un)subscribe commands, which
+// go-redis sends outside its hooks, and Redis's CPU seconds.
+func redisSide(rdb *redis.Client) (subs int64, cpu float64, err error) {
+	ctx := context.Background()
+	stats, err := rdb.Info(ctx, "commandstats").Result()
+	if err != nil {
+		return 0, 0, err
+	}
+	for _, line := range strings.Split(stats, "\n") {
+		name, rest, ok := strings.Cut(strings.TrimSpace(line), ":calls=")
+		if !ok {
+			continue
+		}
+		switch strings.TrimPrefix(name, "cmdstat_") {
+		case "subscribe", "unsubscribe", "psubscribe", "punsubscribe", "ssubscribe", "sunsubscribe":
+			n, _ := strconv.ParseInt(strings.SplitN(rest, ",", 2)[0], 10, 64)
+			subs += n
+		}
+	}
+	info, err := rdb.Info(ctx, "cpu").Result()
+	if err != nil {
+		return 0, 0, err
+	}
+	for _, line := range strings.Split(info, "\n") {
+		k, v, ok := strings.Cut(strings.TrimSpace(line), ":")
+		if ok && (k == "used_cpu_sys" || k == "used_cpu_user") {
+			f, _ := strconv.ParseFloat(v, 64)
+			cpu += f
+		}
+	}
+	return subs, cpu, nil
+}
+
+// --- (d) watchdog cost
+
+type watchdogResult struct {
+	Locks            int
+	Window           time.Duration
+	Ticks            int // renew ticks seen in the window (pipelines less than 2 s apart are one tick)
+	Trips, Cmds      int64
+	TripsPerTickPerK float64 // round trips per tick per 1,000 locks
+	ClientCPU        time.Duration
+}
+
+func watchdogCost(addr string, locks int, window time.Duration, run string) (watchdogResult, error) {
+	cnt := counter{trace: verbose}
+	rdb := newRedis(addr, 16, &cnt)
+	defer rdb.Close()
+	newMutex, closeLib, err := libs[0].open(rdb)
+	if err != nil {
+		return watchdogResult{}, err
+	}
+	defer closeLib()
+	ctx := context.Background()
+	ms := make([]mutex, locks)
+	for i := range ms {
+		ms[i] = newMutex("bench:d:" + run + ":" + strconv.Itoa(i))
+		if err := ms[i].lock(ctx); err != nil {
+			return watchdogResult{}, err
+		}
+	}
+	trips, cmds := cnt.trips.Load(), cnt.cmds.Load()
+	cnt.mu.Lock()
+	cnt.times = nil
+	cnt.mu.Unlock()
+	cpu := cpuTime()
+	time.Sleep(window)
+	res := watchdogResult{Locks: locks, Window: window, Trips: cnt.trips.Load() - trips, Cmds: cnt.cmds.Load() - cmds, ClientCPU: cpuTime() - cpu}
+	cnt.mu.Lock()
+	for i, t := range cnt.times {
+		if i == 0 || t.Sub(cnt.times[i-1]) > 2*time.Second {
+			res.Ticks++
+		}
+	}
+	cnt.mu.Unlock()
+	res.TripsPerTickPerK = float64(res.Trips) / float64(max(1, res.Ticks)) / (float64(locks) / 1000)
+	for _, m := range ms {
+		if err := m.unlock(ctx); err != nil {
+			return res, err
+		}
+	}
+	return res, nil
+}
+
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// pct returns the p-th percentile of d (sorted in place), 0 for none.
+func pct(d []time.Duration, p float64) time.Duration {
+	if len(d) == 0 {
+		return 0
+	}
+	slices.Sort(d)
+	return d[min(len(d)-1, int(float64(len(d))*p/100))]
+}
