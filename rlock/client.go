@@ -43,11 +43,11 @@ type Client struct {
 	hub  *pubsub.Hub
 	wd   *watchdog.Scheduler
 
-	seq    atomic.Uint64 // attempt and request ids
+	seq atomic.Uint64 // attempt and request ids
 	// renewLoaded marks the renew scripts this client has loaded with
 	// SCRIPT LOAD in its first renewal pipeline, per renewKind.
 	renewLoaded [2]atomic.Bool
-	closed atomic.Bool
+	closed      atomic.Bool
 
 	mu      sync.Mutex
 	holds   map[holdKey]*hold
