@@ -53,6 +53,54 @@ var helpers = map[string]func(ctx context.Context, c *rlock.Client) error{
 	},
 }
 
+// fencedStore is the storage a fenced lock guards: it takes a write only
+// with a token at least as new as every token it has seen (KEYS[1] the
+// highest token, KEYS[2] the data; ARGV[1] token, ARGV[2] value). It
+// returns 1 when the write was taken, 0 when it was refused as stale.
+var fencedStore = redis.NewScript(`
+local last = tonumber(redis.call('get', KEYS[1]) or '0')
+local token = tonumber(ARGV[1])
+if token < last then return 0 end
+redis.call('set', KEYS[1], token)
+redis.call('rpush', KEYS[2], ARGV[2])
+return 1`)
+
+func init() {
+	// fenced-worker takes the fenced lock HELPER_LOCK again and again (a
+	// watchdog lease of HELPER_WATCHDOG_MS), holds it HELPER_HOLD_MS,
+	// then writes through fencedStore, and logs every critical section
+	// to the file HELPER_LOG as "enter <owner> <token> <ns>" and
+	// "exit <owner> <token> <ns> <write taken 1|0>" lines. It prints
+	// "acquired <token>" when it enters.
+	helpers["fenced-worker"] = func(ctx context.Context, c *rlock.Client) error {
+		hold, _ := strconv.Atoi(os.Getenv("HELPER_HOLD_MS"))
+		f, err := os.OpenFile(os.Getenv("HELPER_LOG"), os.O_APPEND|os.O_WRONLY|os.O_CREATE, 0o644)
+		if err != nil {
+			return err
+		}
+		lock := c.NewFencedLock(os.Getenv("HELPER_LOCK"))
+		me := strconv.Itoa(os.Getpid())
+		rdb := redis.NewClient(&redis.Options{Addr: os.Getenv("HELPER_STORE")})
+		for {
+			token, err := lock.LockToken(ctx)
+			if err != nil {
+				fmt.Fprintln(os.Stderr, "helper lock:", err)
+				time.Sleep(20 * time.Millisecond)
+				continue
+			}
+			fmt.Fprintf(f, "enter %s %d %d\n", me, token, time.Now().UnixNano())
+			fmt.Println("acquired", token)
+			time.Sleep(time.Duration(hold) * time.Millisecond)
+			taken, err := fencedStore.Run(context.Background(), rdb, []string{"fence:last", "fence:data"}, token, me).Int()
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(f, "exit %s %d %d %d\n", me, token, time.Now().UnixNano(), taken)
+			_ = lock.Unlock(ctx) // ErrNotHeld after a lost lease: nothing to give back
+		}
+	}
+}
+
 func runHelper(name string) error {
 	run, ok := helpers[name]
 	if !ok {
@@ -62,7 +110,14 @@ func runHelper(name string) error {
 	if ms, err := strconv.Atoi(os.Getenv("HELPER_WAITER_TIMEOUT_MS")); err == nil {
 		opts = append(opts, rlock.WithFairWaiterTimeout(time.Duration(ms)*time.Millisecond))
 	}
-	rdb := redis.NewClient(&redis.Options{Addr: os.Getenv("HELPER_REDIS")})
+	if ms, err := strconv.Atoi(os.Getenv("HELPER_WATCHDOG_MS")); err == nil {
+		opts = append(opts, rlock.WithWatchdogTimeout(time.Duration(ms)*time.Millisecond))
+	}
+	ro := &redis.Options{Addr: os.Getenv("HELPER_REDIS")}
+	if ms, err := strconv.Atoi(os.Getenv("HELPER_IO_TIMEOUT_MS")); err == nil {
+		ro.ReadTimeout, ro.WriteTimeout = time.Duration(ms)*time.Millisecond, time.Duration(ms)*time.Millisecond
+	}
+	rdb := redis.NewClient(ro)
 	c, err := rlock.NewClient(rdb, opts...)
 	if err != nil {
 		return err
@@ -96,7 +151,7 @@ func startHelper(name string, env ...string) *helperProc {
 	out, err := cmd.StdoutPipe()
 	Expect(err).NotTo(HaveOccurred())
 	Expect(cmd.Start()).To(Succeed())
-	h := &helperProc{cmd: cmd, lines: make(chan string, 16)}
+	h := &helperProc{cmd: cmd, lines: make(chan string, 4096)}
 	go func() {
 		defer close(h.lines)
 		sc := bufio.NewScanner(out)
@@ -116,6 +171,11 @@ func startHelper(name string, env ...string) *helperProc {
 	Expect(ok).To(BeTrue(), "helper said %q", ready)
 	h.Field = id + ":ctx:helper"
 	return h
+}
+
+// Signal sends sig to the helper process.
+func (h *helperProc) Signal(sig syscall.Signal) {
+	Expect(h.cmd.Process.Signal(sig)).To(Succeed())
 }
 
 // Kill sends SIGKILL and reaps the process.

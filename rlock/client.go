@@ -43,7 +43,8 @@ type Client struct {
 	hub  *pubsub.Hub
 	wd   *watchdog.Scheduler
 
-	seq atomic.Uint64 // attempt and request ids
+	seq     atomic.Uint64 // attempt and request ids
+	cluster bool          // rdb is a ClusterClient: lock names must be slot-safe
 	// renewLoaded marks the renew scripts this client has loaded with
 	// SCRIPT LOAD in its first renewal pipeline, per renewKind.
 	renewLoaded [2]atomic.Bool
@@ -98,6 +99,7 @@ func NewClient(rdb redis.UniversalClient, opts ...Option) (*Client, error) {
 		o.clientID = uuid.NewString()
 	}
 	c := &Client{rdb: rdb, id: o.clientID, opts: o, holds: make(map[holdKey]*hold), pending: make(map[holdKey]chan struct{})}
+	_, c.cluster = rdb.(*redis.ClusterClient)
 	hubOpts := []pubsub.Option{
 		pubsub.WithLogger(o.logger),
 		pubsub.WithWakeAll(func(payload string) bool { return payload == ReadUnlockMessage }),

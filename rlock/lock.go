@@ -91,6 +91,8 @@ func (l *Lock) check(op string, ctx context.Context) error {
 		return opErr(op, "", fmt.Errorf("%w: empty lock name", ErrInvalidArgument))
 	case ctx == nil:
 		return opErr(op, l.name, fmt.Errorf("%w: nil context", ErrInvalidArgument))
+	case l.c.cluster && !slotSafe(l.name):
+		return opErr(op, l.name, fmt.Errorf("%w: on Redis Cluster a lock name with a stray '{' or '}' puts its auxiliary keys in other slots; use a hash tag such as {%s}", ErrInvalidArgument, "order:42"))
 	case l.c.closed.Load():
 		return opErr(op, l.name, ErrClosed)
 	}

@@ -66,3 +66,23 @@ func TimeoutKey(name string) string { return prefixName(timeoutPrefix, name) }
 // FairChannelName returns the channel on which the fair-lock waiter with
 // the given field is woken: redisson_lock__channel:{name}:<field>.
 func FairChannelName(name, field string) string { return ChannelName(name) + ":" + field }
+
+// hasHashTag reports whether key has a Redis Cluster hash tag: a '{'
+// followed, after at least one character, by a '}'.
+func hasHashTag(key string) bool {
+	i := strings.IndexByte(key, '{')
+	if i < 0 {
+		return false
+	}
+	j := strings.IndexByte(key[i+1:], '}')
+	return j > 0
+}
+
+// slotSafe reports whether every key derived from the lock name (the
+// prefixName and suffixName forms Redisson uses) hashes to the name's own
+// Redis Cluster slot. It holds for names with a hash tag and for names
+// without braces; a name with a stray '{' or '}' (say "a}b" or "x{") does
+// not: Redisson derives the same keys, which then land in other slots.
+func slotSafe(name string) bool {
+	return hasHashTag(name) || !strings.ContainsAny(name, "{}")
+}

@@ -1,0 +1,80 @@
+package faultproxy_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	"github.com/onsi/gomega/gleak"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/goredisson/goredisson/internal/faultproxy"
+	"github.com/goredisson/goredisson/internal/redistest"
+)
+
+func TestFaultproxy(t *testing.T) {
+	RegisterFailHandler(Fail)
+	RunSpecs(t, "faultproxy")
+}
+
+var _ = Describe("Proxy", func() {
+	var (
+		proxy *faultproxy.Proxy
+		rdb   *redis.Client
+		ctx   = context.Background()
+	)
+	BeforeEach(func() {
+		before := gleak.Goroutines()
+		srv, err := redistest.Start()
+		Expect(err).NotTo(HaveOccurred())
+		DeferCleanup(srv.Close)
+		proxy, err = faultproxy.Start(srv.Addr)
+		Expect(err).NotTo(HaveOccurred())
+		rdb = redis.NewClient(&redis.Options{Addr: proxy.Addr, ReadTimeout: 300 * time.Millisecond, MaxRetries: -1})
+		DeferCleanup(func() {
+			Expect(rdb.Close()).To(Succeed())
+			Expect(proxy.Close()).To(Succeed())
+			Eventually(gleak.Goroutines).ShouldNot(gleak.HaveLeaked(before))
+		})
+	})
+
+	It("relays, and adds latency to every round trip", func() {
+		Expect(rdb.Ping(ctx).Err()).To(Succeed())
+		proxy.SetLatency(50 * time.Millisecond)
+		start := time.Now()
+		Expect(rdb.Set(ctx, "k", "v", 0).Err()).To(Succeed())
+		Expect(time.Since(start)).To(BeNumerically(">=", 100*time.Millisecond), "50 ms each way")
+		proxy.SetLatency(0)
+		Expect(rdb.Get(ctx, "k").Val()).To(Equal("v"))
+	})
+
+	It("loses responses of commands that ran, then resets those connections", func() {
+		Expect(rdb.Ping(ctx).Err()).To(Succeed())
+		proxy.DropResponses(true)
+		err := rdb.Set(ctx, "ran", "yes", 0).Err()
+		Expect(err).To(HaveOccurred(), "the reply never came")
+		proxy.DropResponses(false)
+		Expect(rdb.Get(ctx, "ran").Val()).To(Equal("yes"), "the command ran")
+		Expect(proxy.Stats().DroppedBytes).To(BeNumerically(">", 0))
+		Expect(proxy.Stats().Resets).To(BeNumerically(">=", 1))
+	})
+
+	It("cuts clients off during a partition and lets them back after", func() {
+		Expect(rdb.Ping(ctx).Err()).To(Succeed())
+		proxy.Partition(true)
+		Expect(rdb.Set(ctx, "cut", "1", 0).Err()).To(HaveOccurred())
+		Expect(rdb.Ping(ctx).Err()).To(HaveOccurred(), "new connections hang too")
+		proxy.Partition(false)
+		Expect(rdb.Ping(ctx).Err()).To(Succeed())
+		Expect(rdb.Exists(ctx, "cut").Val()).To(BeZero(), "the request never reached Redis")
+	})
+
+	It("resets connections on demand", func() {
+		Expect(rdb.Ping(ctx).Err()).To(Succeed())
+		proxy.ResetConnections()
+		Eventually(func() error { return rdb.Ping(ctx).Err() }).Should(Succeed())
+		Expect(proxy.Stats().Accepted).To(BeNumerically(">=", 2))
+	})
+})

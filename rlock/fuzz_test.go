@@ -1,0 +1,128 @@
+package rlock_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/goredisson/goredisson/ctxowner"
+	"github.com/goredisson/goredisson/rlock"
+)
+
+// Fuzzing of every input a user controls, against the real redis-server of
+// TestMain: the seeds run with go test; search with, e.g.
+//
+//	go test -run '^$' -fuzz FuzzLockInputs -fuzztime 60s ./rlock
+//	go test -run '^$' -fuzz FuzzOptions -fuzztime 60s ./rlock
+//
+// No input may panic; a bad one must give ErrInvalidArgument; a good one
+// must lock, re-enter, unlock and leave no lock behind.
+
+func fuzzClient(t *testing.T, opts ...rlock.Option) (*rlock.Client, *redis.Client, error) {
+	rdb := redis.NewClient(&redis.Options{Addr: redisAddr})
+	t.Cleanup(func() { _ = rdb.Close() })
+	c, err := rlock.NewClient(rdb, opts...)
+	if err == nil {
+		t.Cleanup(func() { _ = c.Close() })
+	}
+	return c, rdb, err
+}
+
+func FuzzLockInputs(f *testing.F) {
+	f.Add("order:42", "worker-1", int64(0), int64(0), uint8(0))
+	f.Add("", "", int64(-1), int64(-5), uint8(1))
+	f.Add("{user}:1", "ü", int64(1500), int64(20), uint8(2))
+	f.Add("a}b{", "x:y:z", int64(1), int64(-1), uint8(3))
+	f.Add(strings.Repeat("L", 70000), strings.Repeat("o", 5000), int64(1<<40), int64(1<<40), uint8(4))
+	f.Add("\x00\xff\n", "\x00", int64(-1<<62), int64(0), uint8(5))
+	f.Fuzz(func(t *testing.T, name, owner string, leaseMs, waitMs int64, kind uint8) {
+		c, rdb, err := fuzzClient(t)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx := ctxowner.WithID(context.Background(), owner)
+		var lock rlock.Locker
+		switch kind % 5 {
+		case 0:
+			lock = c.NewLock(name)
+		case 1:
+			lock = c.NewFairLock(name)
+		case 2:
+			lock = c.NewSpinLock(name)
+		case 3:
+			lock = c.NewFencedLock(name)
+		default:
+			lock = c.NewReadWriteLock(name).WriteLock()
+		}
+		lease := time.Duration(leaseMs%3_600_000) * time.Millisecond // at most an hour either way
+		wait := time.Duration(waitMs%20) * time.Millisecond          // a fresh lock: never waits long
+		ok, err := lock.TryLock(ctx, wait, lease)
+		switch {
+		case name == "":
+			if !errors.Is(err, rlock.ErrInvalidArgument) {
+				t.Fatalf("empty name: %v, want ErrInvalidArgument", err)
+			}
+			return
+		case err != nil && errors.Is(err, rlock.ErrInvalidArgument):
+			return // a bad lease or wait, said clearly
+		case err != nil:
+			t.Fatalf("TryLock(%q, wait %v, lease %v): %v", name, wait, lease, err)
+		case !ok:
+			t.Fatalf("TryLock(%q) of a free lock: not acquired", name)
+		}
+		defer func() { _, _ = lock.ForceUnlock(context.Background()) }()
+		if ok, err := lock.TryLock(ctx, 0, lease); err != nil || !ok {
+			t.Fatalf("re-entry: %v %v", ok, err)
+		}
+		if n, err := lock.HoldCount(ctx); err != nil || n != 2 {
+			t.Fatalf("HoldCount = %d, %v; want 2", n, err)
+		}
+		for range 2 {
+			if err := lock.Unlock(ctx); err != nil {
+				t.Fatalf("Unlock: %v", err)
+			}
+		}
+		if err := lock.Unlock(ctx); !errors.Is(err, rlock.ErrNotHeld) {
+			t.Fatalf("third Unlock: %v, want ErrNotHeld", err)
+		}
+		if n := rdb.Exists(context.Background(), name).Val(); n != 0 {
+			t.Fatalf("lock %q left behind", name)
+		}
+	})
+}
+
+func FuzzOptions(f *testing.F) {
+	f.Add(int64(30_000), int64(5_000), int64(10), int64(1_000), int64(1_000), int64(10_000), "client-1")
+	f.Add(int64(0), int64(0), int64(0), int64(0), int64(0), int64(0), "")
+	f.Add(int64(-1), int64(-1), int64(-1), int64(-1), int64(-1), int64(-1), "x")
+	f.Add(int64(1), int64(29), int64(5), int64(1), int64(0), int64(1), strings.Repeat("c", 10000))
+	f.Fuzz(func(t *testing.T, watchdogMs, waiterMs, spinMs, spinMaxMs, lingerMs, latchMs int64, clientID string) {
+		ms := func(v int64) time.Duration { return time.Duration(v%86_400_000) * time.Millisecond }
+		opts := []rlock.Option{rlock.WithWatchdogTimeout(ms(watchdogMs)), rlock.WithFairWaiterTimeout(ms(waiterMs)),
+			rlock.WithSpinBackoff(ms(spinMs), ms(spinMaxMs)), rlock.WithSubscriptionLinger(ms(lingerMs)),
+			rlock.WithUnlockLatchTTL(ms(latchMs)), rlock.WithClientID(clientID)}
+		c, _, err := fuzzClient(t, opts...)
+		if err != nil {
+			if !errors.Is(err, rlock.ErrInvalidArgument) {
+				t.Fatalf("NewClient: %v, want ErrInvalidArgument", err)
+			}
+			return
+		}
+		if c.WatchdogTimeout() <= 0 {
+			t.Fatalf("accepted a watchdog timeout of %v", c.WatchdogTimeout())
+		}
+		lock := c.NewLock("fuzz:options")
+		ctx, cancel := context.WithTimeout(ctxowner.New(context.Background()), 5*time.Second)
+		defer cancel()
+		if err := lock.Lock(ctx); err != nil {
+			t.Fatalf("Lock with accepted options: %v", err)
+		}
+		if err := lock.Unlock(ctx); err != nil {
+			t.Fatalf("Unlock with accepted options: %v", err)
+		}
+	})
+}
