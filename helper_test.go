@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"log/slog"
 	"os"
 	"os/exec"
 	"strconv"
@@ -97,6 +98,7 @@ func init() {
 			}
 			fmt.Fprintf(f, "exit %s %d %d %d\n", me, token, time.Now().UnixNano(), taken)
 			_ = lock.Unlock(ctx) // ErrNotHeld after a lost lease: nothing to give back
+			time.Sleep(5 * time.Millisecond)
 		}
 	}
 }
@@ -109,6 +111,9 @@ func runHelper(name string) error {
 	var opts []rlock.Option
 	if ms, err := strconv.Atoi(os.Getenv("HELPER_WAITER_TIMEOUT_MS")); err == nil {
 		opts = append(opts, rlock.WithFairWaiterTimeout(time.Duration(ms)*time.Millisecond))
+	}
+	if os.Getenv("HELPER_DEBUG") != "" {
+		opts = append(opts, rlock.WithLogger(slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))))
 	}
 	if ms, err := strconv.Atoi(os.Getenv("HELPER_WATCHDOG_MS")); err == nil {
 		opts = append(opts, rlock.WithWatchdogTimeout(time.Duration(ms)*time.Millisecond))

@@ -49,6 +49,37 @@ func (c *Client) acquire(ctx context.Context, name, channel, field string, wait,
 		sub = c.hub.SubscribeIfReady(channel)
 	}
 	held, ttl, err := try(ctx, field, lease)
+	// A failing first attempt (a connection reset, Redis restarting) is
+	// retried like a failing later one when the caller is willing to wait.
+	for backoff := 10 * time.Millisecond; err != nil && wait != 0 && retryable(ctx, c, err); backoff = min(2*backoff, maxBackoff) {
+		pause := backoff
+		if wait > 0 {
+			remain := time.Until(deadline)
+			if remain <= 0 {
+				break
+			}
+			pause = min(pause, remain)
+		}
+		c.logger().Debug("goredisson: acquire attempt failed, retrying", "lock", name, "err", err)
+		t := time.NewTimer(pause)
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+			if sub != nil {
+				sub.Close()
+			}
+			return false, fmt.Errorf("%w (last Redis error: %w)", ctx.Err(), err)
+		}
+		redisErr := err
+		held, ttl, err = try(ctx, field, lease)
+		if err != nil && ctx.Err() != nil {
+			if sub != nil {
+				sub.Close()
+			}
+			return false, fmt.Errorf("%w (last Redis error: %w)", ctx.Err(), redisErr)
+		}
+	}
 	if err != nil || held || wait == 0 {
 		if sub != nil {
 			sub.Close()
@@ -88,7 +119,7 @@ func (c *Client) acquire(ctx context.Context, name, channel, field string, wait,
 		case held:
 			return true, nil
 		case err != nil:
-			if ctx.Err() != nil || c.closed.Load() || errors.Is(err, ErrReplicaSync) {
+			if !retryable(ctx, c, err) {
 				return false, c.ctxOr(ctx, err)
 			}
 			// Redis is failing (down, restarting, failing over): keep
@@ -128,6 +159,12 @@ func (c *Client) acquire(ctx context.Context, name, channel, field string, wait,
 			return false, err
 		}
 	}
+}
+
+// retryable reports whether a failed attempt may be tried again: not when
+// ctx is done, the Client closed, or replicas did not confirm (a refusal).
+func retryable(ctx context.Context, c *Client, err error) bool {
+	return ctx.Err() == nil && !c.closed.Load() && !errors.Is(err, ErrReplicaSync) && !errors.Is(err, ErrInvalidArgument)
 }
 
 // startWait checks that an acquisition may start and returns the end of

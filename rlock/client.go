@@ -53,8 +53,11 @@ type Client struct {
 	mu      sync.Mutex
 	holds   map[holdKey]*hold
 	pending map[holdKey]chan struct{} // clean-ups in flight, closed when done
-	closing bool                      // set under mu by Close before it waits for bg
-	bg      sync.WaitGroup            // clean-up and abandoned-call goroutines
+	// unsettled are settles of lost acquire attempts that could not reach
+	// Redis; the owner's next acquire or unlock of the lock runs them first.
+	unsettled map[holdKey][]func(context.Context) error
+	closing   bool           // set under mu by Close before it waits for bg
+	bg        sync.WaitGroup // clean-up and abandoned-call goroutines
 }
 
 // holdKey names one owner's hold on one lock.
@@ -98,7 +101,8 @@ func NewClient(rdb redis.UniversalClient, opts ...Option) (*Client, error) {
 	if !o.clientIDSet {
 		o.clientID = uuid.NewString()
 	}
-	c := &Client{rdb: rdb, id: o.clientID, opts: o, holds: make(map[holdKey]*hold), pending: make(map[holdKey]chan struct{})}
+	c := &Client{rdb: rdb, id: o.clientID, opts: o, holds: make(map[holdKey]*hold), pending: make(map[holdKey]chan struct{}),
+		unsettled: make(map[holdKey][]func(context.Context) error)}
 	_, c.cluster = rdb.(*redis.ClusterClient)
 	hubOpts := []pubsub.Option{
 		pubsub.WithLogger(o.logger),
@@ -387,6 +391,38 @@ func bounded[T any](c *Client, ctx context.Context, f func() (T, error)) (v T, e
 		default:
 		}
 		return v, ctx.Err(), true
+	}
+}
+
+// addUnsettled keeps a settle that failed, to be run again by runUnsettled.
+func (c *Client) addUnsettled(k holdKey, settle func(context.Context) error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.unsettled[k] = append(c.unsettled[k], settle)
+}
+
+// runUnsettled runs the kept settles of the hold's lost attempts, in order,
+// and fails (keeping the rest) when one still cannot reach Redis: until
+// they are done, a new attempt could count a hold twice.
+func (c *Client) runUnsettled(ctx context.Context, k holdKey) error {
+	for {
+		c.mu.Lock()
+		list := c.unsettled[k]
+		if len(list) == 0 {
+			delete(c.unsettled, k)
+			c.mu.Unlock()
+			return nil
+		}
+		settle := list[0]
+		c.mu.Unlock()
+		if err := settle(ctx); err != nil {
+			return fmt.Errorf("settling an earlier acquire attempt of unknown outcome: %w", err)
+		}
+		c.mu.Lock()
+		if l := c.unsettled[k]; len(l) > 0 {
+			c.unsettled[k] = l[1:]
+		}
+		c.mu.Unlock()
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 
@@ -177,6 +178,9 @@ func (l *Lock) runAttempt(ctx context.Context, field string, lease time.Duration
 	if err := c.awaitPending(ctx, k); err != nil {
 		return false, 0, 0, err
 	}
+	if err := c.runUnsettled(ctx, k); err != nil {
+		return false, 0, 0, err
+	}
 	before := c.known(l.name, field)
 	marker := prefixName(cancelPrefix, l.name) + ":" + c.nextID()
 	keys := append([]string{l.name, marker}, spec.extraKeys...)
@@ -187,12 +191,18 @@ func (l *Lock) runAttempt(ctx context.Context, field string, lease time.Duration
 	v := r.v
 	if err != nil && !errors.Is(err, redis.Nil) {
 		if !isServerReply(err) && !notSent(err) {
-			c.background(ctx, k, func(sctx context.Context) {
+			settle := func(sctx context.Context) error {
 				if spec.giveBack != nil {
-					c.settleWith(sctx, l.name, field, marker, before, spec.giveBack)
-					return
+					return c.settleWith(sctx, l.name, field, marker, before, spec.giveBack)
 				}
-				c.settle(sctx, l.name, field, marker, before)
+				return c.settle(sctx, l.name, field, marker, before)
+			}
+			c.background(ctx, k, func(sctx context.Context) {
+				if err := settle(sctx); err != nil {
+					c.logger().Warn("goredisson: could not settle an acquire attempt of unknown outcome yet; will settle it before the owner's next call on the lock",
+						"lock", l.name, "field", field, "err", err)
+					c.addUnsettled(k, settle)
+				}
 			})
 		}
 		return false, 0, 0, err
@@ -280,44 +290,50 @@ func parseAcquireReply(v any, err error) (held bool, n int64, _ error) {
 }
 
 // settle resolves an acquire attempt whose reply was lost: the attempt is
-// marked cancelled (so that it does nothing if it still arrives) and a hold
-// it may have taken is given back. It runs in the background, so the caller
-// returns by its deadline; the owner's next call on the lock waits for it.
-// If Redis cannot be reached either, a hold taken by the attempt has no
-// watchdog and expires with its lease.
-func (c *Client) settle(ctx context.Context, name, field, marker string, before int) {
+// marked cancelled (so that it does nothing if it still arrives) and the
+// hold it took, if its marker shows one, is given back. It runs in the
+// background, so the caller returns by its deadline; the owner's next call
+// on the lock waits for it. If Redis cannot be reached either, the settle
+// is kept and run again before the owner's next acquire or unlock of the
+// lock, so that a hold taken by the attempt is never counted twice.
+func (c *Client) settle(ctx context.Context, name, field, marker string, before int) error {
 	keys := []string{name, ChannelName(name), marker}
-	n, err := cancelScript.Run(ctx, c.rdb, keys, field, before, UnlockMessage, c.opts.publishCommand,
-		cancelMarkerTTL.Milliseconds()).Int()
+	n, err := cancelScript.Run(ctx, c.rdb, keys, field, UnlockMessage, c.opts.publishCommand,
+		cancelMarkerTTL.Milliseconds(), before).Int()
 	if err != nil {
-		c.logger().Warn("goredisson: could not settle an acquire attempt of unknown outcome; a hold it took expires with its lease",
-			"lock", name, "field", field, "err", err)
-		return
+		return err
 	}
 	if n == 1 {
 		c.logger().Debug("goredisson: gave back a hold taken by an abandoned acquire attempt", "lock", name, "field", field)
 	}
+	return nil
 }
 
 // settleWith is settle for lock types whose release is not RLock's: it
-// marks the attempt cancelled first (so that it can no longer take a hold),
-// then gives back a hold it took, if the count shows one.
-func (c *Client) settleWith(ctx context.Context, name, field, marker string, before int, giveBack func(context.Context) error) {
-	err := c.rdb.Set(ctx, marker, 1, cancelMarkerTTL).Err()
-	var n int
-	if err == nil {
-		n, err = c.rdb.HGet(ctx, name, field).Int()
-		if errors.Is(err, redis.Nil) {
-			n, err = 0, nil
+// marks the attempt cancelled (SET ... GET, so that it can no longer take a
+// hold) and gives back the hold it took, if its marker shows one (or, the
+// marker gone, if the field holds more than the before holds known).
+func (c *Client) settleWith(ctx context.Context, name, field, marker string, before int, giveBack func(context.Context) error) error {
+	old, err := c.rdb.SetArgs(ctx, marker, "c", redis.SetArgs{TTL: cancelMarkerTTL, Get: true}).Result()
+	switch {
+	case errors.Is(err, redis.Nil):
+		n, herr := c.rdb.HGet(ctx, name, field).Int()
+		if errors.Is(herr, redis.Nil) {
+			return nil
 		}
+		if herr != nil {
+			return herr
+		}
+		if n > before {
+			return giveBack(ctx)
+		}
+		return nil
+	case err != nil:
+		return err
+	case strings.HasPrefix(old, "h"):
+		return giveBack(ctx)
 	}
-	if err == nil && n > before {
-		err = giveBack(ctx)
-	}
-	if err != nil {
-		c.logger().Warn("goredisson: could not settle an acquire attempt of unknown outcome; a hold it took expires with its lease",
-			"lock", name, "field", field, "err", err)
-	}
+	return nil
 }
 
 // cancelMarkerTTL outlives any delayed delivery or client retry of an
@@ -354,7 +370,11 @@ func (l *Lock) unlockWith(ctx context.Context, suffix string, release func(ctx c
 		return err
 	}
 	field := l.c.field(ctx) + suffix
-	if err := l.c.awaitPending(ctx, holdKey{l.name, field}); err != nil {
+	k := holdKey{l.name, field}
+	if err := l.c.awaitPending(ctx, k); err != nil {
+		return opErr("unlock", l.name, err)
+	}
+	if err := l.c.runUnsettled(ctx, k); err != nil {
 		return opErr("unlock", l.name, err)
 	}
 	return opErr("unlock", l.name, release(ctx, field))

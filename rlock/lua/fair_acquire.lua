@@ -5,7 +5,7 @@
 -- (once) and each later attempt keeps its entry alive for another waiter
 -- timeout.
 -- KEYS[1]  the lock hash
--- KEYS[2]  this attempt's cancel marker (see acquire.lua)
+-- KEYS[2]  this attempt's marker (see acquire.lua)
 -- KEYS[3]  the queue, redisson_lock_queue:{name}
 -- KEYS[4]  the timeouts, redisson_lock_timeout:{name}
 -- ARGV[1]  lease in milliseconds
@@ -18,7 +18,11 @@
 --          lock's PTTL (-1: no expiry), for others the time until the head's
 --          timeout; -3 when the attempt was cancelled before it arrived.
 --#include fair_queue
-if redis.call('exists', KEYS[2]) == 1 then
+local marker = redis.call('get', KEYS[2])
+if marker then
+    if marker == 'h' then
+        return nil
+    end
     return -3
 end
 local now = now_ms()
@@ -26,6 +30,7 @@ purge(KEYS[3], KEYS[4], now)
 if redis.call('hexists', KEYS[1], ARGV[2]) == 1 then
     redis.call('hincrby', KEYS[1], ARGV[2], 1)
     redis.call('pexpire', KEYS[1], ARGV[1])
+    redis.call('set', KEYS[2], 'h', 'px', 10000)
     return nil
 end
 local head = redis.call('lindex', KEYS[3], 0)
@@ -36,6 +41,7 @@ if redis.call('exists', KEYS[1]) == 0 and (not head or head == ARGV[2]) then
     redis.call('zrem', KEYS[4], ARGV[2])
     redis.call('hset', KEYS[1], ARGV[2], 1)
     redis.call('pexpire', KEYS[1], ARGV[1])
+    redis.call('set', KEYS[2], 'h', 'px', 10000)
     return nil
 end
 if ARGV[4] ~= '1' then
