@@ -453,9 +453,11 @@ var _ = Describe("Under faults", Label("fault"), func() {
 				}
 			}
 			lockers := make([]*rlock.Lock, clients)
+			var clientsOf []*rlock.Client
 			for i := range lockers {
 				c, _ := faultClient(proxy, rlock.WithWatchdogTimeout(3*time.Second))
 				lockers[i] = c.NewLock(name)
+				clientsOf = append(clientsOf, c)
 			}
 			stop := make(chan struct{})
 			var faults sync.WaitGroup
@@ -535,6 +537,10 @@ var _ = Describe("Under faults", Label("fault"), func() {
 			waitAll(&wg)
 			close(stop)
 			faults.Wait()
+			for _, c := range clientsOf {
+				Expect(c.Close()).To(Succeed())
+			}
+			e.expectNothingLeft(name)
 
 			res, info := porcupine.CheckOperationsVerbose(lockModel.ToModel(), ops, time.Minute)
 			if res != porcupine.Ok {

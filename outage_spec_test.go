@@ -15,7 +15,7 @@ import (
 )
 
 // Specs that stop, pause or restart Redis run on a server of their own.
-var _ = Describe("RLock when Redis is unavailable", func() {
+var _ = Describe("RLock when Redis is unavailable", Label("fault"), func() {
 	var (
 		srv *redistest.Server
 		ctx context.Context

@@ -8,7 +8,8 @@ import (
 
 // FuzzSlotSafe: for every name slotSafe accepts, all the keys derived from
 // it hash to its own cluster slot, so no script call can fail with
-// CROSSSLOT; the names it refuses really do scatter.
+// CROSSSLOT. (A refused name may still land in one slot by a CRC16
+// collision: the fuzzer found "\x17}A7aZb", kept in testdata.)
 //
 //	go test -run '^$' -fuzz FuzzSlotSafe -fuzztime 30s ./rlock
 func FuzzSlotSafe(f *testing.F) {
@@ -21,17 +22,13 @@ func FuzzSlotSafe(f *testing.F) {
 		}
 		derived := []string{prefixName(latchPrefix, name) + ":req", prefixName(cancelPrefix, name) + ":1", QueueKey(name), TimeoutKey(name),
 			TokenKey(name), ChannelName(name), FairChannelName(name, "c:1"), readTimeoutPrefix(name, "c:1") + ":1"}
-		scattered := false
+		if !slotSafe(name) {
+			return
+		}
 		for _, k := range derived {
 			if pubsub.Slot(k) != pubsub.Slot(name) {
-				scattered = true
-				if slotSafe(name) {
-					t.Fatalf("slotSafe(%q) but %q is in slot %d, the name in %d", name, k, pubsub.Slot(k), pubsub.Slot(name))
-				}
+				t.Fatalf("slotSafe(%q) but %q is in slot %d, the name in %d", name, k, pubsub.Slot(k), pubsub.Slot(name))
 			}
-		}
-		if !slotSafe(name) && !scattered {
-			t.Fatalf("slotSafe(%q) is false but every derived key shares its slot", name)
 		}
 	})
 }

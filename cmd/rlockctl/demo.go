@@ -7,8 +7,6 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/redis/go-redis/v9"
-
 	"github.com/goredisson/goredisson/internal/embedded"
 	"github.com/goredisson/goredisson/internal/scenario"
 	"github.com/goredisson/goredisson/rlock"
@@ -44,18 +42,12 @@ func runDemo(ctx context.Context, env *cli, args []string) error {
 	fmt.Fprintf(env.stdout, "Flash sale: %d coupons, %d buyers clicking twice, 2 instances x %d goroutines\n\n",
 		sale.Coupons, sale.Buyers, sale.Workers)
 
-	var rdbs [2]redis.UniversalClient
-	var locks [2]*rlock.Client
-	for i := range rdbs {
-		rdb := redis.NewClient(&redis.Options{Addr: r.Addr, PoolSize: sale.Workers + 4})
-		defer rdb.Close()
-		c, err := rlock.NewClient(rdb)
-		if err != nil {
-			return err
-		}
-		defer c.Close()
-		rdbs[i], locks[i] = rdb, c
+	in, err := scenario.OpenInstances(r.Addr, sale.Workers)
+	if err != nil {
+		return err
 	}
+	defer in.Close()
+	rdbs := in.Redis
 	sale.Prefix = "rlockctl:demo:" + strconv.FormatInt(time.Now().UnixNano(), 36)
 	defer rdbs[0].Del(context.Background(), sale.Prefix+":stock", sale.Prefix+":orders")
 	tty := isTerminal(os.Stdout) && env.stdout == os.Stdout
@@ -65,7 +57,7 @@ func runDemo(ctx context.Context, env *cli, args []string) error {
 		label := "no lock"
 		var lc *[2]*rlock.Client
 		if locked {
-			label, lc = "goredisson", &locks
+			label, lc = "goredisson", &in.Locks
 		}
 		progress, done := scenario.Progress(env.stdout, label, sale.Requests(), tty)
 		sale.Progress = progress

@@ -15,11 +15,8 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/redis/go-redis/v9"
-
 	"github.com/goredisson/goredisson/internal/embedded"
 	"github.com/goredisson/goredisson/internal/scenario"
-	"github.com/goredisson/goredisson/rlock"
 )
 
 func main() {
@@ -39,24 +36,17 @@ func run(addr string) error {
 	}
 	defer r.Close()
 	sale := scenario.DefaultFlashSale("example:flashsale:" + strconv.FormatInt(time.Now().UnixNano(), 36))
-	var rdbs [2]redis.UniversalClient
-	var locks [2]*rlock.Client
-	for i := range rdbs {
-		rdb := redis.NewClient(&redis.Options{Addr: r.Addr, PoolSize: sale.Workers + 4})
-		defer rdb.Close()
-		c, err := rlock.NewClient(rdb)
-		if err != nil {
-			return err
-		}
-		defer c.Close()
-		rdbs[i], locks[i] = rdb, c
-	}
-	defer rdbs[0].Del(ctx, sale.Prefix+":stock", sale.Prefix+":orders")
-	bare, err := sale.Run(ctx, rdbs, nil)
+	in, err := scenario.OpenInstances(r.Addr, sale.Workers)
 	if err != nil {
 		return err
 	}
-	locked, err := sale.Run(ctx, rdbs, &locks)
+	defer in.Close()
+	defer in.Redis[0].Del(ctx, sale.Prefix+":stock", sale.Prefix+":orders")
+	bare, err := sale.Run(ctx, in.Redis, nil)
+	if err != nil {
+		return err
+	}
+	locked, err := sale.Run(ctx, in.Redis, &in.Locks)
 	if err != nil {
 		return err
 	}

@@ -227,3 +227,39 @@ func drain(errs <-chan error) []error {
 	}
 	return out
 }
+
+// Instances are the two service instances of a flash sale: a go-redis
+// client and a goredisson Client each, on one Redis.
+type Instances struct {
+	Redis [2]redis.UniversalClient
+	Locks [2]*rlock.Client
+}
+
+// OpenInstances connects two instances to addr with connection pools for
+// workers goroutines each. Close them when done.
+func OpenInstances(addr string, workers int) (*Instances, error) {
+	in := &Instances{}
+	for i := range in.Redis {
+		rdb := redis.NewClient(&redis.Options{Addr: addr, PoolSize: workers + 4})
+		c, err := rlock.NewClient(rdb)
+		if err != nil {
+			_ = rdb.Close()
+			in.Close()
+			return nil, err
+		}
+		in.Redis[i], in.Locks[i] = rdb, c
+	}
+	return in, nil
+}
+
+// Close closes both instances' clients.
+func (in *Instances) Close() {
+	for i := range in.Redis {
+		if in.Locks[i] != nil {
+			_ = in.Locks[i].Close()
+		}
+		if in.Redis[i] != nil {
+			_ = in.Redis[i].Close()
+		}
+	}
+}

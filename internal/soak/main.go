@@ -72,7 +72,7 @@ type Result struct {
 	Lost         int64 // holds the watchdog reported lost
 	Errors       int64 // lock calls that failed (timeouts under faults)
 	WaitP99      time.Duration
-	RedisMem     [2]int64 // used_memory at start and end
+	RedisMem     [3]int64 // used_memory at start, at the end, and once the 10 s bookkeeping keys (unlock latches, attempt markers) expired
 	ClientMem    [2]uint64
 }
 
@@ -291,11 +291,15 @@ loop:
 	if len(waits) > 0 {
 		res.WaitP99 = waits[len(waits)*99/100]
 	}
+	waits = nil // the samples are not the client's memory
 	for _, c := range clients {
 		_ = c.Close()
 	}
 	res.RedisMem[1] = usedMemory(raw)
 	res.ClientMem[1] = heapAlloc()
+	time.Sleep(11 * time.Second)
+	res.RedisMem[2] = usedMemory(raw)
+	keys, _ := raw.DBSize(ctx).Result()
 	var faults []string
 	total := 0
 	for k, n := range res.Faults {
@@ -305,7 +309,8 @@ loop:
 	slices.Sort(faults)
 	fmt.Fprintf(out, "soak done: %d acquisitions in %v (%.0f/s), %d faults injected (%s), violations %d, leases lost %d, failed lock calls %d, wait p99 %v\n",
 		res.Acquisitions, cfg.Duration, float64(res.Acquisitions)/cfg.Duration.Seconds(), total, strings.Join(faults, ", "), res.Violations, res.Lost, res.Errors, res.WaitP99.Round(time.Microsecond))
-	fmt.Fprintf(out, "memory: redis used_memory %d -> %d bytes, client heap %d -> %d bytes\n", res.RedisMem[0], res.RedisMem[1], res.ClientMem[0], res.ClientMem[1])
+	fmt.Fprintf(out, "memory: redis used_memory %d at start, %d at the end, %d once the 10 s latches and attempt markers expired (%d keys left: fencing token counters); client heap %d -> %d bytes (clients closed)\n",
+		res.RedisMem[0], res.RedisMem[1], res.RedisMem[2], keys, res.ClientMem[0], res.ClientMem[1])
 	return res, nil
 }
 
