@@ -24,6 +24,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"runtime"
+	"runtime/pprof"
 	"slices"
 	"strconv"
 	"strings"
@@ -115,6 +116,7 @@ func Run(cfg Config, out io.Writer) (Result, error) {
 	ctx := context.Background()
 
 	var clients []*rlock.Client
+	var rdbs []*redis.Client
 	for i := range 6 {
 		addr := proxy.Addr
 		if i >= 4 {
@@ -123,6 +125,7 @@ func Run(cfg Config, out io.Writer) (Result, error) {
 		rdb := redis.NewClient(&redis.Options{Addr: addr, MaxRetries: -1, DialTimeout: 300 * time.Millisecond,
 			ReadTimeout: 500 * time.Millisecond, WriteTimeout: 500 * time.Millisecond, PoolSize: cfg.Workers})
 		defer rdb.Close()
+		rdbs = append(rdbs, rdb)
 		c, err := rlock.NewClient(rdb, rlock.WithWatchdogTimeout(3*time.Second), rlock.WithFairWaiterTimeout(2*time.Second))
 		if err != nil {
 			return Result{}, err
@@ -295,11 +298,26 @@ loop:
 	for _, c := range clients {
 		_ = c.Close()
 	}
+	for _, rdb := range rdbs {
+		_ = rdb.Close()
+	}
+	_ = proxy.Close()
+	clients, rdbs = nil, nil
 	res.RedisMem[1] = usedMemory(raw)
 	res.ClientMem[1] = heapAlloc()
+	if path := os.Getenv("SOAK_HEAPPROFILE"); path != "" {
+		if f, err := os.Create(path); err == nil {
+			_ = pprof.WriteHeapProfile(f)
+			_ = f.Close()
+		}
+	}
 	time.Sleep(11 * time.Second)
 	res.RedisMem[2] = usedMemory(raw)
-	keys, _ := raw.DBSize(ctx).Result()
+	left := map[string]int{}
+	for _, k := range raw.Keys(ctx, "*").Val() {
+		prefix, _, _ := strings.Cut(k, ":")
+		left[prefix]++
+	}
 	var faults []string
 	total := 0
 	for k, n := range res.Faults {
@@ -309,8 +327,8 @@ loop:
 	slices.Sort(faults)
 	fmt.Fprintf(out, "soak done: %d acquisitions in %v (%.0f/s), %d faults injected (%s), violations %d, leases lost %d, failed lock calls %d, wait p99 %v\n",
 		res.Acquisitions, cfg.Duration, float64(res.Acquisitions)/cfg.Duration.Seconds(), total, strings.Join(faults, ", "), res.Violations, res.Lost, res.Errors, res.WaitP99.Round(time.Microsecond))
-	fmt.Fprintf(out, "memory: redis used_memory %d at start, %d at the end, %d once the 10 s latches and attempt markers expired (%d keys left: fencing token counters); client heap %d -> %d bytes (clients closed)\n",
-		res.RedisMem[0], res.RedisMem[1], res.RedisMem[2], keys, res.ClientMem[0], res.ClientMem[1])
+	fmt.Fprintf(out, "memory: redis used_memory %d at start, %d at the end, %d once the 10 s latches and attempt markers expired (keys left by prefix: %v); client heap %d -> %d bytes (clients closed)\n",
+		res.RedisMem[0], res.RedisMem[1], res.RedisMem[2], left, res.ClientMem[0], res.ClientMem[1])
 	return res, nil
 }
 
