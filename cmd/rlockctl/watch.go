@@ -88,6 +88,7 @@ func runWatch(ctx context.Context, env *cli, args []string) error {
 				err = w.refresh(ctx, m.Payload)
 			} else {
 				w.event("message", fmt.Sprintf("%s %q", m.Channel, m.Payload))
+				w.sawUnlock = true
 				err = w.refresh(ctx, "")
 			}
 		case <-ticker.C:
@@ -127,6 +128,9 @@ type watcher struct {
 	limit int
 	n     int
 	last  map[string]int // holder field -> count
+	// sawUnlock: an unlock message arrived since the last read, so holders
+	// that vanished were released rather than expired.
+	sawUnlock bool
 }
 
 func (w *watcher) done() bool { return w.limit > 0 && w.n >= w.limit }
@@ -140,8 +144,12 @@ func (w *watcher) event(kind, detail string) {
 }
 
 // refresh reads the lock and prints what changed since the last read; why
-// is the keyspace event that prompted it, if any.
+// is the keyspace event that prompted it, if any. Holders that vanished
+// were unlocked when an unlock message came or the key was deleted, and
+// expired when the key expired or vanished without a message.
 func (w *watcher) refresh(ctx context.Context, why string) error {
+	released := w.sawUnlock || why == "del"
+	w.sawUnlock = false
 	info, err := w.c.Inspect(ctx, w.name)
 	if err != nil {
 		return err
@@ -174,7 +182,7 @@ func (w *watcher) refresh(ctx context.Context, why string) error {
 		switch {
 		case kept > 0:
 			w.event("left", f)
-		case why == "expired":
+		case why == "expired" || !released:
 			w.event("expired", fmt.Sprintf("lease of %s ran out", f))
 		default:
 			w.event("unlocked", fmt.Sprintf("by %s", f))
