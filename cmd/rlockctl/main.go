@@ -209,3 +209,25 @@ func lockName(fs *flag.FlagSet) (string, error) {
 	}
 	return fs.Arg(0), nil
 }
+
+// parseNamed parses args of a subcommand that takes one lock name.
+func parseNamed(fs *flag.FlagSet, args []string) (string, error) {
+	if err := parse(fs, args); err != nil {
+		return "", err
+	}
+	return lockName(fs)
+}
+
+// inspect connects to addr and reads the named lock; closeAll closes the
+// connection.
+func inspect(ctx context.Context, addr, name string) (c *rlock.Client, info *rlock.LockInfo, closeAll func(), err error) {
+	_, c, closeAll, err = connect(ctx, addr)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	if info, err = c.Inspect(ctx, name); err != nil {
+		closeAll()
+		return nil, nil, nil, err
+	}
+	return c, info, closeAll, nil
+}

@@ -19,22 +19,15 @@ func runStatus(ctx context.Context, env *cli, args []string) error {
 			"queued waiters, and the connections subscribed to its unlock channel.\n"+
 			"Works for locks taken by Redisson too.", defaultAddr())
 	asJSON := fs.Bool("json", false, "print JSON")
-	if err := parse(fs, args); err != nil {
-		return err
-	}
-	name, err := lockName(fs)
+	name, err := parseNamed(fs, args)
 	if err != nil {
 		return err
 	}
-	_, c, closeAll, err := connect(ctx, *addr)
+	_, info, closeAll, err := inspect(ctx, *addr, name)
 	if err != nil {
 		return err
 	}
 	defer closeAll()
-	info, err := c.Inspect(ctx, name)
-	if err != nil {
-		return err
-	}
 	if *asJSON {
 		enc := json.NewEncoder(env.stdout)
 		enc.SetIndent("", "  ")
@@ -117,25 +110,18 @@ func runUnlock(ctx context.Context, env *cli, args []string) error {
 			"holds no lock of its own to release, so --force is required. Exits 1 when\n"+
 			"there was no lock.", defaultAddr())
 	force := fs.Bool("force", false, "required: delete the lock whoever holds it")
-	if err := parse(fs, args); err != nil {
-		return err
-	}
-	name, err := lockName(fs)
+	name, err := parseNamed(fs, args)
 	if err != nil {
 		return err
 	}
 	if !*force {
 		return fail(exitUsage, "unlock deletes a lock whoever holds it: confirm with --force")
 	}
-	_, c, closeAll, err := connect(ctx, *addr)
+	c, info, closeAll, err := inspect(ctx, *addr, name)
 	if err != nil {
 		return err
 	}
 	defer closeAll()
-	info, err := c.Inspect(ctx, name)
-	if err != nil {
-		return err
-	}
 	var lock rlock.Locker
 	switch info.Kind {
 	case rlock.KindForeign:

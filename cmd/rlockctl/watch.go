@@ -26,10 +26,7 @@ func runWatch(ctx context.Context, env *cli, args []string) error {
 	duration := fs.Duration("for", 0, "stop after this long (0: no limit)")
 	interval := fs.Duration("interval", 100*time.Millisecond, "read the lock at least this often")
 	notify := fs.Bool("notify", false, "turn on keyspace notifications for hashes, generic and expired events (CONFIG SET notify-keyspace-events)")
-	if err := parse(fs, args); err != nil {
-		return err
-	}
-	name, err := lockName(fs)
+	name, err := parseNamed(fs, args)
 	if err != nil {
 		return err
 	}
