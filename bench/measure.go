@@ -31,9 +31,16 @@ type counter struct {
 
 func (c *counter) DialHook(next redis.DialHook) redis.DialHook { return next }
 
+// isSetup reports whether cmd is part of a new connection's handshake
+// (HELLO, CLIENT SETINFO): not a command of the library under test.
+func isSetup(cmd redis.Cmder) bool {
+	name := strings.ToLower(fmt.Sprint(cmd.Args()[0]))
+	return name == "hello" || name == "client"
+}
+
 func (c *counter) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 	return func(ctx context.Context, cmd redis.Cmder) error {
-		if name := strings.ToLower(fmt.Sprint(cmd.Args()[0])); name == "hello" || name == "client" {
+		if isSetup(cmd) {
 			c.dials.Add(1)
 			return next(ctx, cmd)
 		}
@@ -48,7 +55,7 @@ func (c *counter) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 
 func (c *counter) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
 	return func(ctx context.Context, cmds []redis.Cmder) error {
-		if name := strings.ToLower(fmt.Sprint(cmds[0].Args()[0])); name == "hello" || name == "client" {
+		if isSetup(cmds[0]) {
 			c.dials.Add(1)
 			return next(ctx, cmds)
 		}
@@ -333,11 +340,10 @@ func contended(l lib, addr string, goroutines, procs int, hold, think, d time.Du
 	}
 	start := time.Now().Add(lead)
 	spec := contendSpec{Lib: l.name, Addr: addr, Key: key, Hold: hold, Think: think, Start: start.UnixNano(), End: start.Add(d).UnixNano()}
-	subsBefore, cpuBefore, err := redisSide(raw)
+	statsBefore, cpuBefore, err := redisSide(raw)
 	if err != nil {
 		return contendResult{}, err
 	}
-	statsBefore := commandStats(raw)
 	var parts []workerResult
 	if procs == 0 {
 		spec.Workers = goroutines
@@ -348,22 +354,21 @@ func contended(l lib, addr string, goroutines, procs int, hold, think, d time.Du
 			return contendResult{}, err
 		}
 	}
-	subsAfter, cpuAfter, err := redisSide(raw)
+	statsAfter, cpuAfter, err := redisSide(raw)
 	if err != nil {
 		return contendResult{}, err
 	}
 	if verbose {
-		after := commandStats(raw)
-		var parts []string
-		for name, n := range after {
+		var ran []string
+		for name, n := range statsAfter {
 			if d := n - statsBefore[name]; d > 0 {
-				parts = append(parts, fmt.Sprintf("%s=%d", name, d))
+				ran = append(ran, fmt.Sprintf("%s=%d", name, d))
 			}
 		}
-		slices.Sort(parts)
-		logf("    redis commands (incl. inside scripts): %s", strings.Join(parts, " "))
+		slices.Sort(ran)
+		logf("    redis commands (incl. inside scripts): %s", strings.Join(ran, " "))
 	}
-	workers := max(goroutines, procs)
+	workers := goroutines
 	if procs > 0 {
 		workers = procs
 	}
@@ -378,7 +383,7 @@ func contended(l lib, addr string, goroutines, procs int, hold, think, d time.Du
 			res.Err = p.Err
 		}
 	}
-	cmds += subsAfter - subsBefore
+	cmds += subscribeCalls(statsAfter) - subscribeCalls(statsBefore)
 	res.RedisCPU = (cpuAfter - cpuBefore) / time.Since(start).Seconds()
 	if len(all) == 0 {
 		return res, fmt.Errorf("%s: no acquisition (%s)", l.name, res.Err)
@@ -453,42 +458,24 @@ func contendInProcesses(spec contendSpec, procs int) ([]workerResult, error) {
 	return parts, nil
 }
 
-// commandStats returns the calls of every command (Redis counts the
-// commands run inside scripts too).
-func commandStats(rdb *redis.Client) map[string]int64 {
-	out := map[string]int64{}
-	stats, _ := rdb.Info(context.Background(), "commandstats").Result()
-	for _, line := range strings.Split(stats, "\n") {
-		name, rest, ok := strings.Cut(strings.TrimSpace(line), ":calls=")
-		if ok {
-			out[strings.TrimPrefix(name, "cmdstat_")], _ = strconv.ParseInt(strings.SplitN(rest, ",", 2)[0], 10, 64)
-		}
-	}
-	return out
-}
-
-// redisSide reads what only Redis can count: (un)subscribe commands, which
-// go-redis sends outside its hooks, and Redis's CPU seconds.
-func redisSide(rdb *redis.Client) (subs int64, cpu float64, err error) {
+// redisSide reads what only Redis can count: the calls of every command
+// (INFO commandstats; commands run inside scripts count too) and Redis's
+// CPU seconds (INFO cpu).
+func redisSide(rdb *redis.Client) (calls map[string]int64, cpu float64, err error) {
 	ctx := context.Background()
 	stats, err := rdb.Info(ctx, "commandstats").Result()
 	if err != nil {
-		return 0, 0, err
+		return nil, 0, err
 	}
+	calls = map[string]int64{}
 	for _, line := range strings.Split(stats, "\n") {
-		name, rest, ok := strings.Cut(strings.TrimSpace(line), ":calls=")
-		if !ok {
-			continue
-		}
-		switch strings.TrimPrefix(name, "cmdstat_") {
-		case "subscribe", "unsubscribe", "psubscribe", "punsubscribe", "ssubscribe", "sunsubscribe":
-			n, _ := strconv.ParseInt(strings.SplitN(rest, ",", 2)[0], 10, 64)
-			subs += n
+		if name, rest, ok := strings.Cut(strings.TrimSpace(line), ":calls="); ok {
+			calls[strings.TrimPrefix(name, "cmdstat_")], _ = strconv.ParseInt(strings.SplitN(rest, ",", 2)[0], 10, 64)
 		}
 	}
 	info, err := rdb.Info(ctx, "cpu").Result()
 	if err != nil {
-		return 0, 0, err
+		return nil, 0, err
 	}
 	for _, line := range strings.Split(info, "\n") {
 		k, v, ok := strings.Cut(strings.TrimSpace(line), ":")
@@ -497,7 +484,17 @@ func redisSide(rdb *redis.Client) (subs int64, cpu float64, err error) {
 			cpu += f
 		}
 	}
-	return subs, cpu, nil
+	return calls, cpu, nil
+}
+
+// subscribeCalls sums the (un)subscribe commands of calls: go-redis sends
+// them outside its hooks, so only Redis counts them.
+func subscribeCalls(calls map[string]int64) int64 {
+	var n int64
+	for _, name := range []string{"subscribe", "unsubscribe", "psubscribe", "punsubscribe", "ssubscribe", "sunsubscribe"} {
+		n += calls[name]
+	}
+	return n
 }
 
 // --- (d) watchdog cost
