@@ -21,8 +21,11 @@ const MatchTimeout = 5 * time.Second
 
 // lockMatcher is a Gomega matcher whose actual value is an rlock.Locker.
 type lockMatcher struct {
-	want  string // "to be locked", ...
-	check func(ctx context.Context, l rlock.Locker) (ok bool, got string, err error)
+	want string // "to be locked", ...
+	// check decides; info is the lock's state read once by Match for both
+	// the check and the message (nil when the lock cannot be inspected or
+	// the read failed with infoErr).
+	check func(ctx context.Context, l rlock.Locker, info *rlock.LockInfo, infoErr error) (ok bool, got string, err error)
 	got   string
 }
 
@@ -34,15 +37,18 @@ func (m *lockMatcher) Match(actual any) (bool, error) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), MatchTimeout)
 	defer cancel()
-	ok, got, err := m.check(ctx, l)
+	var info *rlock.LockInfo
+	var infoErr error
+	if in, isInspector := l.(inspector); isInspector {
+		info, infoErr = in.Inspect(ctx)
+	}
+	ok, got, err := m.check(ctx, l, info, infoErr)
 	if err != nil {
 		return false, err
 	}
 	m.got = got
-	if in, isInspector := l.(inspector); isInspector {
-		if info, err := in.Inspect(ctx); err == nil {
-			m.got += "\n    " + describe(info)
-		}
+	if info != nil {
+		m.got += "\n    " + describe(info)
 	}
 	return ok, nil
 }
@@ -96,7 +102,7 @@ func describe(info *rlock.LockInfo) string {
 //
 //	Expect(lock).To(rlocktest.BeLocked())
 func BeLocked() types.GomegaMatcher {
-	return &lockMatcher{want: "to be locked", check: func(ctx context.Context, l rlock.Locker) (bool, string, error) {
+	return &lockMatcher{want: "to be locked", check: func(ctx context.Context, l rlock.Locker, _ *rlock.LockInfo, _ error) (bool, string, error) {
 		ok, err := l.IsLocked(ctx)
 		return ok, fmt.Sprintf("IsLocked returned %v", ok), err
 	}}
@@ -107,7 +113,7 @@ func BeLocked() types.GomegaMatcher {
 //
 //	Expect(lock).To(rlocktest.BeHeldBy(owner))
 func BeHeldBy(ctx context.Context) types.GomegaMatcher {
-	return &lockMatcher{want: "to be held by the owner of ctx", check: func(_ context.Context, l rlock.Locker) (bool, string, error) {
+	return &lockMatcher{want: "to be held by the owner of ctx", check: func(_ context.Context, l rlock.Locker, _ *rlock.LockInfo, _ error) (bool, string, error) {
 		cctx, cancel := context.WithTimeout(ctx, MatchTimeout)
 		defer cancel()
 		ok, err := l.IsHeldByCurrent(cctx)
@@ -120,14 +126,12 @@ func BeHeldBy(ctx context.Context) types.GomegaMatcher {
 // each of three readers has 3; an unlocked lock has 0. It needs a lock
 // that can be inspected (every single-key lock type of package rlock).
 func HaveHoldCount(n int) types.GomegaMatcher {
-	return &lockMatcher{want: fmt.Sprintf("to have hold count %d", n), check: func(ctx context.Context, l rlock.Locker) (bool, string, error) {
-		in, ok := l.(inspector)
-		if !ok {
+	return &lockMatcher{want: fmt.Sprintf("to have hold count %d", n), check: func(_ context.Context, l rlock.Locker, info *rlock.LockInfo, infoErr error) (bool, string, error) {
+		if _, ok := l.(inspector); !ok {
 			return false, "", fmt.Errorf("rlocktest: HaveHoldCount needs a single-key lock, got %T", l)
 		}
-		info, err := in.Inspect(ctx)
-		if err != nil {
-			return false, "", err
+		if infoErr != nil {
+			return false, "", infoErr
 		}
 		return info.Holds() == n, fmt.Sprintf("the hold count is %d", info.Holds()), nil
 	}}
@@ -136,7 +140,7 @@ func HaveHoldCount(n int) types.GomegaMatcher {
 // HaveTTLWithin succeeds when the lock is held with a remaining lease in
 // (0, d]: it fails for an unlocked lock and for a key without expiry.
 func HaveTTLWithin(d time.Duration) types.GomegaMatcher {
-	return &lockMatcher{want: fmt.Sprintf("to have a TTL within %v", d), check: func(ctx context.Context, l rlock.Locker) (bool, string, error) {
+	return &lockMatcher{want: fmt.Sprintf("to have a TTL within %v", d), check: func(ctx context.Context, l rlock.Locker, _ *rlock.LockInfo, _ error) (bool, string, error) {
 		ttl, err := l.RemainTTL(ctx)
 		if err != nil {
 			return false, "", err
