@@ -36,13 +36,8 @@ import (
 // through the proxy with short I/O timeouts, and that go-redis client.
 func faultClient(proxy *faultproxy.Proxy, opts ...rlock.Option) (*rlock.Client, *redis.Client) {
 	GinkgoHelper()
-	rdb := redis.NewClient(&redis.Options{Addr: proxy.Addr, MaxRetries: -1, DialTimeout: 200 * time.Millisecond,
-		ReadTimeout: 150 * time.Millisecond, WriteTimeout: 150 * time.Millisecond})
-	DeferCleanup(rdb.Close)
-	c, err := rlock.NewClient(rdb, opts...)
-	Expect(err).NotTo(HaveOccurred())
-	DeferCleanup(func() { _ = c.Close() })
-	return c, rdb
+	return clientWith(&redis.Options{Addr: proxy.Addr, MaxRetries: -1, DialTimeout: 200 * time.Millisecond,
+		ReadTimeout: 150 * time.Millisecond, WriteTimeout: 150 * time.Millisecond}, opts...)
 }
 
 // startProxy starts a fault proxy in front of the suite's server.

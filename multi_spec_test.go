@@ -39,7 +39,15 @@ func clientOn(addr string, opts ...rlock.Option) *rlock.Client {
 // addr (no retries, quick dial timeout: servers here get killed and paused),
 // and that go-redis client; both are closed at cleanup.
 func clientAndRedis(addr string, opts ...rlock.Option) (*rlock.Client, *redis.Client) {
-	rdb := redis.NewClient(&redis.Options{Addr: addr, MaxRetries: -1, DialTimeout: 200 * time.Millisecond})
+	GinkgoHelper()
+	return clientWith(&redis.Options{Addr: addr, MaxRetries: -1, DialTimeout: 200 * time.Millisecond}, opts...)
+}
+
+// clientWith returns a goredisson Client on a go-redis client made from ro,
+// and that go-redis client; both are closed at cleanup.
+func clientWith(ro *redis.Options, opts ...rlock.Option) (*rlock.Client, *redis.Client) {
+	GinkgoHelper()
+	rdb := redis.NewClient(ro)
 	DeferCleanup(rdb.Close)
 	c, err := rlock.NewClient(rdb, opts...)
 	Expect(err).NotTo(HaveOccurred())

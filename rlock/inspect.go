@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"sort"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -198,7 +199,7 @@ func (c *Client) Inspect(ctx context.Context, name string) (*LockInfo, error) {
 
 func isWrongType(err error) bool {
 	var rerr redis.Error
-	return errors.As(err, &rerr) && len(rerr.Error()) >= 9 && rerr.Error()[:9] == "WRONGTYPE"
+	return errors.As(err, &rerr) && strings.HasPrefix(rerr.Error(), "WRONGTYPE")
 }
 
 // Inspect reads the state of this lock in Redis (see Client.Inspect).

@@ -61,7 +61,7 @@ func runWatch(ctx context.Context, env *cli, args []string) error {
 	}
 	cfg, _ := rdb.ConfigGet(ctx, "notify-keyspace-events").Result()
 	mode := "off: holder changes are seen by reading the lock every " + interval.String()
-	if v := cfg["notify-keyspace-events"]; strings.ContainsAny(v, "KA") && v != "" {
+	if v := cfg["notify-keyspace-events"]; strings.ContainsAny(v, "KA") {
 		mode = "on (" + v + ")"
 	}
 	fmt.Fprintf(env.stdout, "watching %s on %s; keyspace notifications %s\n", name, *addr, mode)
