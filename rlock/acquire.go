@@ -50,42 +50,15 @@ func (c *Client) acquire(ctx context.Context, name, channel, field string, wait,
 	}
 	held, ttl, err := try(ctx, field, lease)
 	// A failing first attempt (a connection reset, Redis restarting) is
-	// retried like a failing later one when the caller is willing to wait.
-	for backoff := 10 * time.Millisecond; err != nil && wait != 0 && retryable(ctx, c, err); backoff = min(2*backoff, maxBackoff) {
-		pause := backoff
-		if wait > 0 {
-			remain := time.Until(deadline)
-			if remain <= 0 {
-				break
-			}
-			pause = min(pause, remain)
-		}
-		c.logger().Debug("goredisson: acquire attempt failed, retrying", "lock", name, "err", err)
-		t := time.NewTimer(pause)
-		select {
-		case <-t.C:
-		case <-ctx.Done():
-			t.Stop()
-			if sub != nil {
-				sub.Close()
-			}
-			return false, fmt.Errorf("%w (last Redis error: %w)", ctx.Err(), err)
-		}
-		redisErr := err
-		held, ttl, err = try(ctx, field, lease)
-		if err != nil && ctx.Err() != nil {
-			if sub != nil {
-				sub.Close()
-			}
-			return false, fmt.Errorf("%w (last Redis error: %w)", ctx.Err(), redisErr)
-		}
-	}
-	if err != nil || held || wait == 0 {
+	// retried by the loop below like a failing later one when the caller is
+	// willing to wait.
+	if held || wait == 0 || (err != nil && !retryable(ctx, c, err)) {
 		if sub != nil {
 			sub.Close()
 		}
 		return held, c.ctxOr(ctx, err)
 	}
+	firstErr := err
 	tryFirst := sub == nil
 	if sub == nil {
 		sctx := ctx
@@ -94,14 +67,19 @@ func (c *Client) acquire(ctx context.Context, name, channel, field string, wait,
 			sctx, cancel = context.WithDeadline(ctx, deadline)
 			defer cancel()
 		}
-		sub, err = c.hub.Subscribe(sctx, channel)
+		var serr error
+		sub, serr = c.hub.Subscribe(sctx, channel)
 		switch {
-		case err == nil:
-		case errors.Is(err, pubsub.ErrClosed):
+		case serr == nil:
+		case errors.Is(serr, pubsub.ErrClosed):
 			return false, ErrClosed
+		case ctx.Err() != nil && firstErr != nil:
+			return false, fmt.Errorf("%w (last Redis error: %w)", ctx.Err(), firstErr)
 		case ctx.Err() != nil:
 			return false, ctx.Err()
-		default: // the wait ran out while subscribing
+		case firstErr != nil: // the wait ran out while subscribing
+			return false, fmt.Errorf("wait of %v ran out: %w", wait, firstErr)
+		default:
 			return false, nil
 		}
 	}
