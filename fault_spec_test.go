@@ -460,6 +460,13 @@ var _ = Describe("Under faults", Label("fault"), func() {
 			go func() {
 				defer faults.Done()
 				r := rand.New(rand.NewPCG(uint64(GinkgoRandomSeed()), 7))
+				// One outage longer than every call's 500 ms, whatever the
+				// random ones below turn out to be: the calls in flight
+				// then end with an unknown outcome.
+				time.Sleep(time.Second)
+				proxy.DropResponses(true)
+				time.Sleep(700 * time.Millisecond)
+				proxy.DropResponses(false)
 				for {
 					select {
 					case <-stop:
