@@ -98,13 +98,18 @@ var _ = Describe("on Redis Cluster (3 masters, 3 replicas)", Ordered, func() {
 		}
 		// pubsub.Slot, which picks a sharded subscription's node, agrees
 		// with the cluster.
-		for _, k := range []string{"a", "order:42", "{user}:1", rlock.ChannelName("x"), "foo{}{bar}"} {
+		for _, k := range []string{"a", "order:42", "{user}:1", "redisson_lock__channel:{x}", "foo{}{bar}"} {
 			Expect(pubsub.Slot(k)).To(BeEquivalentTo(cc.ClusterKeySlot(ctx, k).Val()), k)
 		}
-		// Every auxiliary key shares its lock's slot.
-		for _, name := range []string{"cluster-counter", "{user}:1"} {
+		// Every auxiliary key shares its lock's slot (Redisson's names).
+		for name, keys := range map[string][]string{
+			"cluster-counter": {"redisson_lock_queue:{cluster-counter}", "redisson_lock_timeout:{cluster-counter}",
+				"redisson_lock_token:{cluster-counter}", "redisson_lock__channel:{cluster-counter}", "goredisson_cancel:{cluster-counter}"},
+			"{user}:1": {"redisson_lock_queue:{user}:1", "redisson_lock_timeout:{user}:1", "redisson_lock_token:{user}:1",
+				"redisson_lock__channel:{user}:1", "{user}:1:c:7:rwlock_timeout:1", "goredisson_cancel:{user}:1"},
+		} {
 			slot := cc.ClusterKeySlot(ctx, name).Val()
-			for _, k := range []string{rlock.QueueKey(name), rlock.TimeoutKey(name), rlock.TokenKey(name), rlock.ChannelName(name)} {
+			for _, k := range keys {
 				Expect(cc.ClusterKeySlot(ctx, k).Val()).To(Equal(slot), k)
 			}
 		}

@@ -24,6 +24,12 @@ var _ = Describe("FairLock", func() {
 		ctx = context.Background()
 	})
 
+	// Redisson's names for a fair lock without braces in its name.
+	queueKey := func(name string) string { return "redisson_lock_queue:{" + name + "}" }
+	timeoutKey := func(name string) string { return "redisson_lock_timeout:{" + name + "}" }
+	waiterChannel := func(name, field string) string { return "redisson_lock__channel:{" + name + "}:" + field }
+	queue := func(name string) []string { return e.raw.LRange(ctx, queueKey(name), 0, -1).Val() }
+	score := func(name, field string) int64 { return int64(e.raw.ZScore(ctx, timeoutKey(name), field).Val()) }
 	// serverMillis returns the Redis server's clock in ms, the clock of the
 	// waiter timeouts.
 	serverMillis := func() int64 {
@@ -31,12 +37,22 @@ var _ = Describe("FairLock", func() {
 		Expect(err).NotTo(HaveOccurred())
 		return t.UnixMilli()
 	}
-	queue := func(name string) []string { return e.raw.LRange(ctx, rlock.QueueKey(name), 0, -1).Val() }
+	// queueUp starts Lock by a fresh owner once the previous waiters are
+	// queued, and returns the owner, its field and its result.
+	queueUp := func(c *rlock.Client, lock *rlock.FairLock, before int) (context.Context, string, chan error) {
+		owner := ctxowner.New(ctx)
+		done := make(chan error, 1)
+		go func() { done <- lock.Lock(owner) }()
+		field := c.ID() + ":" + ctxowner.Of(owner)
+		Eventually(func() int { return len(queue(lock.Name())) }).Should(Equal(before + 1))
+		Expect(queue(lock.Name())[before]).To(Equal(field))
+		return owner, field, done
+	}
 
 	It("keeps a counter exact across 2 Clients x 8 owners", func() {
 		n := guardCounter(e, 20, func(c *rlock.Client) rlock.Locker { return c.NewFairLock("fair-counter") })
 		Expect(n).To(Equal(320))
-		Expect(e.raw.Exists(ctx, "fair-counter", rlock.QueueKey("fair-counter"), rlock.TimeoutKey("fair-counter")).Val()).To(BeZero())
+		Expect(e.raw.Exists(ctx, "fair-counter", queueKey("fair-counter"), timeoutKey("fair-counter")).Val()).To(BeZero())
 	})
 
 	It("grants 20 queued waiters the lock in the order they asked, waking each on its own channel", func() {
@@ -67,24 +83,22 @@ var _ = Describe("FairLock", func() {
 			// The next waiter asks only once this one is queued and
 			// listening on its own channel.
 			Eventually(func() []string { return queue(name) }).Should(Equal(fields[:i+1]))
-			Eventually(func() int64 { return e.numSub(rlock.FairChannelName(name, fields[i])) }).Should(BeEquivalentTo(1))
+			Eventually(func() int64 { return e.numSub(waiterChannel(name, fields[i])) }).Should(BeEquivalentTo(1))
 		}
 
 		// Redisson's layout: a list of fields in arrival order and a sorted
-		// set of their timeouts, each about one waiter timeout ahead.
-		Expect(e.raw.Type(ctx, rlock.QueueKey(name)).Val()).To(Equal("list"))
-		Expect(e.raw.Type(ctx, rlock.TimeoutKey(name)).Val()).To(Equal("zset"))
-		Expect(rlock.QueueKey(name)).To(Equal("redisson_lock_queue:{fair-fifo}"))
-		Expect(rlock.TimeoutKey(name)).To(Equal("redisson_lock_timeout:{fair-fifo}"))
-		Expect(rlock.FairChannelName(name, fields[0])).To(Equal("redisson_lock__channel:{fair-fifo}:" + fields[0]))
-		now := serverMillis()
-		for _, f := range fields {
-			score := e.raw.ZScore(ctx, rlock.TimeoutKey(name), f).Val()
-			Expect(score).To(BeNumerically("~", float64(now+rlock.DefaultFairWaiterTimeout.Milliseconds()), 2000))
+		// set of timeouts chained as Redisson chains them: the first is the
+		// lock's PTTL + threadWaitTime (5 minutes by default) from when it
+		// queued, every later one exactly threadWaitTime after the one ahead.
+		Expect(e.raw.Type(ctx, queueKey(name)).Val()).To(Equal("list"))
+		Expect(e.raw.Type(ctx, timeoutKey(name)).Val()).To(Equal("zset"))
+		Expect(score(name, fields[0])).To(BeNumerically("~", serverMillis()+(30*time.Second+5*time.Minute).Milliseconds(), 5000))
+		for i := 1; i < n; i++ {
+			Expect(score(name, fields[i]) - score(name, fields[i-1])).To(Equal((5 * time.Minute).Milliseconds()))
 		}
 
 		// The head's channel carries the unlock message; nobody else's does.
-		sub := e.raw.Subscribe(ctx, rlock.FairChannelName(name, fields[0]), rlock.FairChannelName(name, fields[1]))
+		sub := e.raw.Subscribe(ctx, waiterChannel(name, fields[0]), waiterChannel(name, fields[1]))
 		DeferCleanup(sub.Close)
 		_, err := sub.Receive(ctx)
 		Expect(err).NotTo(HaveOccurred())
@@ -104,54 +118,90 @@ var _ = Describe("FairLock", func() {
 		defer cancel()
 		msg, err := sub.ReceiveMessage(rctx)
 		Expect(err).NotTo(HaveOccurred())
-		Expect(msg.Channel).To(Equal(rlock.FairChannelName(name, fields[0])))
-		Expect(msg.Payload).To(Equal(rlock.UnlockMessage))
+		Expect(msg.Channel).To(Equal(waiterChannel(name, fields[0])))
+		Expect(msg.Payload).To(Equal("0"))
 
-		// One acquire and one release per waiter, plus at most a few
-		// heartbeats: each unlock woke one waiter, not the whole queue
-		// (which would cost about n*n/2 more attempts).
+		// One acquire and one release per waiter: each unlock woke one
+		// waiter, not the whole queue (which would cost about n*n/2 more
+		// attempts).
 		calls := e.commandCalls()
-		Expect(calls["evalsha"] + calls["eval"]).To(BeNumerically("<=", 2*n+1+10))
-		Expect(e.raw.Exists(ctx, name, rlock.QueueKey(name), rlock.TimeoutKey(name)).Val()).To(BeZero())
+		Expect(calls["evalsha"] + calls["eval"]).To(BeNumerically("<=", 2*n+1+5))
+		Expect(e.raw.Exists(ctx, name, queueKey(name), timeoutKey(name)).Val()).To(BeZero())
 	})
 
-	It("keeps a live waiter's place however long the holder holds", func() {
-		const name = "fair-long-hold"
-		c := e.client(rlock.WithFairWaiterTimeout(150 * time.Millisecond))
+	It("pulls every remaining timeout in by threadWaitTime when a waiter takes the lock from the queue, as Redisson does", func() {
+		const name = "fair-decrement"
+		c := e.client()
 		lock := c.NewFairLock(name)
-		Expect(lock.Lock(ctx)).To(Succeed())
-		first, second := ctxowner.New(ctx), ctxowner.New(ctx)
-		got := make(chan string, 2)
-		go func() {
-			if lock.Lock(first) == nil {
-				got <- "first"
-				_ = lock.Unlock(first)
-			}
-		}()
-		Eventually(func() int { return len(queue(name)) }).Should(Equal(1))
-		go func() {
-			if lock.Lock(second) == nil {
-				got <- "second"
-				_ = lock.Unlock(second)
-			}
-		}()
-		Eventually(func() int { return len(queue(name)) }).Should(Equal(2))
-		// Many waiter timeouts pass; the heartbeats keep both queued.
-		Consistently(func() []string { return queue(name) }).WithTimeout(time.Second).
-			Should(Equal([]string{c.ID() + ":" + ctxowner.Of(first), c.ID() + ":" + ctxowner.Of(second)}))
+		Expect(lock.LockLease(ctx, 20*time.Second)).To(Succeed())
+		first, _, firstDone := queueUp(c, lock, 0)
+		_, second, _ := queueUp(c, lock, 1)
+		_, third, _ := queueUp(c, lock, 2)
+		before2, before3 := score(name, second), score(name, third)
 		Expect(lock.Unlock(ctx)).To(Succeed())
-		Eventually(got).Should(Receive(Equal("first")))
-		Eventually(got).Should(Receive(Equal("second")))
+		Eventually(firstDone).Should(Receive(BeNil()))
+		wait := (5 * time.Minute).Milliseconds()
+		Expect(score(name, second)).To(Equal(before2 - wait))
+		Expect(score(name, third)).To(Equal(before3 - wait))
+		Expect(queue(name)).To(Equal([]string{second, third}))
+		Expect(lock.Unlock(first)).To(Succeed())
+	})
+
+	It("chains the timeouts of TryLock waiters with their own wait as threadWaitTime", func() {
+		const name = "fair-trylock-wait"
+		c := e.client()
+		lock := c.NewFairLock(name)
+		Expect(lock.LockLease(ctx, 20*time.Second)).To(Succeed())
+		fields := make([]string, 2)
+		for i, wait := range []time.Duration{3 * time.Second, 7 * time.Second} {
+			owner := ctxowner.New(ctx)
+			fields[i] = c.ID() + ":" + ctxowner.Of(owner)
+			go func() { _, _ = lock.TryLock(owner, wait, 0) }()
+			Eventually(func() int { return len(queue(name)) }).Should(Equal(i + 1))
+		}
+		Expect(score(name, fields[0])).To(BeNumerically("~", serverMillis()+20_000+3_000, 2000))
+		Expect(score(name, fields[1]) - score(name, fields[0])).To(Equal(int64(7_000)))
+		Expect(lock.Unlock(ctx)).To(Succeed())
+	})
+
+	It("keeps a live waiter's place however long the holder holds, where Redisson would purge it", func() {
+		const name = "fair-long-hold"
+		// threadWaitTime 1 s: with Redisson's arithmetic alone, the head's
+		// timeout passes about 3 s after it queued and it is purged.
+		c := e.client(rlock.WithFairLockWaitTimeout(time.Second))
+		lock := c.NewFairLock(name)
+		holder := ctxowner.New(ctx)
+		Expect(lock.LockLease(holder, 2*time.Second)).To(Succeed())
+		// The holder keeps the lock by re-entering with a fresh 2 s lease.
+		keep, stopKeeping := context.WithCancel(ctx)
+		kept := make(chan struct{})
+		go func() {
+			defer close(kept)
+			for keep.Err() == nil {
+				_ = lock.LockLease(holder, 2*time.Second)
+				_ = lock.Unlock(holder)
+				time.Sleep(200 * time.Millisecond)
+			}
+		}()
+		_, first, firstDone := queueUp(c, lock, 0)
+		_, second, secondDone := queueUp(c, lock, 1)
+		Consistently(func() []string { return queue(name) }).WithTimeout(5 * time.Second).WithPolling(50 * time.Millisecond).
+			Should(Equal([]string{first, second}), "several timeouts pass; each attempt of a live waiter refreshes its own")
+		stopKeeping()
+		<-kept
+		Expect(lock.Unlock(holder)).To(Succeed())
+		Eventually(firstDone).WithTimeout(3 * time.Second).Should(Receive(BeNil()))
+		Consistently(secondDone).WithTimeout(200 * time.Millisecond).ShouldNot(Receive())
 	})
 
 	It("purges a waiter whose process was killed once its timeout passes", func() {
 		const name = "fair-killed"
-		const timeout = 600 * time.Millisecond
-		c := e.client(rlock.WithFairWaiterTimeout(timeout))
+		const wait = time.Second
+		c := e.client(rlock.WithFairLockWaitTimeout(wait))
 		lock := c.NewFairLock(name)
-		Expect(lock.Lock(ctx)).To(Succeed())
+		Expect(lock.LockLease(ctx, 2*time.Second)).To(Succeed())
 
-		dead := startHelper("fair-waiter", "HELPER_LOCK="+name, "HELPER_WAITER_TIMEOUT_MS="+strconv.Itoa(int(timeout.Milliseconds())))
+		dead := startHelper("fair-waiter", "HELPER_LOCK="+name, "HELPER_FAIR_WAIT_MS="+strconv.Itoa(int(wait.Milliseconds())))
 		Eventually(func() []string { return queue(name) }).WithTimeout(5 * time.Second).Should(Equal([]string{dead.Field}))
 		live := ctxowner.New(ctx)
 		got := make(chan int64, 1)
@@ -164,17 +214,17 @@ var _ = Describe("FairLock", func() {
 		Eventually(func() int { return len(queue(name)) }).Should(Equal(2))
 
 		dead.Kill()
-		deadline := int64(e.raw.ZScore(ctx, rlock.TimeoutKey(name), dead.Field).Val())
+		deadline := score(name, dead.Field)
 		// The unlock wakes the head, which is dead: the live waiter keeps
 		// its turn behind it until the dead one's timeout passes, and then
-		// gets the lock within one heartbeat (a third of the timeout).
+		// gets the lock within about one heartbeat.
 		Expect(lock.Unlock(ctx)).To(Succeed())
 		var at int64
-		Eventually(got).WithTimeout(3 * time.Second).Should(Receive(&at))
+		Eventually(got).WithTimeout(5 * time.Second).Should(Receive(&at))
 		Expect(at).To(BeNumerically(">=", deadline-5))
-		Expect(at).To(BeNumerically("<=", deadline+timeout.Milliseconds()/3+300))
+		Expect(at).To(BeNumerically("<=", deadline+wait.Milliseconds()/3+500))
 		Eventually(func() int64 {
-			return e.raw.Exists(ctx, name, rlock.QueueKey(name), rlock.TimeoutKey(name)).Val()
+			return e.raw.Exists(ctx, name, queueKey(name), timeoutKey(name)).Val()
 		}).Should(BeZero())
 	})
 
@@ -188,20 +238,19 @@ var _ = Describe("FairLock", func() {
 		cancelled := make(chan error, 1)
 		go func() { cancelled <- lock.Lock(cctx) }()
 		Eventually(func() int { return len(queue(name)) }).Should(Equal(1))
-		next := ctxowner.New(ctx)
-		got := make(chan error, 1)
-		go func() { got <- lock.Lock(next) }()
-		Eventually(func() int { return len(queue(name)) }).Should(Equal(2))
+		next, nextField, got := queueUp(c, lock, 1)
+		behind := score(name, nextField)
 
 		cancel()
 		Eventually(cancelled).Should(Receive(MatchError(context.Canceled)))
-		Eventually(func() []string { return queue(name) }).WithTimeout(500 * time.Millisecond).
-			Should(Equal([]string{c.ID() + ":" + ctxowner.Of(next)}))
+		Eventually(func() []string { return queue(name) }).WithTimeout(time.Second).Should(Equal([]string{nextField}))
+		Expect(score(name, nextField)).To(Equal(behind-(5*time.Minute).Milliseconds()),
+			"as Redisson's acquireFailed, a waiter that gives up pulls in those behind it")
 
 		// A wait that runs out leaves the queue before TryLock returns.
 		ok, err := lock.TryLock(ctxowner.New(ctx), 100*time.Millisecond, 0)
 		Expect(ok, err).To(BeFalse())
-		Expect(queue(name)).To(Equal([]string{c.ID() + ":" + ctxowner.Of(next)}))
+		Expect(queue(name)).To(Equal([]string{nextField}))
 
 		Expect(lock.Unlock(ctx)).To(Succeed())
 		Eventually(got).Should(Receive(BeNil()))
@@ -209,38 +258,24 @@ var _ = Describe("FairLock", func() {
 		Expect(lock.Unlock(next)).To(Succeed())
 	})
 
-	It("wakes the next waiter when the head gives up while the lock is free", func() {
-		// A Redisson client queued first and then went quiet: its entry (as
-		// Redisson writes it) blocks the free lock until it is removed.
-		const name = "fair-head-gone"
+	It("neither jumps the queue nor joins it on a single attempt", func() {
+		// A Redisson client queued, as Redisson writes its entry.
+		const name = "fair-single"
 		javaField := "8d8f5a8e-0000-4000-8000-000000000000:57"
-		Expect(e.raw.RPush(ctx, rlock.QueueKey(name), javaField).Err()).To(Succeed())
-		Expect(e.raw.ZAdd(ctx, rlock.TimeoutKey(name), redis.Z{Score: float64(serverMillis() + 60_000), Member: javaField}).Err()).To(Succeed())
-
-		c := e.client()
-		lock := c.NewFairLock(name)
-		// A single attempt neither jumps the queue nor joins it.
-		ok, err := lock.TryLock(ctxowner.New(ctx), 0, 0)
-		Expect(ok, err).To(BeFalse())
-		Expect(queue(name)).To(Equal([]string{javaField}))
-
-		owner := ctxowner.New(ctx)
-		got := make(chan error, 1)
-		go func() { got <- lock.Lock(owner) }()
-		Eventually(func() int { return len(queue(name)) }).Should(Equal(2))
-		Consistently(got).WithTimeout(300 * time.Millisecond).ShouldNot(Receive())
-
-		// Redisson's dequeue of that waiter is what fair_dequeue.lua does.
-		keys := []string{name, rlock.QueueKey(name), rlock.TimeoutKey(name), rlock.ChannelName(name)}
-		src := rlock.Scripts()["fair_dequeue"].Source
-		Expect(e.raw.Eval(ctx, src, keys, javaField, rlock.UnlockMessage, "publish").Int()).To(Equal(1))
-		Eventually(got).WithTimeout(time.Second).Should(Receive(BeNil()))
-		Expect(lock.Unlock(owner)).To(Succeed())
+		Expect(e.raw.RPush(ctx, queueKey(name), javaField).Err()).To(Succeed())
+		Expect(e.raw.ZAdd(ctx, timeoutKey(name), redis.Z{Score: float64(serverMillis() + 60_000), Member: javaField}).Err()).To(Succeed())
+		lock := e.client().NewFairLock(name)
+		for _, wait := range []time.Duration{0, -1} {
+			ok, err := lock.TryLock(ctxowner.New(ctx), wait, 0)
+			Expect(ok, err).To(BeFalse())
+			Expect(queue(name)).To(Equal([]string{javaField}))
+		}
+		Expect(e.raw.Exists(ctx, name).Val()).To(BeZero())
 	})
 
 	It("is reentrant, keeps the RLock hash and signals loss on a force unlock", func() {
 		const name = "order:fair"
-		c := e.client(rlock.WithWatchdogTimeout(300 * time.Millisecond))
+		c := e.client(rlock.WithWatchdogTimeout(time.Second))
 		lock := c.NewFairLock(name)
 		owner := ctxowner.WithID(ctx, "3")
 		Expect(lock.Lock(owner)).To(Succeed())
@@ -253,21 +288,23 @@ var _ = Describe("FairLock", func() {
 		Expect(lock.Unlock(owner)).To(MatchError(rlock.ErrNotHeld))
 
 		Expect(lock.Lock(owner)).To(Succeed())
-		lctx, stop := lock.LostContext(owner)
+		lctx, stop := rlock.LostContext(owner, lock)
 		DeferCleanup(stop)
 		Expect(lock.ForceUnlock(ctx)).To(BeTrue())
-		Eventually(lctx.Done()).Should(BeClosed())
+		Eventually(lctx.Done()).WithTimeout(2 * time.Second).Should(BeClosed())
 		Expect(context.Cause(lctx)).To(MatchError(rlock.ErrLockLost))
 		Expect(lock.ForceUnlock(ctx)).To(BeFalse())
 	})
 
 	It("rejects bad input and changes nothing in Redis", func() {
-		_, err := rlock.NewClient(e.rdb(), rlock.WithFairWaiterTimeout(10*time.Millisecond))
+		_, err := rlock.NewClient(e.rdb(), rlock.WithFairLockWaitTimeout(10*time.Millisecond))
 		Expect(err).To(MatchError(rlock.ErrInvalidArgument))
 		c := e.client()
 		Expect(c.NewFairLock("").Lock(ctx)).To(MatchError(rlock.ErrInvalidArgument))
 		_, err = c.NewFairLock("fair-bad").TryLock(ctx, time.Second, time.Microsecond)
 		Expect(err).To(MatchError(rlock.ErrInvalidArgument))
+		_, err = c.NewFairLock("fair-bad").TryLock(ctx, 10, 0)
+		Expect(err).To(MatchError(rlock.ErrInvalidArgument), "a wait of 10ns is a mistake, not one attempt")
 		var nilLock *rlock.FairLock
 		Expect(nilLock.Lock(ctx)).To(MatchError(rlock.ErrInvalidArgument))
 		Expect(nilLock.Unlock(ctx)).To(MatchError(rlock.ErrInvalidArgument))

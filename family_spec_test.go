@@ -81,7 +81,7 @@ var _ = Describe("SpinLock", func() {
 		// 1+2+4+...+64 ms bounds, then 64 ms each, halved on average by the
 		// jitter: a few dozen attempts at most, not one per millisecond.
 		Expect(calls["evalsha"]).To(And(BeNumerically(">=", 5), BeNumerically("<=", 60)))
-		Expect(e.numSub(rlock.ChannelName("spin-shared"))).To(BeZero())
+		Expect(e.numSub(lockChannel("spin-shared"))).To(BeZero())
 
 		done := make(chan error, 1)
 		go func() { done <- spin.Lock(owner) }()
@@ -93,6 +93,25 @@ var _ = Describe("SpinLock", func() {
 		Expect(spin.HoldCount(owner)).To(Equal(2))
 		Expect(spin.Unlock(owner)).To(Succeed())
 		Expect(spin.Unlock(owner)).To(Succeed())
+	})
+
+	It("publishes nothing on unlock or force unlock, as Redisson's spin lock", func() {
+		sub := e.raw.Subscribe(ctx, lockChannel("spin-quiet"))
+		DeferCleanup(sub.Close)
+		_, err := sub.Receive(ctx)
+		Expect(err).NotTo(HaveOccurred())
+		spin := e.client().NewSpinLock("spin-quiet")
+		Expect(spin.Lock(ctx)).To(Succeed())
+		Expect(spin.Unlock(ctx)).To(Succeed())
+		Expect(spin.Lock(ctx)).To(Succeed())
+		Expect(spin.ForceUnlock(ctx)).To(BeTrue())
+		Expect(spin.IsLocked(ctx)).To(BeFalse())
+		Consistently(sub.Channel()).WithTimeout(300 * time.Millisecond).ShouldNot(Receive())
+		// A plain Lock of the same name still announces its unlock.
+		lock := e.client().NewLock("spin-quiet")
+		Expect(lock.Lock(ctx)).To(Succeed())
+		Expect(lock.Unlock(ctx)).To(Succeed())
+		Eventually(sub.Channel()).Should(Receive(HaveField("Payload", "0")))
 	})
 
 	It("ends a wait with ctx's error and rejects a bad backoff", func() {
@@ -165,7 +184,6 @@ var _ = Describe("FencedLock", func() {
 		Expect(ok, err).To(BeTrue())
 		Expect(t2).To(Equal(t1 + 1))
 		Expect(e.raw.HGetAll(ctx, "order:7").Val()).To(Equal(map[string]string{c.ID() + ":ctx:9": "2"}))
-		Expect(rlock.TokenKey("order:7")).To(Equal("redisson_lock_token:{order:7}"))
 		Expect(e.raw.Get(ctx, "redisson_lock_token:{order:7}").Val()).To(Equal("2"))
 
 		ok, err = e.client().NewLock("order:7").TryLock(ctxowner.New(ctx), 0, 0)
@@ -206,14 +224,14 @@ var _ = Describe("FencedLock", func() {
 	})
 
 	It("signals the holder when the lock is lost", func() {
-		lock := e.client(rlock.WithWatchdogTimeout(300 * time.Millisecond)).NewFencedLock("fenced-lost")
+		lock := e.client(rlock.WithWatchdogTimeout(time.Second)).NewFencedLock("fenced-lost")
 		owner := ctxowner.New(ctx)
 		_, err := lock.LockToken(owner)
 		Expect(err).NotTo(HaveOccurred())
-		lctx, stop := lock.LostContext(owner)
+		lctx, stop := rlock.LostContext(owner, lock)
 		DeferCleanup(stop)
 		Expect(lock.ForceUnlock(ctx)).To(BeTrue())
-		Eventually(lctx.Done()).Should(BeClosed())
+		Eventually(lctx.Done()).WithTimeout(2 * time.Second).Should(BeClosed())
 		Expect(context.Cause(lctx)).To(MatchError(rlock.ErrLockLost))
 	})
 })

@@ -54,7 +54,7 @@ func startProxy() *faultproxy.Proxy {
 // unlock latches and acquire-attempt markers (which expire by themselves).
 func (e *env) expectNothingLeft(name string, keep ...string) {
 	GinkgoHelper()
-	Eventually(func() int64 { return e.numSub(rlock.ChannelName(name)) }).Should(BeZero(), "subscriptions left")
+	Eventually(func() int64 { return e.numSub(lockChannel(name)) }).Should(BeZero(), "subscriptions left")
 	Eventually(func() []string {
 		keys := e.raw.Keys(context.Background(), "*").Val()
 		return slices.DeleteFunc(keys, func(k string) bool {
@@ -247,7 +247,7 @@ var _ = Describe("Under faults", Label("fault"), func() {
 			if CurrentSpecReport().Failed() {
 				b, _ := os.ReadFile(log)
 				lines := strings.Split(string(b), "\n")
-				GinkgoWriter.Printf("subscribers of %s: %d\n", rlock.ChannelName(name), e.numSub(rlock.ChannelName(name)))
+				GinkgoWriter.Printf("subscribers of %s: %d\n", lockChannel(name), e.numSub(lockChannel(name)))
 				for _, l := range strings.Split(e.raw.ClientList(ctx).Val(), "\n") {
 					if strings.Contains(l, "sub=1") {
 						GinkgoWriter.Println("subscriber:", l)
@@ -327,7 +327,7 @@ var _ = Describe("Under faults", Label("fault"), func() {
 		Expect(e.raw.LLen(ctx, "fence:data").Val()).To(Equal(int64(taken)), "the storage holds exactly the writes it took")
 		Expect(e.raw.Del(ctx, "fence:data", "fence:last").Err()).To(Succeed())
 		Eventually(func() int64 { return e.raw.Exists(ctx, name).Val() }).WithTimeout(2*time.Second).Should(BeZero(), "the dead holders' lease ran out")
-		e.expectNothingLeft(name, rlock.TokenKey(name))
+		e.expectNothingLeft(name, "redisson_lock_token:{"+name+"}")
 	})
 
 	It("frees a lock whose acquire reply was lost within one lease, and the next owner gets it", func() {
@@ -381,7 +381,7 @@ var _ = Describe("Under faults", Label("fault"), func() {
 				got <- time.Now()
 				Expect(waiterClient.NewLock(name).Unlock(wctx)).To(Succeed())
 			}()
-			Eventually(func() int64 { return e.numSub(rlock.ChannelName(name)) }).Should(Equal(int64(1)), "the waiter is subscribed")
+			Eventually(func() int64 { return e.numSub(lockChannel(name)) }).Should(Equal(int64(1)), "the waiter is subscribed")
 			var released time.Time
 			if unlockFirst {
 				proxy.Partition(true) // the unlock message cannot reach the waiter

@@ -109,8 +109,8 @@ func runHelper(name string) error {
 		return fmt.Errorf("no helper %q", name)
 	}
 	var opts []rlock.Option
-	if ms, err := strconv.Atoi(os.Getenv("HELPER_WAITER_TIMEOUT_MS")); err == nil {
-		opts = append(opts, rlock.WithFairWaiterTimeout(time.Duration(ms)*time.Millisecond))
+	if ms, err := strconv.Atoi(os.Getenv("HELPER_FAIR_WAIT_MS")); err == nil {
+		opts = append(opts, rlock.WithFairLockWaitTimeout(time.Duration(ms)*time.Millisecond))
 	}
 	if os.Getenv("HELPER_DEBUG") != "" {
 		opts = append(opts, rlock.WithLogger(slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))))

@@ -268,9 +268,14 @@ var _ = Describe("RedLock over 5 independent masters", func() {
 
 	It("rejects bad settings", func() {
 		r := redLock("red-bad")
-		Expect(r.SetAttemptTimeout(0)).To(MatchError(rlock.ErrInvalidArgument))
-		Expect(r.SetDriftFactor(0.7)).To(MatchError(rlock.ErrInvalidArgument))
-		_, err := rlock.NewRedLock(clients[0].NewLock("x"), clients[1].NewLock("x"))
+		_, err := r.With(rlock.RedLockAttemptTimeout(0))
+		Expect(err).To(MatchError(rlock.ErrInvalidArgument))
+		_, err = r.With(rlock.RedLockDriftFactor(0.7))
+		Expect(err).To(MatchError(rlock.ErrInvalidArgument))
+		tuned, err := r.With(rlock.RedLockAttemptTimeout(50*time.Millisecond), rlock.RedLockDriftFactor(0.02))
+		Expect(err).NotTo(HaveOccurred())
+		Expect(tuned.Quorum()).To(Equal(r.Quorum()))
+		_, err = rlock.NewRedLock(clients[0].NewLock("x"), clients[1].NewLock("x"))
 		Expect(errors.Is(err, rlock.ErrInvalidArgument)).To(BeTrue())
 	})
 })

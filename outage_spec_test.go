@@ -131,8 +131,8 @@ var _ = Describe("RLock when Redis is unavailable", Label("fault"), func() {
 		Expect(raw.Exists(ctx, "rw-hung").Val()).To(BeZero())
 	})
 
-	It("tells the holder of every lock type that its lock was lost when Redis hung past the lease", func() {
-		c, rdb := clientAndRedis(srv.Addr, rlock.WithWatchdogTimeout(600*time.Millisecond))
+	It("tells the holder of every lock type that its lock was lost while Redis hangs past the lease, before anyone else can take it", func() {
+		c, rdb := clientAndRedis(srv.Addr, rlock.WithWatchdogTimeout(time.Second))
 		rw := c.NewReadWriteLock("hung-rw")
 		rwRead := c.NewReadWriteLock("hung-rw-read")
 		locks := map[string]rlock.Locker{
@@ -142,27 +142,38 @@ var _ = Describe("RLock when Redis is unavailable", Label("fault"), func() {
 			"FencedLock": c.NewFencedLock("hung-fenced"),
 			"WriteLock":  rw.WriteLock(),
 			"ReadLock":   rwRead.ReadLock(),
-		}
-		type lossSignal interface {
-			LostContext(context.Context) (context.Context, context.CancelFunc)
+			"fixed":      c.NewLock("hung-fixed"),
 		}
 		lost := map[string]context.Context{}
 		for name, l := range locks {
-			Expect(l.Lock(ctx)).To(Succeed(), name)
-			lctx, stop := l.(lossSignal).LostContext(ctx)
+			lease := time.Duration(0)
+			if name == "fixed" {
+				lease = 1500 * time.Millisecond
+			}
+			Expect(l.LockLease(ctx, lease)).To(Succeed(), name)
+			lctx, stop := rlock.LostContext(ctx, l)
 			DeferCleanup(stop)
 			lost[name] = lctx
 		}
 		// Warm connections, so that nothing waits on a handshake; then hang
-		// Redis for well over the 600 ms lease.
+		// Redis for well over the leases.
 		Expect(rdb.Ping(ctx).Err()).To(Succeed())
 		Expect(srv.Pause()).To(Succeed())
-		time.Sleep(1500 * time.Millisecond) // the outage itself, not a wait for a result
-		Expect(srv.Resume()).To(Succeed())
+		paused := true
+		DeferCleanup(func() {
+			if paused {
+				_ = srv.Resume()
+			}
+		})
 		for name, lctx := range lost {
-			Eventually(lctx.Done()).WithTimeout(5*time.Second).Should(BeClosed(), name)
+			Eventually(lctx.Done()).WithTimeout(3*time.Second).Should(BeClosed(), "%s: signalled while Redis is still hung", name)
 			Expect(context.Cause(lctx)).To(MatchError(rlock.ErrLockLost), name)
-			Expect(locks[name].IsHeldByCurrent(ctx)).To(BeFalse(), name)
+		}
+		time.Sleep(500 * time.Millisecond) // the rest of the outage, not a wait for a result
+		Expect(srv.Resume()).To(Succeed())
+		paused = false
+		for name, l := range locks {
+			Eventually(func() (bool, error) { return l.IsHeldByCurrent(ctx) }).WithTimeout(3*time.Second).Should(BeFalse(), name)
 		}
 	})
 
@@ -171,15 +182,16 @@ var _ = Describe("RLock when Redis is unavailable", Label("fault"), func() {
 		waiterClient, _ := clientAndRedis(srv.Addr)
 		holder := holderClient.NewLock("restart")
 		Expect(holder.Lock(ctx)).To(Succeed())
-		lost := holder.Lost(ctx)
+		lost, stop := rlock.LostContext(ctx, holder)
+		DeferCleanup(stop)
 
 		owner := ctxowner.New(ctx)
 		done := make(chan error, 1)
 		go func() { done <- waiterClient.NewLock("restart").Lock(owner) }()
 		raw := srv.Client()
 		Eventually(func() int64 {
-			n, _ := raw.PubSubNumSub(ctx, rlock.ChannelName("restart")).Result()
-			return n[rlock.ChannelName("restart")]
+			n, _ := raw.PubSubNumSub(ctx, lockChannel("restart")).Result()
+			return n[lockChannel("restart")]
 		}).Should(BeEquivalentTo(1))
 		Expect(raw.Close()).To(Succeed())
 
@@ -192,7 +204,7 @@ var _ = Describe("RLock when Redis is unavailable", Label("fault"), func() {
 
 		// The old holder's watchdog finds its hold gone (taken by another
 		// owner) at its next renewal and says so.
-		Eventually(lost).WithTimeout(2 * time.Second).Should(BeClosed())
+		Eventually(lost.Done()).WithTimeout(2 * time.Second).Should(BeClosed())
 		Expect(holder.Unlock(ctx)).To(MatchError(rlock.ErrNotHeld))
 		Expect(waiterClient.NewLock("restart").Unlock(owner)).To(Succeed())
 	})

@@ -76,7 +76,7 @@ var _ = Describe("RLock", func() {
 				Expect(lock).To(rlocktest.HaveHoldCount(i))
 			}
 			Expect(lock).To(rlocktest.BeHeldBy(ctx))
-			Expect(lock).To(rlocktest.HaveTTLWithin(rlock.DefaultWatchdogTimeout))
+			Expect(lock).To(rlocktest.HaveTTLWithin(30 * time.Second))
 			for i := 2; i >= 0; i-- {
 				Expect(lock.Unlock(ctx)).To(Succeed())
 				Expect(lock.HoldCount(ctx)).To(Equal(i))
@@ -166,6 +166,7 @@ var _ = Describe("RLock", func() {
 			Expect(err).NotTo(HaveOccurred())
 
 			Expect(lock.Lock(owner)).To(Succeed())
+			Expect(e.raw.Keys(ctx, "*").Val()).To(ConsistOf(name), "an uncontended acquisition writes the lock hash and nothing else")
 			Expect(e.raw.Type(ctx, name).Val()).To(Equal("hash"))
 			field := c.ID() + ":" + ctxowner.ContextPrefix + "7"
 			Expect(e.raw.HGetAll(ctx, name).Val()).To(Equal(map[string]string{field: "1"}))
@@ -178,36 +179,36 @@ var _ = Describe("RLock", func() {
 			Expect(lock.Unlock(owner)).To(Succeed())
 			msg, err := sub.ReceiveMessage(ctx)
 			Expect(err).NotTo(HaveOccurred())
-			Expect(msg.Channel).To(Equal(rlock.ChannelName(name)))
+			Expect(msg.Channel).To(Equal("redisson_lock__channel:{order:42}"))
 			Expect(msg.Payload).To(Equal("0"))
-			Expect(e.raw.Exists(ctx, name).Val()).To(BeZero())
+			Expect(e.raw.Keys(ctx, "*").Val()).To(BeEmpty(), "the release writes no unlock latch")
 		})
 
 		It("uses a goroutine owner's number as the owner id", func() {
 			c := e.client()
 			lock := c.NewLock("goroutine-field")
 			Expect(lock.Lock(ctx)).To(Succeed())
-			field := c.ID() + ":" + strconv.FormatUint(ctxowner.GoroutineID(), 10)
-			Expect(e.raw.HGetAll(ctx, "goroutine-field").Val()).To(Equal(map[string]string{field: "1"}))
+			id := ctxowner.Of(ctx)
+			_, err := strconv.ParseUint(id, 10, 64)
+			Expect(err).NotTo(HaveOccurred(), "a goroutine owner is the goroutine's number, as Redisson's is the thread id")
+			Expect(e.raw.HGetAll(ctx, "goroutine-field").Val()).To(Equal(map[string]string{c.ID() + ":" + id: "1"}))
 			Expect(lock.Unlock(ctx)).To(Succeed())
 		})
 
-		It("keeps auxiliary keys in the lock's hash slot", func() {
-			Expect(rlock.ChannelName("a")).To(Equal("redisson_lock__channel:{a}"))
-			Expect(rlock.ChannelName("{user}:1")).To(Equal("redisson_lock__channel:{user}:1"))
+		It("publishes to a lock name with a hash tag on the tagged channel", func() {
+			sub := e.raw.Subscribe(ctx, "redisson_lock__channel:{user}:1")
+			DeferCleanup(sub.Close)
+			_, err := sub.Receive(ctx)
+			Expect(err).NotTo(HaveOccurred())
+			lock := e.client().NewLock("{user}:1")
+			Expect(lock.Lock(ctx)).To(Succeed())
+			Expect(lock.Unlock(ctx)).To(Succeed())
+			msg, err := sub.ReceiveMessage(ctx)
+			Expect(err).NotTo(HaveOccurred())
+			Expect(msg.Payload).To(Equal("0"))
 		})
 
-		It("publishes the scripts whose SHA1 SCRIPT LOAD computes, and falls back to EVAL after SCRIPT FLUSH", func() {
-			scripts := rlock.Scripts()
-			Expect(scripts).To(HaveKey("acquire"))
-			Expect(scripts).To(HaveKey("release"))
-			Expect(scripts).To(HaveKey("renew"))
-			Expect(scripts).To(HaveKey("forceunlock"))
-			for name, s := range scripts {
-				Expect(s.Source).To(HavePrefix("-- "+name+".lua"), "script %s opens with its header", name)
-				Expect(s.Source).To(And(ContainSubstring("KEYS[1]"), ContainSubstring("Returns:")))
-				Expect(e.raw.ScriptLoad(ctx, s.Source).Val()).To(Equal(s.SHA1), "script %s", name)
-			}
+		It("runs its scripts by EVALSHA and falls back to EVAL after SCRIPT FLUSH", func() {
 			Expect(e.raw.ScriptFlush(ctx).Err()).To(Succeed())
 			Expect(e.raw.ConfigResetStat(ctx).Err()).To(Succeed())
 			lock := e.client().NewLock("after-flush")
@@ -232,7 +233,7 @@ var _ = Describe("RLock", func() {
 		})
 
 		It("does not renew a fixed lease", func() {
-			c := e.client(rlock.WithWatchdogTimeout(300 * time.Millisecond))
+			c := e.client(rlock.WithWatchdogTimeout(time.Second))
 			lock := c.NewLock("fixed")
 			Expect(lock.LockLease(ctx, 1500*time.Millisecond)).To(Succeed())
 			Expect(lock.RemainTTL(ctx)).To(BeNumerically(">", time.Second))
@@ -255,17 +256,15 @@ var _ = Describe("RLock", func() {
 		})
 
 		It("signals the holder when its lock is lost", func() {
-			c := e.client(rlock.WithWatchdogTimeout(300 * time.Millisecond))
+			c := e.client(rlock.WithWatchdogTimeout(time.Second))
 			lock := c.NewLock("lost")
 			Expect(lock.Lock(ctx)).To(Succeed())
-			lost := lock.Lost(ctx)
-			lctx, stop := lock.LostContext(ctx)
+			lctx, stop := rlock.LostContext(ctx, lock)
 			DeferCleanup(stop)
-			Consistently(lost).WithTimeout(500 * time.Millisecond).ShouldNot(BeClosed())
+			Consistently(lctx.Done()).WithTimeout(1500 * time.Millisecond).ShouldNot(BeClosed(), "kept alive across renewals")
 
 			Expect(e.client().NewLock("lost").ForceUnlock(ctx)).To(BeTrue())
-			Eventually(lost).WithTimeout(time.Second).Should(BeClosed())
-			Eventually(lctx.Done()).Should(BeClosed())
+			Eventually(lctx.Done()).WithTimeout(2 * time.Second).Should(BeClosed())
 			Expect(context.Cause(lctx)).To(MatchError(rlock.ErrLockLost))
 			Expect(lock.Unlock(ctx)).To(MatchError(rlock.ErrNotHeld))
 		})
@@ -286,7 +285,7 @@ var _ = Describe("RLock", func() {
 			waiter := e.client().NewLock("wake")
 			Expect(holder.Lock(ctx)).To(Succeed())
 			owner, done := waitFor(waiter, ctx)
-			Eventually(func() int64 { return e.numSub(rlock.ChannelName("wake")) }).Should(BeEquivalentTo(1))
+			Eventually(func() int64 { return e.numSub(lockChannel("wake")) }).Should(BeEquivalentTo(1))
 			Expect(e.raw.ConfigResetStat(ctx).Err()).To(Succeed())
 
 			Consistently(done).WithTimeout(2 * time.Second).ShouldNot(Receive())
@@ -304,7 +303,7 @@ var _ = Describe("RLock", func() {
 			waiter := e.client().NewLock("force")
 			Expect(holder.Lock(ctx)).To(Succeed())
 			owner, done := waitFor(waiter, ctx)
-			Eventually(func() int64 { return e.numSub(rlock.ChannelName("force")) }).Should(BeEquivalentTo(1))
+			Eventually(func() int64 { return e.numSub(lockChannel("force")) }).Should(BeEquivalentTo(1))
 			Consistently(done).WithTimeout(200 * time.Millisecond).ShouldNot(Receive())
 
 			Expect(waiter.ForceUnlock(ctx)).To(BeTrue())
@@ -324,8 +323,8 @@ var _ = Describe("RLock", func() {
 			for i := range owners {
 				owners[i], dones[i] = waitFor(lock, ctx)
 			}
-			Eventually(func() int64 { return e.numSub(rlock.ChannelName("shared")) }).Should(BeEquivalentTo(1))
-			Consistently(func() int64 { return e.numSub(rlock.ChannelName("shared")) }).
+			Eventually(func() int64 { return e.numSub(lockChannel("shared")) }).Should(BeEquivalentTo(1))
+			Consistently(func() int64 { return e.numSub(lockChannel("shared")) }).
 				WithTimeout(300 * time.Millisecond).Should(BeEquivalentTo(1))
 			Expect(lock.Unlock(ctx)).To(Succeed())
 			for range owners {
@@ -349,7 +348,7 @@ var _ = Describe("RLock", func() {
 		})
 
 		It("returns false when TryLock's wait runs out, and the error of a cancelled ctx, leaving no subscription and no lock", func() {
-			c := e.client(rlock.WithSubscriptionLinger(0))
+			c := e.client()
 			holder := e.client().NewLock("cancel")
 			Expect(holder.Lock(ctx)).To(Succeed())
 			lock := c.NewLock("cancel")
@@ -366,7 +365,7 @@ var _ = Describe("RLock", func() {
 				_, d := waitFor(lock, cctx)
 				dones = append(dones, d)
 			}
-			Eventually(func() int64 { return e.numSub(rlock.ChannelName("cancel")) }).Should(BeEquivalentTo(1))
+			Eventually(func() int64 { return e.numSub(lockChannel("cancel")) }).Should(BeEquivalentTo(1))
 			cancel()
 			for _, d := range dones {
 				Eventually(d).Should(Receive(MatchError(context.Canceled)))
@@ -375,7 +374,7 @@ var _ = Describe("RLock", func() {
 			defer dcancel()
 			Expect(lock.Lock(ctxowner.New(dctx))).To(MatchError(context.DeadlineExceeded))
 
-			Eventually(func() int64 { return e.numSub(rlock.ChannelName("cancel")) }).Should(BeZero())
+			Eventually(func() int64 { return e.numSub(lockChannel("cancel")) }).WithTimeout(3 * time.Second).Should(BeZero())
 			Expect(holder.Unlock(ctx)).To(Succeed())
 			Consistently(func() int64 { return e.raw.Exists(ctx, "cancel").Val() }).
 				WithTimeout(300 * time.Millisecond).Should(BeZero())
@@ -387,8 +386,8 @@ var _ = Describe("RLock", func() {
 			Expect(holder.Lock(ctx)).To(Succeed())
 			ok, err := c.NewLock("linger").TryLock(ctxowner.New(ctx), 100*time.Millisecond, 0)
 			Expect(ok, err).To(BeFalse())
-			Expect(e.numSub(rlock.ChannelName("linger"))).To(BeEquivalentTo(1))
-			Eventually(func() int64 { return e.numSub(rlock.ChannelName("linger")) }).
+			Expect(e.numSub(lockChannel("linger"))).To(BeEquivalentTo(1))
+			Eventually(func() int64 { return e.numSub(lockChannel("linger")) }).
 				WithTimeout(3 * time.Second).Should(BeZero())
 			Expect(holder.Unlock(ctx)).To(Succeed())
 		})
@@ -398,7 +397,7 @@ var _ = Describe("RLock", func() {
 			holder := e.client().NewLock("closing")
 			Expect(holder.Lock(ctx)).To(Succeed())
 			_, done := waitFor(c.NewLock("closing"), ctx)
-			Eventually(func() int64 { return e.numSub(rlock.ChannelName("closing")) }).Should(BeEquivalentTo(1))
+			Eventually(func() int64 { return e.numSub(lockChannel("closing")) }).Should(BeEquivalentTo(1))
 			Expect(c.Close()).To(Succeed())
 			Eventually(done).Should(Receive(MatchError(rlock.ErrClosed)))
 			Expect(holder.Unlock(ctx)).To(Succeed())

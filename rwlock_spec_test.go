@@ -6,6 +6,7 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	"github.com/redis/go-redis/v9"
 
 	"github.com/goredisson/goredisson/ctxowner"
 	"github.com/goredisson/goredisson/rlock"
@@ -85,7 +86,7 @@ var _ = Describe("ReadWriteLock", func() {
 		Expect(e.raw.HGetAll(ctx, "doc").Val()).To(Equal(map[string]string{"mode": "read", field: "1"}), "downgraded")
 		msg, err := sub.ReceiveMessage(ctx)
 		Expect(err).NotTo(HaveOccurred())
-		Expect(msg.Payload).To(Equal("1"), "readers are let in")
+		Expect(msg.Payload).To(Equal("1"), "waiting readers are let in (Redisson publishes nothing on a downgrade; its readers wait out their TTL)")
 		Expect(rw.ReadLock()).To(rlocktest.BeLocked())
 		Expect(rw.ReadLock()).To(rlocktest.HaveHoldCount(1))
 		Expect(rw.WriteLock()).NotTo(rlocktest.BeLocked())
@@ -93,10 +94,84 @@ var _ = Describe("ReadWriteLock", func() {
 		Expect(rw.ReadLock().Unlock(owner)).To(Succeed())
 		msg, err = sub.ReceiveMessage(ctx)
 		Expect(err).NotTo(HaveOccurred())
-		Expect(msg.Payload).To(Equal("1"), "a read unlock publishes the read-unlock message")
+		Expect(msg.Payload).To(Equal("0"), "the last read unlock wakes one waiter (a writer), as Redisson's")
 		Expect(e.raw.Exists(ctx, "doc").Val()).To(BeZero())
 		Expect(rw.ReadLock().Unlock(owner)).To(MatchError(rlock.ErrNotHeld))
 		Expect(rw.WriteLock().Unlock(owner)).To(MatchError(rlock.ErrNotHeld))
+	})
+
+	It("publishes Redisson's messages: 1 (wake all) for a write unlock or force unlock, 0 (wake one) for a read unlock or force unlock", func() {
+		rw := e.client().NewReadWriteLock("rw-messages")
+		sub := e.raw.Subscribe(ctx, "redisson_rwlock:{rw-messages}")
+		DeferCleanup(sub.Close)
+		_, err := sub.Receive(ctx)
+		Expect(err).NotTo(HaveOccurred())
+		next := func() string {
+			GinkgoHelper()
+			var msg *redis.Message
+			Eventually(sub.Channel()).Should(Receive(&msg))
+			return msg.Payload
+		}
+		Expect(rw.WriteLock().Lock(ctx)).To(Succeed())
+		Expect(rw.WriteLock().Unlock(ctx)).To(Succeed())
+		Expect(next()).To(Equal("1"), "write unlock")
+		Expect(rw.WriteLock().Lock(ctx)).To(Succeed())
+		Expect(rw.WriteLock().ForceUnlock(ctx)).To(BeTrue())
+		Expect(next()).To(Equal("1"), "write force unlock")
+		Expect(rw.ReadLock().Lock(ctx)).To(Succeed())
+		Expect(rw.ReadLock().Unlock(ctx)).To(Succeed())
+		Expect(next()).To(Equal("0"), "read unlock")
+		Expect(rw.ReadLock().Lock(ctx)).To(Succeed())
+		Expect(rw.ReadLock().ForceUnlock(ctx)).To(BeTrue())
+		Expect(next()).To(Equal("0"), "read force unlock")
+	})
+
+	It("lets every waiting reader in at once when the writer unlocks", func() {
+		writer := ctxowner.New(ctx)
+		wl := e.client().NewReadWriteLock("rw-wake-all").WriteLock()
+		Expect(wl.Lock(writer)).To(Succeed())
+		clients := []*rlock.Client{e.client(), e.client()}
+		got := make(chan time.Time, 6)
+		for i := range 6 {
+			reader := ctxowner.New(ctx)
+			rl := clients[i%2].NewReadWriteLock("rw-wake-all").ReadLock()
+			go func() {
+				defer GinkgoRecover()
+				Expect(rl.Lock(reader)).To(Succeed())
+				got <- time.Now()
+			}()
+		}
+		Eventually(func() int64 { return e.numSub("redisson_rwlock:{rw-wake-all}") }).Should(BeEquivalentTo(2))
+		// Let every reader make its attempt and block.
+		Consistently(got).WithTimeout(300 * time.Millisecond).ShouldNot(Receive())
+		unlocked := time.Now()
+		Expect(wl.Unlock(writer)).To(Succeed())
+		for range 6 {
+			var at time.Time
+			Eventually(got).WithTimeout(2 * time.Second).Should(Receive(&at))
+			Expect(at.Sub(unlocked)).To(BeNumerically("<", 500*time.Millisecond), "not after a TTL")
+		}
+		Expect(e.raw.HLen(ctx, "rw-wake-all").Val()).To(BeEquivalentTo(7), "mode and six readers")
+	})
+
+	It("extends the lease on a write re-entry to the remaining TTL plus the lease, as Redisson does", func() {
+		wl := e.client().NewReadWriteLock("rw-reenter").WriteLock()
+		Expect(wl.TryLock(ctx, 0, 10*time.Second)).To(BeTrue())
+		Expect(wl.TryLock(ctx, 0, time.Second)).To(BeTrue())
+		Expect(e.raw.PTTL(ctx, "rw-reenter").Val()).To(And(BeNumerically(">", 10*time.Second), BeNumerically("<=", 11*time.Second)))
+		Expect(wl.Unlock(ctx)).To(Succeed())
+		Expect(wl.Unlock(ctx)).To(Succeed())
+	})
+
+	It("reports the read side locked while the writer also holds a read lock, as Redisson does", func() {
+		rw := e.client().NewReadWriteLock("rw-both")
+		Expect(rw.WriteLock().Lock(ctx)).To(Succeed())
+		Expect(rw.ReadLock().IsLocked(ctx)).To(BeFalse(), "a writer alone")
+		Expect(rw.ReadLock().Lock(ctx)).To(Succeed())
+		Expect(rw.ReadLock().IsLocked(ctx)).To(BeTrue())
+		Expect(rw.WriteLock().IsLocked(ctx)).To(BeTrue())
+		Expect(rw.ReadLock().Unlock(ctx)).To(Succeed())
+		Expect(rw.WriteLock().Unlock(ctx)).To(Succeed())
 	})
 
 	It("lets a stuck reader's lease expire on its own while another keeps reading", func() {
@@ -114,7 +189,7 @@ var _ = Describe("ReadWriteLock", func() {
 	})
 
 	It("renews a reader's watchdog lease and signals a writer's loss", func() {
-		rw := e.client(rlock.WithWatchdogTimeout(600 * time.Millisecond)).NewReadWriteLock("rw-watch")
+		rw := e.client(rlock.WithWatchdogTimeout(time.Second)).NewReadWriteLock("rw-watch")
 		reader := ctxowner.New(ctx)
 		Expect(rw.ReadLock().Lock(reader)).To(Succeed())
 		Consistently(func() int64 { return e.raw.Exists(ctx, "rw-watch").Val() }).
@@ -122,13 +197,13 @@ var _ = Describe("ReadWriteLock", func() {
 		Expect(rw.ReadLock().Unlock(reader)).To(Succeed())
 
 		writer := ctxowner.New(ctx)
-		wl := rw.WriteLock().(*rlock.RWSide)
+		wl := rw.WriteLock()
 		Expect(wl.Lock(writer)).To(Succeed())
-		lctx, stop := wl.LostContext(writer)
+		lctx, stop := rlock.LostContext(writer, wl)
 		DeferCleanup(stop)
 		Expect(rw.ReadLock().ForceUnlock(ctx)).To(BeFalse(), "not in read mode")
 		Expect(wl.ForceUnlock(ctx)).To(BeTrue())
-		Eventually(lctx.Done()).Should(BeClosed())
+		Eventually(lctx.Done()).WithTimeout(2 * time.Second).Should(BeClosed())
 		Expect(context.Cause(lctx)).To(MatchError(rlock.ErrLockLost))
 	})
 

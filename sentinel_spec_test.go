@@ -58,7 +58,8 @@ var _ = Describe("with Sentinel (1 primary, 1 replica, 3 sentinels)", func() {
 	It("keeps the holder's watchdog renewing on the new primary and a waiter waiting, then hands over", func() {
 		holder := failoverClient(rlock.WithWatchdogTimeout(5 * time.Second)).NewLock("failover")
 		Expect(holder.Lock(ctx)).To(Succeed())
-		lost := holder.Lost(ctx)
+		lost, stop := rlock.LostContext(ctx, holder)
+		DeferCleanup(stop)
 		owner := ctxowner.New(ctx)
 		done := make(chan error, 1)
 		go func() { done <- failoverClient().NewLock("failover").Lock(owner) }()
@@ -72,7 +73,7 @@ var _ = Describe("with Sentinel (1 primary, 1 replica, 3 sentinels)", func() {
 		Consistently(func() int64 { return raw.Exists(ctx, "failover").Val() }).
 			WithTimeout(6 * time.Second).WithPolling(100 * time.Millisecond).Should(BeEquivalentTo(1))
 		Expect(done).NotTo(Receive())
-		Expect(lost).NotTo(BeClosed())
+		Expect(lost.Done()).NotTo(BeClosed())
 		Expect(holder.Unlock(ctx)).To(Succeed())
 		Eventually(done).WithTimeout(5 * time.Second).Should(Receive(BeNil()))
 	})

@@ -105,6 +105,10 @@ func (e *env) numSub(channel string) int64 {
 	return m[channel]
 }
 
+// lockChannel is Redisson's unlock channel of a lock whose name has no '{':
+// redisson_lock__channel:{name}.
+func lockChannel(name string) string { return "redisson_lock__channel:{" + name + "}" }
+
 func uniqueName(prefix string) string {
 	return fmt.Sprintf("%s:%d", prefix, GinkgoRandomSeed()+int64(CurrentSpecReport().LeafNodeLocation.LineNumber))
 }

@@ -15,6 +15,15 @@
 // woken, because messages published during the outage are lost.
 //
 // A wake is only a hint to try again: it never means the waiter owns anything.
+// But it must not get lost: a waiter that was woken holds the wake until it
+// reports (Sub.Used) that it made use of it, that is, that its next attempt
+// at the lock reached Redis. A Sub closed while it holds an unused wake (its
+// context ended right after the wake, say) hands the wake on to the next
+// waiter of its channel, so that one unlock always wakes someone who tries.
+//
+// redis.Ring is not supported: a Ring has no shard for a subscription
+// without channels, and it moves keys between shards when one is marked
+// down, which no lock can survive. Subscribe fails with ErrUnsupported.
 package pubsub
 
 import (
@@ -30,6 +39,10 @@ import (
 
 // ErrClosed is returned by Subscribe and Wait after the Hub has been closed.
 var ErrClosed = errors.New("pubsub: hub closed")
+
+// ErrUnsupported is returned by Subscribe on a client type the Hub cannot
+// serve (redis.Ring).
+var ErrUnsupported = errors.New("pubsub: redis.Ring is not supported")
 
 // DefaultLinger is how long a channel stays subscribed after its last waiter
 // has left, unless WithLinger says otherwise.
@@ -84,6 +97,9 @@ type Hub struct {
 	// changes that decided them. It is never held by the dispatcher.
 	sendMu sync.Mutex
 	conns  map[int]*conn // by shard (see shard), created on first use, under sendMu
+	// closedConns is set under sendMu once Close has taken the connections:
+	// no new one may be made after it.
+	closedConns bool
 
 	mu     sync.Mutex
 	chans  map[string]*channel
@@ -150,10 +166,8 @@ type Sub struct {
 	ch     *channel
 	wake   chan struct{}
 	closed bool
+	held   bool // a wake returned by Wait and not yet reported Used; under Hub.mu
 }
-
-// Channel returns the name of the subscribed channel.
-func (s *Sub) Channel() string { return s.ch.name }
 
 // Subscribe takes a reference to the channel and returns once Redis has
 // confirmed the subscription, ctx is done (the reference is dropped and ctx's
@@ -161,6 +175,9 @@ func (s *Sub) Channel() string { return s.ch.name }
 func (h *Hub) Subscribe(ctx context.Context, name string) (*Sub, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
+	}
+	if _, ring := h.rdb.(*redis.Ring); ring {
+		return nil, ErrUnsupported
 	}
 	h.sendMu.Lock()
 	h.mu.Lock()
@@ -272,7 +289,7 @@ func (h *Hub) start(c *conn) {
 func (h *Hub) send(ctx context.Context, subscribe bool, name string) error {
 	c := h.conns[h.shard(name)]
 	if c == nil {
-		if !subscribe {
+		if !subscribe || h.closedConns {
 			return nil
 		}
 		c = &conn{ps: h.rdb.Subscribe(context.Background())}
@@ -401,6 +418,11 @@ func (ch *channel) dequeue(s *Sub) {
 // Wait blocks until the Sub is woken (true), timeout passes (false; a
 // negative timeout never passes), ctx is done (ctx's error) or the Hub is
 // closed (ErrClosed). A wake that arrived since the last Wait returns at once.
+//
+// A wake returned by Wait is held by the Sub until Used is called; if the
+// Sub is closed before that, the wake is handed on (see Close). A wake that
+// arrives while ctx is already done is not taken: it stays for Close to hand
+// on.
 func (s *Sub) Wait(ctx context.Context, timeout time.Duration) (bool, error) {
 	h := s.hub
 	h.mu.Lock()
@@ -408,14 +430,20 @@ func (s *Sub) Wait(ctx context.Context, timeout time.Duration) (bool, error) {
 		h.mu.Unlock()
 		return false, ErrClosed
 	}
+	if err := ctx.Err(); err != nil {
+		h.mu.Unlock()
+		return false, err
+	}
 	select {
 	case <-s.wake:
+		s.held = true
 		h.mu.Unlock()
 		return true, nil
 	default:
 	}
 	if s.ch.permit {
 		s.ch.permit = false
+		s.held = true
 		h.mu.Unlock()
 		return true, nil
 	}
@@ -431,6 +459,9 @@ func (s *Sub) Wait(ctx context.Context, timeout time.Duration) (bool, error) {
 	var err error
 	select {
 	case <-s.wake:
+		h.mu.Lock()
+		s.held = true
+		h.mu.Unlock()
 		return true, nil
 	case <-tc:
 	case <-ctx.Done():
@@ -444,8 +475,19 @@ func (s *Sub) Wait(ctx context.Context, timeout time.Duration) (bool, error) {
 	return false, err
 }
 
-// Close drops the Sub's reference. A wake-one it received and did not use
-// passes on to the next waiter. Close is idempotent.
+// Used reports that the wake returned by the last Wait was acted on: the
+// attempt it prompted reached Redis. Close no longer hands it on.
+func (s *Sub) Used() {
+	h := s.hub
+	h.mu.Lock()
+	s.held = false
+	h.mu.Unlock()
+}
+
+// Close drops the Sub's reference. A wake it holds and did not use (see
+// Used), or one that arrived and was never waited for, passes on to the next
+// waiter of the channel, so that no unlock goes unanswered. Close is
+// idempotent.
 func (s *Sub) Close() {
 	h := s.hub
 	h.mu.Lock()
@@ -457,11 +499,15 @@ func (s *Sub) Close() {
 	ch := s.ch
 	ch.dequeue(s)
 	delete(ch.subs, s)
+	unused := s.held
 	select {
 	case <-s.wake:
-		// It may have been a wake-one meant for the lock: hand it on.
-		ch.wakeOne()
+		unused = true
 	default:
+	}
+	if unused && !h.closed {
+		// It may have been the only wake of an unlock: hand it on.
+		ch.wakeOne()
 	}
 	ch.refs--
 	if ch.refs > 0 || h.closed {
@@ -539,11 +585,16 @@ func (h *Hub) Waiters(name string) int {
 	return 0
 }
 
-// Close wakes every waiter with ErrClosed and closes the subscription
-// connection. Later calls return ErrClosed.
+// closeWait bounds how long Close waits for the dispatchers to return after
+// their connections were closed.
+const closeWait = 50 * time.Millisecond
+
+// Close wakes every waiter with ErrClosed at once and closes the
+// subscription connections. It never waits on Redis: a SUBSCRIBE being
+// written to an unresponsive server is left to fail on its own, and Close
+// waits at most closeWait for the dispatchers to return. Later calls return
+// ErrClosed.
 func (h *Hub) Close() error {
-	h.sendMu.Lock()
-	defer h.sendMu.Unlock()
 	h.mu.Lock()
 	if h.closed {
 		h.mu.Unlock()
@@ -558,11 +609,36 @@ func (h *Hub) Close() error {
 		}
 	}
 	h.mu.Unlock()
+
+	// Connections are created under sendMu; a sender stuck on a hung
+	// server must not hold Close up, so take them without it when busy.
+	var conns []*conn
+	if h.sendMu.TryLock() {
+		for _, c := range h.conns {
+			conns = append(conns, c)
+		}
+		h.closedConns = true
+		h.sendMu.Unlock()
+	} else {
+		go func() {
+			h.sendMu.Lock()
+			defer h.sendMu.Unlock()
+			h.closedConns = true
+			for _, c := range h.conns {
+				_ = c.ps.Close()
+			}
+		}()
+	}
 	var errs []error
-	for _, c := range h.conns {
+	timeout := time.NewTimer(closeWait)
+	defer timeout.Stop()
+	for _, c := range conns {
 		errs = append(errs, c.ps.Close())
 		if c.loop != nil {
-			<-c.loop
+			select {
+			case <-c.loop:
+			case <-timeout.C:
+			}
 		}
 	}
 	return errors.Join(errs...)

@@ -152,6 +152,75 @@ var _ = Describe("Hub", func() {
 		Expect(b.Wait(ctx, 0)).To(BeTrue(), "a's unused wake was passed on")
 	})
 
+	It("hands a wake on when the waiter it woke leaves without using it", func() {
+		a, b := subscribe("handon"), subscribe("handon")
+		wa := waitIn(a, -1)
+		Eventually(func() int { return hub.Waiters("handon") }).Should(Equal(1))
+		wb := waitIn(b, -1)
+		Eventually(func() int { return hub.Waiters("handon") }).Should(Equal(2))
+		raw.Publish(ctx, "handon", "0")
+		Eventually(wa).Should(Receive(Equal(outcome{true, nil})), "the longest waiter is woken")
+		Consistently(wb).WithTimeout(100 * time.Millisecond).ShouldNot(Receive())
+		// a's caller left (its ctx ended) before its next attempt reached
+		// Redis: the one wake of that unlock goes to b.
+		a.Close()
+		Eventually(wb).Should(Receive(Equal(outcome{true, nil})))
+	})
+
+	It("keeps a used wake: a waiter that tried does not wake another", func() {
+		a, b := subscribe("used"), subscribe("used")
+		wa := waitIn(a, -1)
+		Eventually(func() int { return hub.Waiters("used") }).Should(Equal(1))
+		wb := waitIn(b, -1)
+		Eventually(func() int { return hub.Waiters("used") }).Should(Equal(2))
+		raw.Publish(ctx, "used", "0")
+		Eventually(wa).Should(Receive(Equal(outcome{true, nil})))
+		a.Used()
+		a.Close()
+		Consistently(wb).WithTimeout(200 * time.Millisecond).ShouldNot(Receive())
+	})
+
+	It("does not take a wake once ctx has ended, and hands it on at Close", func() {
+		a, b := subscribe("late"), subscribe("late")
+		raw.Publish(ctx, "late", "1") // reaches both, neither waiting
+		Eventually(func() (bool, error) { return b.Wait(ctx, 0) }).Should(BeTrue())
+		b.Used()
+		cctx, cancel := context.WithCancel(ctx)
+		cancel()
+		_, err := a.Wait(cctx, -1)
+		Expect(err).To(MatchError(context.Canceled))
+		a.Close()
+		Expect(b.Wait(ctx, 0)).To(BeTrue(), "a's wake went to b")
+	})
+
+	It("refuses a redis.Ring with ErrUnsupported instead of panicking", func() {
+		ring := redis.NewRing(&redis.RingOptions{Addrs: map[string]string{"a": server.Addr}})
+		DeferCleanup(ring.Close)
+		h := pubsub.New(ring)
+		DeferCleanup(h.Close)
+		_, err := h.Subscribe(ctx, "ring")
+		Expect(err).To(MatchError(pubsub.ErrUnsupported))
+	})
+
+	It("closes within its bound while the server hangs", func() {
+		srv, err := redistest.Start()
+		Expect(err).NotTo(HaveOccurred())
+		DeferCleanup(srv.Close)
+		rdb := redis.NewClient(&redis.Options{Addr: srv.Addr, ReadTimeout: -1})
+		DeferCleanup(rdb.Close)
+		h := pubsub.New(rdb)
+		s, err := h.Subscribe(ctx, "hung")
+		Expect(err).NotTo(HaveOccurred())
+		w := waitIn(s, -1)
+		Expect(srv.Pause()).To(Succeed())
+		DeferCleanup(srv.Resume)
+		start := time.Now()
+		Expect(h.Close()).To(Succeed())
+		Expect(time.Since(start)).To(BeNumerically("<", 100*time.Millisecond))
+		Eventually(w).WithTimeout(100 * time.Millisecond).Should(Receive(Equal(outcome{false, pubsub.ErrClosed})))
+		s.Close()
+	})
+
 	It("ends a Wait at its timeout, at ctx's end and at Close", func() {
 		s := subscribe("ends")
 		Expect(s.Wait(ctx, 50*time.Millisecond)).To(BeFalse())

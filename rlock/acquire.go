@@ -4,43 +4,91 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"time"
 
 	"github.com/goredisson/goredisson/pubsub"
 )
 
-// attemptFunc runs one acquire attempt for field. held reports success;
-// otherwise ttl bounds how long to wait before the next attempt (negative:
-// the holder set no expiry).
-type attemptFunc func(ctx context.Context, field string, lease time.Duration) (held bool, ttl time.Duration, err error)
+// forever is the wait of Lock and LockLease: until held or ctx ends.
+const forever time.Duration = -1
 
 // maxBackoff caps the pause between attempts while Redis fails.
 const maxBackoff = time.Second
 
-// checkArgs validates what every acquisition takes from the user.
-func checkArgs(ctx context.Context, lease time.Duration) error {
-	if ctx == nil {
-		return fmt.Errorf("%w: nil context", ErrInvalidArgument)
+// acquire is the one acquisition of every lock kind: it takes a hold for
+// ctx's owner within wait (0: one attempt; forever: until ctx ends) with
+// the given lease (<= 0: watchdog) and returns the fencing token of a
+// FencedLock. It returns (0, false, nil) when the wait ran out.
+func (h *handle) acquire(ctx context.Context, op string, wait, lease time.Duration) (token int64, held bool, err error) {
+	if err := h.checkAcquire(op, ctx, wait, lease); err != nil {
+		return 0, false, err
 	}
-	if lease > 0 && lease < time.Millisecond {
-		return fmt.Errorf("%w: lease %v is below Redis's 1ms resolution (use <= 0 for a watchdog lease)", ErrInvalidArgument, lease)
+	a := &attempt{h: h, ctx: ctx, lease: lease, fairWait: h.fairWait}
+	a.field = h.field(ctx)
+	a.key = holdKey{h.name, a.field}
+	if h.kind == kindFair && wait > 0 {
+		a.fairWait = wait // Redisson's threadWaitTime is the tryLock wait when there is one
+	}
+	if wait > 0 {
+		a.deadline = time.Now().Add(wait)
+	}
+	if h.kind == kindSpin {
+		held, err = a.spin(wait)
+	} else {
+		held, err = a.wait(wait)
+	}
+	if !held && h.kind == kindFair && wait != 0 {
+		a.leaveQueue()
+	}
+	return a.token, held, opErr(h.opName(op), h.name, h.c.ctxOr(ctx, err))
+}
+
+// checkAcquire validates an acquisition's handle and arguments.
+func (h *handle) checkAcquire(op string, ctx context.Context, wait, lease time.Duration) error {
+	if err := h.check(op, ctx); err != nil {
+		return err
+	}
+	switch {
+	case lease > 0 && lease < time.Millisecond:
+		return opErr(h.opName(op), h.name, fmt.Errorf("%w: lease %v is below Redis's 1ms resolution (use <= 0 for a watchdog lease)", ErrInvalidArgument, lease))
+	case wait > 0 && wait < time.Millisecond:
+		return opErr(h.opName(op), h.name, fmt.Errorf("%w: wait %v is below 1ms (use <= 0 for one attempt, Lock to wait until held)", ErrInvalidArgument, wait))
 	}
 	return nil
 }
 
-// acquire is the waiting loop shared by every pub/sub lock type. It tries
-// once; if the lock is taken and wait allows, it subscribes to channel
-// (confirmed by Redis), then alternates attempts and waits for an unlock
-// message, bounded by the TTL the last attempt returned, the remaining wait
-// and ctx. A message is only a reason to try again.
-//
-// wait == 0: one attempt. wait > 0: up to wait. wait < 0: until held or ctx
-// is done. It returns (false, nil) when the wait ran out.
-func (c *Client) acquire(ctx context.Context, name, channel, field string, wait, lease time.Duration, try attemptFunc) (bool, error) {
-	deadline, err := c.startWait(ctx, wait)
-	if err != nil {
-		return false, err
+// attempt is one acquisition in progress.
+type attempt struct {
+	h        *handle
+	ctx      context.Context
+	field    string
+	key      holdKey
+	lease    time.Duration
+	fairWait time.Duration // a fair waiter's threadWaitTime
+	deadline time.Time     // end of the wait (zero: none)
+	token    int64
+}
+
+// remain returns how much of the wait is left (ok false when it ran out);
+// unbounded waits have all the time in the world.
+func (a *attempt) remain() (time.Duration, bool) {
+	if a.deadline.IsZero() {
+		return -1, true
 	}
+	d := time.Until(a.deadline)
+	return d, d > 0
+}
+
+// wait takes the lock, waiting for unlock messages between attempts. It
+// tries once; if the lock is taken and wait allows, it subscribes to the
+// lock's channel (confirmed by Redis), then alternates attempts and waits
+// for a message, each wait bounded by the TTL the last attempt returned,
+// the rest of the wait and ctx. A message is only a reason to try again; a
+// message taken by a waiter that leaves without trying is handed on.
+func (a *attempt) wait(wait time.Duration) (bool, error) {
+	c := a.h.c
+	channel := a.h.channel(a.field)
 	// When the channel is already subscribed (the lock is contended here),
 	// join it before the first attempt: then one failed attempt is enough
 	// before waiting.
@@ -48,116 +96,246 @@ func (c *Client) acquire(ctx context.Context, name, channel, field string, wait,
 	if wait != 0 {
 		sub = c.hub.SubscribeIfReady(channel)
 	}
-	held, ttl, err := try(ctx, field, lease)
-	// A failing first attempt (a connection reset, Redis restarting) is
-	// retried by the loop below like a failing later one when the caller is
-	// willing to wait.
-	if held || wait == 0 || (err != nil && !retryable(ctx, c, err)) {
+	defer func() {
 		if sub != nil {
 			sub.Close()
 		}
-		return held, c.ctxOr(ctx, err)
+	}()
+	held, ttl, _, err := a.try(wait != 0)
+	if held || wait == 0 || (err != nil && !a.retryable(err)) {
+		return held, err
 	}
-	firstErr := err
-	tryFirst := sub == nil
+	lastErr := err
+	tried := true
 	if sub == nil {
-		sctx := ctx
-		if wait > 0 {
-			var cancel context.CancelFunc
-			sctx, cancel = context.WithDeadline(ctx, deadline)
-			defer cancel()
+		if sub, err = a.subscribe(channel); sub == nil {
+			return false, a.waitEnded(err, lastErr)
 		}
-		var serr error
-		sub, serr = c.hub.Subscribe(sctx, channel)
-		switch {
-		case serr == nil:
-		case errors.Is(serr, pubsub.ErrClosed):
-			return false, ErrClosed
-		case ctx.Err() != nil && firstErr != nil:
-			return false, fmt.Errorf("%w (last Redis error: %w)", ctx.Err(), firstErr)
-		case ctx.Err() != nil:
-			return false, ctx.Err()
-		case firstErr != nil: // the wait ran out while subscribing
-			return false, fmt.Errorf("wait of %v ran out: %w", wait, firstErr)
-		default:
-			return false, nil
-		}
+		tried = false
 	}
-	defer sub.Close()
-
-	var lastErr error
 	backoff := 10 * time.Millisecond
 	for {
-		if tryFirst {
-			held, ttl, err = try(ctx, field, lease)
-		}
-		tryFirst = true
-		var pause time.Duration
-		switch {
-		case held:
-			return true, nil
-		case err != nil:
-			if !retryable(ctx, c, err) {
-				return false, c.ctxOr(ctx, err)
+		if !tried {
+			var reached bool
+			held, ttl, reached, err = a.try(true)
+			if reached {
+				sub.Used()
 			}
+			if held {
+				return true, nil
+			}
+		}
+		tried = false
+		pause := ttl
+		switch {
+		case err != nil && !a.retryable(err):
+			return false, err
+		case err != nil:
 			// Redis is failing (down, restarting, failing over): keep
-			// waiting, with a growing pause, and report the error if the
+			// waiting with a growing pause, and report the error if the
 			// wait runs out.
-			lastErr = err
-			c.logger().Debug("goredisson: acquire attempt failed, retrying", "lock", name, "err", err)
-			pause = backoff
+			lastErr, pause = err, backoff
 			backoff = min(2*backoff, maxBackoff)
+			c.logger().Debug("goredisson: acquire attempt failed, retrying", "lock", a.h.name, "err", err)
 		default:
-			lastErr = nil
-			backoff = 10 * time.Millisecond
-			pause = ttl
+			lastErr, backoff = nil, 10*time.Millisecond
 			if pause < 0 {
 				// No expiry on the key: only an unlock message (or a
 				// reconnect) will tell; look again after a watchdog lease.
 				pause = c.opts.watchdogTimeout
 			}
 		}
-		if wait > 0 {
-			remain := time.Until(deadline)
-			if remain <= 0 {
-				if lastErr != nil {
-					return false, fmt.Errorf("wait of %v ran out: %w", wait, lastErr)
-				}
-				return false, nil
-			}
+		remain, ok := a.remain()
+		if !ok {
+			return false, a.waitEnded(nil, lastErr)
+		}
+		if remain >= 0 {
 			pause = min(pause, remain)
 		}
-		if _, err := sub.Wait(ctx, pause); err != nil {
-			if errors.Is(err, pubsub.ErrClosed) {
-				return false, ErrClosed
-			}
-			if lastErr != nil {
-				return false, fmt.Errorf("%w (last Redis error: %w)", err, lastErr)
-			}
-			return false, err
+		if _, err := sub.Wait(a.ctx, pause); err != nil {
+			return false, a.waitEnded(err, lastErr)
 		}
 	}
+}
+
+// subscribe subscribes to channel within the rest of the wait; a nil Sub
+// comes with the reason (nil: the wait ran out).
+func (a *attempt) subscribe(channel string) (*pubsub.Sub, error) {
+	sctx := a.ctx
+	if !a.deadline.IsZero() {
+		var cancel context.CancelFunc
+		sctx, cancel = context.WithDeadline(a.ctx, a.deadline)
+		defer cancel()
+	}
+	sub, err := a.h.c.hub.Subscribe(sctx, channel)
+	switch {
+	case err == nil:
+		return sub, nil
+	case a.ctx.Err() != nil || errors.Is(err, pubsub.ErrClosed):
+		return nil, err
+	}
+	return nil, nil // the wait ran out while subscribing
+}
+
+// waitEnded is the error of a wait that ended without the lock: err (ctx's
+// end, Close, nil when the wait ran out) with the last Redis error, if any.
+func (a *attempt) waitEnded(err, lastErr error) error {
+	switch {
+	case errors.Is(err, pubsub.ErrClosed):
+		return ErrClosed
+	case err != nil && lastErr != nil:
+		return fmt.Errorf("%w (last Redis error: %w)", err, lastErr)
+	case err != nil:
+		return err
+	case lastErr != nil:
+		return fmt.Errorf("wait ran out: %w", lastErr)
+	}
+	return nil
 }
 
 // retryable reports whether a failed attempt may be tried again: not when
-// ctx is done, the Client closed, or replicas did not confirm (a refusal).
-func retryable(ctx context.Context, c *Client, err error) bool {
-	return ctx.Err() == nil && !c.closed.Load() && !errors.Is(err, ErrReplicaSync) && !errors.Is(err, ErrInvalidArgument)
+// ctx is done, the Client closed, or the failure is a refusal.
+func (a *attempt) retryable(err error) bool {
+	c := a.h.c
+	var re replyError
+	return a.ctx.Err() == nil && !c.closed.Load() && !errors.Is(err, ErrReplicaSync) &&
+		!errors.Is(err, ErrInvalidArgument) && !(errors.As(err, &re) && !re.notRun())
 }
 
-// startWait checks that an acquisition may start and returns the end of
-// its wait (zero for wait <= 0).
-func (c *Client) startWait(ctx context.Context, wait time.Duration) (deadline time.Time, err error) {
-	if c.closed.Load() {
-		return deadline, ErrClosed
+// spin takes a SpinLock: it retries with exponential backoff and full
+// jitter until it holds, the wait runs out or ctx ends. A pause never
+// outlasts the TTL the last attempt saw.
+func (a *attempt) spin(wait time.Duration) (bool, error) {
+	c, b := a.h.c, a.h.spin
+	bound := b.initial
+	var lastErr error
+	for first := true; ; first = false {
+		held, ttl, _, err := a.try(false)
+		switch {
+		case held:
+			return true, nil
+		case err != nil && (first || !a.retryable(err)):
+			return false, err
+		case wait == 0:
+			return false, nil
+		}
+		lastErr = err
+		pause := rand.N(bound + 1)
+		bound = min(2*bound, b.max)
+		if err == nil && ttl >= 0 {
+			pause = min(pause, ttl)
+		}
+		remain, ok := a.remain()
+		if !ok {
+			return false, a.waitEnded(nil, lastErr)
+		}
+		if remain >= 0 {
+			pause = min(pause, remain)
+		}
+		t := time.NewTimer(pause)
+		select {
+		case <-t.C:
+		case <-a.ctx.Done():
+			t.Stop()
+			return false, a.waitEnded(a.ctx.Err(), lastErr)
+		case <-c.done:
+			t.Stop()
+			return false, ErrClosed
+		}
 	}
-	if err := ctx.Err(); err != nil {
-		return deadline, err
+}
+
+// try runs the acquire script once. held reports a hold taken (recorded in
+// the ledger); otherwise ttl bounds the wait before the next attempt
+// (negative: the holder set no expiry). reached reports that Redis answered
+// (a wake that prompted the attempt was acted on).
+func (a *attempt) try(queue bool) (held bool, ttl time.Duration, reached bool, err error) {
+	h, c := a.h, a.h.c
+	hs, err := c.holds.enter(a.ctx, a.key, c.done)
+	if err != nil {
+		return false, 0, false, err
 	}
-	if wait > 0 {
-		deadline = time.Now().Add(wait)
+	if err := c.runUnsettled(a.ctx, a.key, hs); err != nil {
+		c.holds.exit(a.key, hs)
+		return false, 0, false, err
 	}
-	return deadline, nil
+	known := hs.known()
+	n := c.seq.Add(1)
+	keep := a.lease
+	if keep <= 0 {
+		keep = c.opts.watchdogTimeout
+	}
+	s, keys, args := h.acquireCall(a.field, keep, n, a.fairWait, queue)
+	o := newOp(a.ctx, s, keys, args)
+	o.sync, o.syncMs = c.opts.syncReplicas, c.opts.syncTimeout.Milliseconds()
+	sent := time.Now()
+	if err := c.exec(a.ctx, o); err != nil {
+		var ab errAbandoned
+		if errors.As(err, &ab) {
+			c.settleAcquire(h, a.key, hs, o, n, known, a.fairWait)
+			return false, 0, false, ab.reason
+		}
+		c.holds.exit(a.key, hs)
+		return false, 0, false, err
+	}
+	switch o.outcome() {
+	case notRun:
+		c.holds.exit(a.key, hs)
+		return false, 0, false, o.replyErr()
+	case unknown:
+		c.settleAcquire(h, a.key, hs, o, n, known, a.fairWait)
+		return false, 0, false, o.err
+	}
+	defer c.holds.exit(a.key, hs)
+	if err := o.replyErr(); err != nil {
+		return false, 0, true, err
+	}
+	if r, ok := ints(o.v); ok && len(r) > 0 {
+		c.taken(a.key, hs, int(r[0]), sent, a.lease, h.kind == kindWrite && r[0] > 1, h.renewKind())
+		if len(r) > 1 {
+			a.token = r[1]
+		}
+		if o.sync > 0 && o.synced < int64(o.sync) {
+			return false, 0, true, c.giveBackUnsynced(a, hs, o.synced)
+		}
+		return true, 0, true, nil
+	}
+	pttl, ok := o.v.(int64)
+	if !ok {
+		return false, 0, true, errUnexpected(o.v)
+	}
+	if pttl == -3 || pttl == -2 {
+		pttl = 0 // the key went away meanwhile: try again at once
+	}
+	return false, time.Duration(pttl) * time.Millisecond, true, nil
+}
+
+// giveBackUnsynced gives back a hold that too few replicas confirmed
+// (WithReplicaSync) and returns ErrReplicaSync. The caller has entered the
+// hold.
+func (c *Client) giveBackUnsynced(a *attempt, hs *hold, synced int64) error {
+	err := fmt.Errorf("%w: %d of %d replicas within %v", ErrReplicaSync, synced, c.opts.syncReplicas, c.opts.syncTimeout)
+	if _, rerr := c.releaseOnce(a.ctx, a.h, a.key, hs); rerr != nil && !errors.Is(rerr, ErrNotHeld) {
+		return fmt.Errorf("%w (and giving it back failed: %w)", err, rerr)
+	}
+	return err
+}
+
+// leaveQueue takes a fair waiter that did not get the lock out of the
+// queue (Redisson's acquireFailed), so that it holds up nobody. It runs in
+// the background: the caller's ctx may have ended, and the owner's next
+// call on the lock waits for it. If Redis cannot be reached, the entry is
+// purged once its timeout passes.
+func (a *attempt) leaveQueue() {
+	h, c := a.h, a.h.c
+	c.cleanup(a.ctx, a.key, func(ctx context.Context, _ *hold) error {
+		s, keys, args := h.releaseCall(modeGiveUp, a.field, c.seq.Add(1), 0, 0, a.fairWait)
+		_, err := c.script(ctx, s, keys, args...)
+		if err != nil {
+			return fmt.Errorf("leaving the fair queue (the entry is purged once its timeout passes): %w", err)
+		}
+		return nil
+	})
 }
 
 // ctxOr returns err, preferring ErrClosed or ctx's error (joined with err)
@@ -166,17 +344,11 @@ func (c *Client) ctxOr(ctx context.Context, err error) error {
 	if err == nil {
 		return nil
 	}
-	if c.closed.Load() {
+	if c.closed.Load() && !errors.Is(err, ErrClosed) {
 		return fmt.Errorf("%w: %w", ErrClosed, err)
 	}
 	if cerr := ctx.Err(); cerr != nil && !errors.Is(err, cerr) {
 		return fmt.Errorf("%w: %w", cerr, err)
 	}
 	return err
-}
-
-// lockAcquire runs acquire for an API call and wraps its error.
-func (c *Client) lockAcquire(ctx context.Context, op, name, channel, field string, wait, lease time.Duration, try attemptFunc) (bool, error) {
-	held, err := c.acquire(ctx, name, channel, field, wait, lease, try)
-	return held, opErr(op, name, err)
 }

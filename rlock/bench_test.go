@@ -313,9 +313,8 @@ func BenchmarkFloor(b *testing.B) {
 	rdb := redis.NewClient(&redis.Options{Addr: redisAddr})
 	defer rdb.Close()
 	ctx := context.Background()
-	sc := rlock.Scripts()
-	acq := redis.NewScript(sc["acquire"].Source)
-	rel := redis.NewScript(sc["release"].Source)
+	acq := redis.NewScript(rlock.ScriptSource("acquire"))
+	rel := redis.NewScript(rlock.ScriptSource("release"))
 	var pings, pairs, sets []time.Duration
 	for i := 0; i < b.N; i++ {
 		s := time.Now()
@@ -326,10 +325,11 @@ func BenchmarkFloor(b *testing.B) {
 		rdb.Del(ctx, "bench:floor:set")
 		sets = append(sets, time.Since(s))
 		s = time.Now()
-		if err := acq.Run(ctx, rdb, []string{"bench:floor", "bench:floor:marker"}, 30000, "f").Err(); err != redis.Nil {
+		if err := acq.Run(ctx, rdb, []string{"bench:floor", "goredisson_cancel:{bench:floor}"}, 30000, "f", i).Err(); err != nil {
 			b.Fatal(err)
 		}
-		if err := rel.Run(ctx, rdb, []string{"bench:floor", "bench:floor:channel", "bench:floor:latch"}, "0", 30000, "f", "publish", 10).Err(); err != nil {
+		if err := rel.Run(ctx, rdb, []string{"bench:floor", "goredisson_cancel:{bench:floor}", "redisson_lock__channel:{bench:floor}"},
+			"r", "f", i, 1, 60000, 30000, "publish", "0").Err(); err != nil {
 			b.Fatal(err)
 		}
 		pairs = append(pairs, time.Since(s))

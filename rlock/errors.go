@@ -3,29 +3,36 @@ package rlock
 import (
 	"errors"
 	"fmt"
-
-	"github.com/goredisson/goredisson/watchdog"
 )
 
-// Sentinel errors. Every error returned by this package wraps one of them, a
+// Every error returned by this package wraps one of these sentinels, a
 // context error, or a Redis error, inside an *Error naming the operation and
 // the lock; test them with errors.Is.
 var (
-	// ErrNotHeld: the caller's owner does not hold the lock it tried to
-	// unlock (Redisson's IllegalMonitorStateException). Nothing changed.
+	// ErrNotHeld is returned when the caller's owner does not hold the lock
+	// it tried to unlock (Redisson's IllegalMonitorStateException). Nothing
+	// changed.
 	ErrNotHeld = errors.New("lock not held by this owner")
-	// ErrClosed: the Client was closed.
+	// ErrClosed is returned by every call on a Client that was closed, and
+	// to waiters and calls in flight when it closes.
 	ErrClosed = errors.New("client closed")
-	// ErrInvalidArgument: a nil client, an empty lock name, a nil lock, or
-	// an option value that makes no sense.
+	// ErrInvalidArgument is returned for a nil client, an empty lock name, a
+	// nil lock in a group, a nil context, a lease or wait below 1 ms, and an
+	// option value that makes no sense.
 	ErrInvalidArgument = errors.New("invalid argument")
-	// ErrReplicaSync: with WithReplicaSync, too few replicas confirmed an
-	// acquisition in time; it was given back.
+	// ErrBusy is returned by Do when the lock was not acquired within its
+	// wait.
+	ErrBusy = errors.New("lock busy")
+	// ErrLockLost is the cause of a LostContext that ended because the hold
+	// was lost: its lease ran out without a confirmed renewal, the lock was
+	// force-unlocked, or another owner took it.
+	ErrLockLost = errors.New("lock lost")
+	// ErrReplicaSync is returned, with WithReplicaSync, when too few
+	// replicas confirmed an acquisition in time; it was given back.
 	ErrReplicaSync = errors.New("too few replicas confirmed the acquisition")
-	// ErrLockLost is the cause reported when the watchdog finds a hold lost:
-	// the lease expired, the lock was force-unlocked, or another owner took
-	// it. It is watchdog.ErrLost.
-	ErrLockLost = watchdog.ErrLost
+	// ErrNoQuorum is returned by a RedLock when too many masters failed
+	// (unreachable, erroring) for a majority to grant the lock.
+	ErrNoQuorum = errors.New("no quorum of masters reachable")
 )
 
 // Error describes a failed operation on a lock. Err is the cause: a sentinel
@@ -43,9 +50,15 @@ func (e *Error) Error() string {
 // Unwrap returns the cause.
 func (e *Error) Unwrap() error { return e.Err }
 
+// opErr wraps err with the operation and lock name; nil stays nil, and an
+// *Error is not wrapped twice.
 func opErr(op, name string, err error) error {
-	if err == nil {
+	var e *Error
+	switch {
+	case err == nil:
 		return nil
+	case errors.As(err, &e) && e.Lock == name:
+		return err
 	}
 	return &Error{Op: op, Lock: name, Err: err}
 }

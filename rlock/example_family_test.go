@@ -69,7 +69,7 @@ func ExampleFairLock() {
 			_ = lock.Unlock(owner)
 		}()
 		// Let each one queue before the next asks.
-		for rdb.LLen(ctx, rlock.QueueKey("example:fair")).Val() < int64(i+1) {
+		for rdb.LLen(ctx, "redisson_lock_queue:{example:fair}").Val() < int64(i+1) {
 			time.Sleep(time.Millisecond)
 		}
 	}

@@ -100,21 +100,22 @@ func ExampleLock_Unlock_notHeld() {
 }
 
 // LostContext ends the work of a critical section when the lock is lost
-// (expired while Redis was unreachable, force-unlocked, taken by another).
-func ExampleLock_LostContext() {
+// (its lease ran out while Redis was unreachable, it was force-unlocked,
+// another owner took it).
+func ExampleLostContext() {
 	rdb := redis.NewClient(&redis.Options{Addr: redisAddr})
 	defer rdb.Close()
-	client, _ := rlock.NewClient(rdb, rlock.WithWatchdogTimeout(300*time.Millisecond))
+	client, _ := rlock.NewClient(rdb, rlock.WithWatchdogTimeout(time.Second))
 	defer client.Close()
 	ctx := ctxowner.New(context.Background())
 	lock := client.NewLock("example:lost")
 	_ = lock.Lock(ctx)
 
-	work, stop := lock.LostContext(ctx)
+	work, stop := rlock.LostContext(ctx, lock)
 	defer stop()
 	_, _ = lock.ForceUnlock(context.Background()) // an operator breaks the lock
 
-	<-work.Done() // noticed at the next renewal, within 100 ms here
+	<-work.Done() // noticed at the next renewal, within a third of a second here
 	fmt.Println(errors.Is(context.Cause(work), rlock.ErrLockLost))
 	// Output: true
 }

@@ -1,51 +1,74 @@
 package rlock
 
 import (
+	"errors"
 	"fmt"
 	"log/slog"
 	"time"
+
+	"github.com/google/uuid"
 )
 
-// Defaults, as in Redisson.
+// Defaults and floors of the options.
 const (
-	// DefaultWatchdogTimeout is the lease of watchdog-managed locks
-	// (Redisson's lockWatchdogTimeout); they are renewed every third of it.
-	DefaultWatchdogTimeout = 30 * time.Second
-	// DefaultUnlockLatchTTL bounds how long an unlock request's latch lives,
-	// so that a retried unlock is answered as the first one was.
-	DefaultUnlockLatchTTL = 10 * time.Second
-	// DefaultFairWaiterTimeout is how long a fair lock's queued waiter stays
-	// in the queue without showing signs of life (Redisson's threadWaitTime,
-	// 5 s in Redisson 3.x before 3.17; 5 min since).
-	DefaultFairWaiterTimeout = 5 * time.Second
+	defaultWatchdogTimeout = 30 * time.Second // Redisson's lockWatchdogTimeout
+	// minWatchdogTimeout is the shortest watchdog lease a client on a busy
+	// host can keep: it is renewed every third, and a renewal may be late
+	// by the scheduling and network delay of a loaded machine.
+	minWatchdogTimeout = time.Second
+	// defaultFairLockWaitTimeout is Redisson's fairLockWaitTimeout.
+	defaultFairLockWaitTimeout = 5 * time.Minute
 )
 
 type options struct {
 	watchdogTimeout time.Duration
 	clientID        string
-	clientIDSet     bool
 	logger          *slog.Logger
-	linger          time.Duration
-	lingerSet       bool
-	latchTTL        time.Duration
 	publishCommand  string
-	backoff         Backoff
-	waiterTimeout   time.Duration
+	spin            backoff
+	fairWait        time.Duration
 	syncReplicas    int
 	syncTimeout     time.Duration
 	errs            []error
+}
+
+// newOptions applies opts over the defaults; invalid values make it fail
+// with ErrInvalidArgument.
+func newOptions(opts []Option) (options, error) {
+	o := options{
+		watchdogTimeout: defaultWatchdogTimeout,
+		logger:          slog.Default(),
+		publishCommand:  "publish",
+		spin:            defaultBackoff,
+		fairWait:        defaultFairLockWaitTimeout,
+	}
+	for _, opt := range opts {
+		if opt == nil {
+			return o, fmt.Errorf("%w: nil option", ErrInvalidArgument)
+		}
+		opt(&o)
+	}
+	if len(o.errs) > 0 {
+		return o, fmt.Errorf("%w: %w", ErrInvalidArgument, errors.Join(o.errs...))
+	}
+	if o.clientID == "" {
+		o.clientID = uuid.NewString()
+	}
+	return o, nil
 }
 
 // Option configures a Client. Invalid values make NewClient fail with
 // ErrInvalidArgument.
 type Option func(*options)
 
-// WithWatchdogTimeout sets the lease of watchdog-managed locks (default 30 s,
-// Redisson's lockWatchdogTimeout). The watchdog renews them every d/3.
+// WithWatchdogTimeout sets the lease of watchdog-managed locks (default
+// 30 s, Redisson's lockWatchdogTimeout); the watchdog renews them every d/3.
+// It must be at least 1 s: a shorter lease cannot be kept by a client whose
+// renewals may be late by the scheduling and network delays of a busy host.
 func WithWatchdogTimeout(d time.Duration) Option {
 	return func(o *options) {
-		if d < 3*time.Millisecond {
-			o.errs = append(o.errs, fmt.Errorf("watchdog timeout %v: must be at least 3ms", d))
+		if d < minWatchdogTimeout {
+			o.errs = append(o.errs, fmt.Errorf("watchdog timeout %v: must be at least %v", d, minWatchdogTimeout))
 			return
 		}
 		o.watchdogTimeout = d
@@ -53,12 +76,15 @@ func WithWatchdogTimeout(d time.Duration) Option {
 }
 
 // WithClientID fixes the client UUID, the first half of every hash field,
-// instead of a random one. For tests and for interoperation; two live clients
-// must never share one.
+// instead of a random one. For tests and for interoperation; two live
+// clients must never share one. An empty id is ErrInvalidArgument.
 func WithClientID(id string) Option {
 	return func(o *options) {
+		if id == "" {
+			o.errs = append(o.errs, errors.New("empty client id"))
+			return
+		}
 		o.clientID = id
-		o.clientIDSet = true
 	}
 }
 
@@ -67,78 +93,54 @@ func WithClientID(id string) Option {
 func WithLogger(l *slog.Logger) Option {
 	return func(o *options) {
 		if l == nil {
-			o.errs = append(o.errs, fmt.Errorf("nil logger"))
+			o.errs = append(o.errs, errors.New("nil logger"))
 			return
 		}
 		o.logger = l
 	}
 }
 
-// WithSubscriptionLinger sets how long an unlock channel stays subscribed
-// after its last waiter left (default 1 s), so that a busy lock is not
-// re-subscribed for every wait. Zero unsubscribes at once.
-func WithSubscriptionLinger(d time.Duration) Option {
-	return func(o *options) {
-		if d < 0 {
-			o.errs = append(o.errs, fmt.Errorf("subscription linger %v: must not be negative", d))
-			return
-		}
-		o.linger = d
-		o.lingerSet = true
-	}
-}
-
-// WithUnlockLatchTTL sets how long an unlock request's latch key lives
-// (default 10 s): a retry of the same request within it is answered from the
-// latch instead of releasing a second hold.
-func WithUnlockLatchTTL(d time.Duration) Option {
-	return func(o *options) {
-		if d < time.Millisecond {
-			o.errs = append(o.errs, fmt.Errorf("unlock latch TTL %v: must be at least 1ms", d))
-			return
-		}
-		o.latchTTL = d
-	}
-}
-
-// WithShardedPubSub makes unlock notifications use sharded pub/sub (SPUBLISH
-// and SSUBSCRIBE, Redis 7+), as Redisson does when configured for it on a
-// cluster. Every client sharing a lock must agree on this setting.
+// WithShardedPubSub makes unlock notifications use sharded pub/sub
+// (SPUBLISH and SSUBSCRIBE, Redis 7+), as Redisson does on a cluster whose
+// shardedSubscriptionMode is on. Every client sharing a lock, Java or Go,
+// must agree on it. Default off.
 func WithShardedPubSub(on bool) Option {
 	return func(o *options) {
+		o.publishCommand = "publish"
 		if on {
 			o.publishCommand = "spublish"
-		} else {
-			o.publishCommand = "publish"
 		}
 	}
 }
 
-// WithSpinBackoff sets the retry schedule of the Client's spin locks
-// (default DefaultBackoff: 1 ms doubling up to 128 ms, full jitter).
+// WithSpinBackoff sets the retry schedule of the Client's spin locks:
+// exponential with full jitter, attempt n waiting a random time up to
+// min(max, initial*2^n). Default 1 ms doubling up to 128 ms, as Redisson's
+// spin lock. It needs 0 < initial <= max.
 func WithSpinBackoff(initial, max time.Duration) Option {
 	return func(o *options) {
 		if initial <= 0 || max < initial {
 			o.errs = append(o.errs, fmt.Errorf("spin backoff %v..%v: need 0 < initial <= max", initial, max))
 			return
 		}
-		o.backoff = Backoff{Initial: initial, Max: max}
+		o.spin = backoff{initial: initial, max: max}
 	}
 }
 
-// WithFairWaiterTimeout sets how long a fair lock's waiter stays queued
-// without a sign of life (default DefaultFairWaiterTimeout; Redisson's
-// threadWaitTime). A live waiter refreshes its entry every third of it, so it
-// keeps its place however long the holder holds; a waiter whose process died
-// is purged from the head of the queue at most this long after its last
-// refresh, and then no longer holds back those behind it.
-func WithFairWaiterTimeout(d time.Duration) Option {
+// WithFairLockWaitTimeout sets a fair lock waiter's threadWaitTime when its
+// call has no wait of its own (Lock, LockLease): how long past its turn a
+// waiter that stopped showing signs of life keeps its place before it is
+// purged (Redisson's fairLockWaitTimeout, default 5 minutes). It must be at
+// least 1 s. Redisson's waiters and goredisson's share the queue's
+// arithmetic; a live goredisson waiter refreshes its own place, so it is
+// never purged however long the holder holds.
+func WithFairLockWaitTimeout(d time.Duration) Option {
 	return func(o *options) {
-		if d < 30*time.Millisecond {
-			o.errs = append(o.errs, fmt.Errorf("fair waiter timeout %v: must be at least 30ms", d))
+		if d < time.Second {
+			o.errs = append(o.errs, fmt.Errorf("fair lock wait timeout %v: must be at least 1s", d))
 			return
 		}
-		o.waiterTimeout = d
+		o.fairWait = d
 	}
 }
 
@@ -148,7 +150,8 @@ func WithFairWaiterTimeout(d time.Duration) Option {
 // checkLockSyncedSlaves). When fewer confirm in time, the acquisition is
 // given back and the call fails with ErrReplicaSync. It narrows, without
 // closing, the window in which a failover loses a lock the old primary
-// granted (replication stays asynchronous: see the README).
+// granted (replication stays asynchronous: see the README). It needs
+// replicas >= 1 and timeout >= 1 ms.
 func WithReplicaSync(replicas int, timeout time.Duration) Option {
 	return func(o *options) {
 		if replicas < 1 || timeout < time.Millisecond {
@@ -158,3 +161,8 @@ func WithReplicaSync(replicas int, timeout time.Duration) Option {
 		o.syncReplicas, o.syncTimeout = replicas, timeout
 	}
 }
+
+// backoff is a spin lock's retry schedule.
+type backoff struct{ initial, max time.Duration }
+
+var defaultBackoff = backoff{initial: time.Millisecond, max: 128 * time.Millisecond}

@@ -16,11 +16,11 @@ import (
 // drift.
 //
 // Each round asks every master at once, each attempt bounded by the attempt
-// timeout (SetAttemptTimeout, default DefaultRedLockAttemptTimeout), so a
-// master that is down or hung costs at most that. If the quorum or the
-// validity is missed, every master that granted the lock releases it; when
-// too many masters failed (errors, not contention) for a quorum to be
-// possible, the call fails at once with ErrNoQuorum instead of waiting.
+// timeout (RedLockAttemptTimeout, default 200 ms), so a master that is down
+// or hung costs at most that. If the quorum or the validity is missed, every
+// master that granted the lock gives it back; when too many masters failed
+// (errors, not contention) for a quorum to be possible, the call fails at
+// once with ErrNoQuorum instead of waiting.
 //
 // What it does not promise: Redisson deprecated RedissonRedLock because its
 // safety rests on timing assumptions (bounded pauses, network delays and
@@ -30,7 +30,7 @@ import (
 // FencedLock on a single deployment, or fencing tokens of your own, when
 // correctness depends on exclusion.
 type RedLock struct {
-	*group
+	g              *group
 	attemptTimeout time.Duration
 	drift          float64
 	retryWait      time.Duration
@@ -38,56 +38,79 @@ type RedLock struct {
 
 var _ Locker = (*RedLock)(nil)
 
-// Defaults of a RedLock.
-const (
-	// DefaultRedLockAttemptTimeout bounds one master's part of a round.
-	DefaultRedLockAttemptTimeout = 200 * time.Millisecond
-	// DefaultRedLockDriftFactor is the clock-drift allowance per unit of
-	// lease (plus 2 ms), as in the Redlock description.
-	DefaultRedLockDriftFactor = 0.01
-	// DefaultRedLockRetryWait bounds how long a round after a contended one
-	// waits for unlock messages before it gives up the round (jittered
-	// between half and all of it).
-	DefaultRedLockRetryWait = 200 * time.Millisecond
-)
+// RedLockOption configures a RedLock (see RedLock.With).
+type RedLockOption func(*RedLock) error
+
+// RedLockAttemptTimeout bounds one master's part of a round (default
+// 200 ms); it must be positive.
+func RedLockAttemptTimeout(d time.Duration) RedLockOption {
+	return func(r *RedLock) error {
+		if d <= 0 {
+			return fmt.Errorf("%w: attempt timeout %v must be positive", ErrInvalidArgument, d)
+		}
+		r.attemptTimeout = d
+		return nil
+	}
+}
+
+// RedLockDriftFactor sets the clock-drift allowance per unit of lease
+// (default 0.01, plus 2 ms, as in the Redlock description); it must be in
+// [0, 0.5).
+func RedLockDriftFactor(f float64) RedLockOption {
+	return func(r *RedLock) error {
+		if f < 0 || f >= 0.5 {
+			return fmt.Errorf("%w: drift factor %v must be in [0, 0.5)", ErrInvalidArgument, f)
+		}
+		r.drift = f
+		return nil
+	}
+}
 
 // NewRedLock returns a RedLock over locks, one per independent master
-// [RedissonRedLock]. Fewer than 3 locks, a nil lock or the same lock twice
-// is ErrInvalidArgument.
+// [RedissonRedLock], with the default options. Fewer than 3 locks, a nil
+// lock or the same lock twice is ErrInvalidArgument.
 func NewRedLock(locks ...Locker) (*RedLock, error) {
 	g, err := newGroup("redlock", locks)
 	if err != nil {
 		return nil, err
 	}
 	if len(locks) < 3 {
-		return nil, opErr("newredlock", g.Name(), fmt.Errorf("%w: a RedLock needs at least 3 independent masters, got %d", ErrInvalidArgument, len(locks)))
+		return nil, opErr("newredlock", g.name(), fmt.Errorf("%w: a RedLock needs at least 3 independent masters, got %d", ErrInvalidArgument, len(locks)))
 	}
-	g.need = len(locks)/2 + 1
-	return &RedLock{group: g, attemptTimeout: DefaultRedLockAttemptTimeout, drift: DefaultRedLockDriftFactor, retryWait: DefaultRedLockRetryWait}, nil
+	g.need, g.majority = len(locks)/2+1, true
+	return &RedLock{g: g, attemptTimeout: 200 * time.Millisecond, drift: 0.01, retryWait: 200 * time.Millisecond}, nil
 }
 
-// SetAttemptTimeout sets how long one master's attempt may take in a round
-// (> 0). Call it before the RedLock is used.
-func (r *RedLock) SetAttemptTimeout(d time.Duration) error {
-	if r == nil || d <= 0 {
-		return opErr("setattempttimeout", "", fmt.Errorf("%w: attempt timeout %v must be positive", ErrInvalidArgument, d))
+// With returns a copy of the RedLock with the options applied; an invalid
+// option is ErrInvalidArgument.
+func (r *RedLock) With(opts ...RedLockOption) (*RedLock, error) {
+	if r == nil {
+		return nil, opErr("redlock", "", fmt.Errorf("%w: nil lock", ErrInvalidArgument))
 	}
-	r.attemptTimeout = d
-	return nil
+	c := *r
+	for _, o := range opts {
+		if o == nil {
+			return nil, opErr("redlock", r.Name(), fmt.Errorf("%w: nil option", ErrInvalidArgument))
+		}
+		if err := o(&c); err != nil {
+			return nil, opErr("redlock", r.Name(), err)
+		}
+	}
+	return &c, nil
 }
 
-// SetDriftFactor sets the clock-drift allowance per unit of lease (0 <= f <
-// 0.5). Call it before the RedLock is used.
-func (r *RedLock) SetDriftFactor(f float64) error {
-	if r == nil || f < 0 || f >= 0.5 {
-		return opErr("setdriftfactor", "", fmt.Errorf("%w: drift factor %v must be in [0, 0.5)", ErrInvalidArgument, f))
+func (r *RedLock) group() *group {
+	if r == nil {
+		return nil
 	}
-	r.drift = f
-	return nil
+	return r.g
 }
+
+// Name returns the names of the locks, e.g. "redlock[a,b,c]".
+func (r *RedLock) Name() string { return r.group().name() }
 
 // Quorum returns how many masters must grant the lock: N/2+1.
-func (r *RedLock) Quorum() int { return r.need }
+func (r *RedLock) Quorum() int { return r.group().need }
 
 // Lock waits until a majority of masters granted the lock to ctx's owner,
 // with watchdog leases.
@@ -95,14 +118,13 @@ func (r *RedLock) Lock(ctx context.Context) error { return r.LockLease(ctx, 0) }
 
 // LockLease waits until a majority granted the lock (lease <= 0: watchdog).
 func (r *RedLock) LockLease(ctx context.Context, lease time.Duration) error {
-	_, _, err := r.try("lock", ctx, -1, lease)
+	_, _, err := r.try("lock", ctx, forever, lease)
 	return err
 }
 
-// TryLock tries to take the lock within wait (0: one round; < 0: until
-// held, ctx done or no quorum possible).
+// TryLock tries to take the lock within wait (<= 0: one round).
 func (r *RedLock) TryLock(ctx context.Context, wait, lease time.Duration) (bool, error) {
-	_, ok, err := r.try("trylock", ctx, wait, lease)
+	_, ok, err := r.try("trylock", ctx, max(wait, 0), lease)
 	return ok, err
 }
 
@@ -111,12 +133,43 @@ func (r *RedLock) TryLock(ctx context.Context, wait, lease time.Duration) (bool,
 // round's duration, less the drift allowance). For a watchdog lease the
 // validity is that of one watchdog period, renewed while held.
 func (r *RedLock) TryLockValidity(ctx context.Context, wait, lease time.Duration) (time.Duration, bool, error) {
-	return r.try("trylock", ctx, wait, lease)
+	return r.try("trylock", ctx, max(wait, 0), lease)
 }
 
-// ErrNoQuorum: too many masters of a RedLock failed (unreachable, erroring)
-// for a majority to grant the lock.
-var ErrNoQuorum = errors.New("no quorum of masters reachable")
+// Unlock gives back one hold of ctx's owner on every master; one release
+// is enough (the others may have been missed at acquisition or sit on a
+// master that is down). ErrNotHeld when no master had it. An ended ctx
+// does not stop it.
+func (r *RedLock) Unlock(ctx context.Context) error { return r.group().unlock(ctx) }
+
+// ForceUnlock force-unlocks the lock on every master; it reports whether
+// any had it.
+func (r *RedLock) ForceUnlock(ctx context.Context) (bool, error) {
+	return r.group().forceUnlock(ctx)
+}
+
+// IsLocked reports whether a majority of masters have the lock held.
+func (r *RedLock) IsLocked(ctx context.Context) (bool, error) {
+	return r.group().count("islocked", ctx, Locker.IsLocked)
+}
+
+// IsHeldByCurrent reports whether ctx's owner holds the lock on a majority
+// of masters.
+func (r *RedLock) IsHeldByCurrent(ctx context.Context) (bool, error) {
+	return r.group().count("isheldbycurrent", ctx, Locker.IsHeldByCurrent)
+}
+
+// HoldCount returns the hold count a majority of masters has at least.
+func (r *RedLock) HoldCount(ctx context.Context) (int, error) { return r.group().holdCount(ctx) }
+
+// RemainTTL returns the remaining lease a majority of masters has at least.
+func (r *RedLock) RemainTTL(ctx context.Context) (time.Duration, error) {
+	return r.group().remainTTL(ctx)
+}
+
+func (r *RedLock) lossOf(ctx context.Context, stop <-chan struct{}) (<-chan struct{}, func() error) {
+	return r.group().lossOf(ctx, stop)
+}
 
 // watchdogLeased is implemented by this package's lock types: the lease a
 // watchdog hold is given.
@@ -124,7 +177,16 @@ type watchdogLeased interface {
 	watchdogLease() time.Duration
 }
 
-func (l *Lock) watchdogLease() time.Duration { return l.c.opts.watchdogTimeout }
+func (h *handle) watchdogLease() time.Duration {
+	if h == nil || h.c == nil {
+		return defaultWatchdogTimeout
+	}
+	return h.c.opts.watchdogTimeout
+}
+func (l *Lock) watchdogLease() time.Duration       { return l.handle().watchdogLease() }
+func (s *SpinLock) watchdogLease() time.Duration   { return s.handle().watchdogLease() }
+func (f *FencedLock) watchdogLease() time.Duration { return f.handle().watchdogLease() }
+func (f *FairLock) watchdogLease() time.Duration   { return f.handle().watchdogLease() }
 
 // keep returns the lease the masters give a hold: lease, or for a watchdog
 // lease the shortest watchdog timeout of the masters' Clients.
@@ -132,8 +194,8 @@ func (r *RedLock) keep(lease time.Duration) time.Duration {
 	if lease > 0 {
 		return lease
 	}
-	keep := DefaultWatchdogTimeout
-	for i, l := range r.locks {
+	keep := defaultWatchdogTimeout
+	for i, l := range r.g.locks {
 		if w, ok := l.(watchdogLeased); ok && (i == 0 || w.watchdogLease() < keep) {
 			keep = w.watchdogLease()
 		}
@@ -142,11 +204,8 @@ func (r *RedLock) keep(lease time.Duration) time.Duration {
 }
 
 func (r *RedLock) try(op string, ctx context.Context, wait, lease time.Duration) (time.Duration, bool, error) {
-	var g *group
-	if r != nil {
-		g = r.group
-	}
-	ctx, err := g.start(op, ctx, lease)
+	g := r.group()
+	ctx, err := g.start(op, ctx, wait, lease)
 	if err != nil {
 		return 0, false, err
 	}
@@ -155,6 +214,7 @@ func (r *RedLock) try(op string, ctx context.Context, wait, lease time.Duration)
 		deadline = time.Now().Add(wait)
 	}
 	keep := r.keep(lease)
+	var giveBackErr error
 	allowance := time.Duration(float64(keep)*r.drift) + 2*time.Millisecond
 	for round := 0; ; round++ {
 		// The first round only asks; later ones (after contention) also
@@ -165,23 +225,28 @@ func (r *RedLock) try(op string, ctx context.Context, wait, lease time.Duration)
 			if wait > 0 {
 				roundWait = min(roundWait, time.Until(deadline))
 			}
+			if roundWait < time.Millisecond {
+				roundWait = 0
+			}
 		}
 		start := time.Now()
 		granted, failures := r.round(ctx, roundWait, lease)
 		validity := keep - time.Since(start) - allowance
-		if len(granted) >= r.need && validity > 0 {
+		if len(granted) >= g.need && validity > 0 {
 			return validity, true, nil
 		}
-		release(ctx, granted)
-		if len(failures) > len(r.locks)-r.need {
-			return 0, false, opErr(op, r.Name(), fmt.Errorf("%w: %d of %d masters failed, %d must grant: %w",
-				ErrNoQuorum, len(failures), len(r.locks), r.need, errors.Join(failures...)))
+		// A hold that cannot be given back expires with its lease; the
+		// failure is reported with the call's result.
+		giveBackErr = errors.Join(giveBackErr, giveBack(ctx, granted))
+		if len(failures) > len(g.locks)-g.need {
+			return 0, false, opErr(op, g.name(), errors.Join(fmt.Errorf("%w: %d of %d masters failed, %d must grant: %w",
+				ErrNoQuorum, len(failures), len(g.locks), g.need, errors.Join(failures...)), giveBackErr))
 		}
 		if err := ctx.Err(); err != nil {
-			return 0, false, opErr(op, r.Name(), err)
+			return 0, false, opErr(op, g.name(), errors.Join(err, giveBackErr))
 		}
 		if wait == 0 || (wait > 0 && !time.Now().Before(deadline)) {
-			return 0, false, nil
+			return 0, false, opErr(op, g.name(), giveBackErr)
 		}
 	}
 }
@@ -194,7 +259,7 @@ func (r *RedLock) round(ctx context.Context, roundWait, lease time.Duration) (gr
 		mu sync.Mutex
 		wg sync.WaitGroup
 	)
-	for i, l := range r.locks {
+	for i, l := range r.g.locks {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()

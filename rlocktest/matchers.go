@@ -2,19 +2,15 @@ package rlocktest
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
 	"github.com/onsi/gomega/types"
 
+	"github.com/goredisson/goredisson/inspect"
 	"github.com/goredisson/goredisson/rlock"
 )
-
-// inspector is implemented by the single-key lock types of package rlock
-// (Lock, FairLock, SpinLock, FencedLock, the sides of a ReadWriteLock).
-type inspector interface {
-	Inspect(ctx context.Context) (*rlock.LockInfo, error)
-}
 
 // MatchTimeout bounds the Redis calls a matcher makes.
 const MatchTimeout = 5 * time.Second
@@ -25,7 +21,7 @@ type lockMatcher struct {
 	// check decides; info is the lock's state read once by Match for both
 	// the check and the message (nil when the lock cannot be inspected or
 	// the read failed with infoErr).
-	check func(ctx context.Context, l rlock.Locker, info *rlock.LockInfo, infoErr error) (ok bool, got string, err error)
+	check func(ctx context.Context, l rlock.Locker, info *inspect.Info, infoErr error) (ok bool, got string, err error)
 	got   string
 }
 
@@ -37,10 +33,9 @@ func (m *lockMatcher) Match(actual any) (bool, error) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), MatchTimeout)
 	defer cancel()
-	var info *rlock.LockInfo
-	var infoErr error
-	if in, isInspector := l.(inspector); isInspector {
-		info, infoErr = in.Inspect(ctx)
+	info, infoErr := rlock.Inspect(ctx, l)
+	if errors.Is(infoErr, rlock.ErrInvalidArgument) {
+		info = nil // not a single-key lock: nothing to show
 	}
 	ok, got, err := m.check(ctx, l, info, infoErr)
 	if err != nil {
@@ -71,7 +66,7 @@ func name(actual any) string {
 }
 
 // describe renders a lock's state as the failure messages show it.
-func describe(info *rlock.LockInfo) string {
+func describe(info *inspect.Info) string {
 	s := fmt.Sprintf("state in Redis: %s", info.Kind)
 	if info.Mode != "" {
 		s += ", mode " + info.Mode
@@ -87,7 +82,7 @@ func describe(info *rlock.LockInfo) string {
 	switch info.TTL {
 	case 0:
 		s += ", no key"
-	case rlock.NoExpiry:
+	case inspect.NoExpiry:
 		s += ", TTL none (key never expires)"
 	default:
 		s += ", TTL " + info.TTL.Round(time.Millisecond).String()
@@ -102,7 +97,7 @@ func describe(info *rlock.LockInfo) string {
 //
 //	Expect(lock).To(rlocktest.BeLocked())
 func BeLocked() types.GomegaMatcher {
-	return &lockMatcher{want: "to be locked", check: func(ctx context.Context, l rlock.Locker, _ *rlock.LockInfo, _ error) (bool, string, error) {
+	return &lockMatcher{want: "to be locked", check: func(ctx context.Context, l rlock.Locker, _ *inspect.Info, _ error) (bool, string, error) {
 		ok, err := l.IsLocked(ctx)
 		return ok, fmt.Sprintf("IsLocked returned %v", ok), err
 	}}
@@ -113,7 +108,7 @@ func BeLocked() types.GomegaMatcher {
 //
 //	Expect(lock).To(rlocktest.BeHeldBy(owner))
 func BeHeldBy(ctx context.Context) types.GomegaMatcher {
-	return &lockMatcher{want: "to be held by the owner of ctx", check: func(_ context.Context, l rlock.Locker, _ *rlock.LockInfo, _ error) (bool, string, error) {
+	return &lockMatcher{want: "to be held by the owner of ctx", check: func(_ context.Context, l rlock.Locker, _ *inspect.Info, _ error) (bool, string, error) {
 		cctx, cancel := context.WithTimeout(ctx, MatchTimeout)
 		defer cancel()
 		ok, err := l.IsHeldByCurrent(cctx)
@@ -126,8 +121,8 @@ func BeHeldBy(ctx context.Context) types.GomegaMatcher {
 // each of three readers has 3; an unlocked lock has 0. It needs a lock
 // that can be inspected (every single-key lock type of package rlock).
 func HaveHoldCount(n int) types.GomegaMatcher {
-	return &lockMatcher{want: fmt.Sprintf("to have hold count %d", n), check: func(_ context.Context, l rlock.Locker, info *rlock.LockInfo, infoErr error) (bool, string, error) {
-		if _, ok := l.(inspector); !ok {
+	return &lockMatcher{want: fmt.Sprintf("to have hold count %d", n), check: func(_ context.Context, l rlock.Locker, info *inspect.Info, infoErr error) (bool, string, error) {
+		if errors.Is(infoErr, rlock.ErrInvalidArgument) {
 			return false, "", fmt.Errorf("rlocktest: HaveHoldCount needs a single-key lock, got %T", l)
 		}
 		if infoErr != nil {
@@ -140,7 +135,7 @@ func HaveHoldCount(n int) types.GomegaMatcher {
 // HaveTTLWithin succeeds when the lock is held with a remaining lease in
 // (0, d]: it fails for an unlocked lock and for a key without expiry.
 func HaveTTLWithin(d time.Duration) types.GomegaMatcher {
-	return &lockMatcher{want: fmt.Sprintf("to have a TTL within %v", d), check: func(ctx context.Context, l rlock.Locker, _ *rlock.LockInfo, _ error) (bool, string, error) {
+	return &lockMatcher{want: fmt.Sprintf("to have a TTL within %v", d), check: func(ctx context.Context, l rlock.Locker, _ *inspect.Info, _ error) (bool, string, error) {
 		ttl, err := l.RemainTTL(ctx)
 		if err != nil {
 			return false, "", err

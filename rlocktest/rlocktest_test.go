@@ -10,6 +10,7 @@ import (
 	. "github.com/onsi/gomega"
 
 	"github.com/goredisson/goredisson/ctxowner"
+	"github.com/goredisson/goredisson/inspect"
 	"github.com/goredisson/goredisson/rlock"
 	"github.com/goredisson/goredisson/rlocktest"
 )
@@ -57,7 +58,7 @@ var _ = Describe("rlocktest", func() {
 		Expect(lock).To(rlocktest.BeHeldBy(owner))
 		Expect(lock).NotTo(rlocktest.BeHeldBy(ctxowner.WithID(ctx, "worker-2")))
 		Expect(lock).To(rlocktest.HaveHoldCount(2))
-		Expect(lock).To(rlocktest.HaveTTLWithin(rlock.DefaultWatchdogTimeout))
+		Expect(lock).To(rlocktest.HaveTTLWithin(30 * time.Second))
 		Expect(lock).NotTo(rlocktest.HaveTTLWithin(time.Second))
 
 		m := rlocktest.HaveHoldCount(3)
@@ -91,9 +92,9 @@ var _ = Describe("rlocktest", func() {
 		fenced := client.NewFencedLock("ledger")
 		token, err := fenced.LockToken(ctx)
 		Expect(err).NotTo(HaveOccurred())
-		info, err := fenced.Inspect(ctx)
+		info, err := rlock.Inspect(ctx, fenced)
 		Expect(err).NotTo(HaveOccurred())
-		Expect(info.Kind).To(Equal(rlock.KindFenced))
+		Expect(info.Kind).To(Equal(inspect.KindFenced))
 		Expect(info.Token).To(Equal(token))
 		Expect(info.String()).To(ContainSubstring(fmt.Sprintf("token %d", token)))
 	})

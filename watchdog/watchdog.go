@@ -1,18 +1,25 @@
-// Package watchdog keeps the leases of held locks alive.
+// Package watchdog keeps the leases of held locks alive and tells their
+// holders when a lease is lost.
 //
 // One Scheduler serves a whole client: a single goroutine and a single timer,
-// whatever the number of leases (no goroutine or timer per lock). Each lease
-// is renewed every interval (Redisson: lockWatchdogTimeout / 3). Leases that
-// fall due close together (within a tenth of the interval) are renewed in the
-// same batch, and a batch is handed to the RenewFunc in chunks of at most
-// MaxBatch leases, each meant to be one pipelined round trip; a last chunk
-// that is not full takes in the leases due next (up to half an interval
-// early), so that n leases cost about n/MaxBatch round trips per interval.
+// whatever the number of leases (no goroutine or timer per lock). A renewed
+// lease is extended every third of its length (Redisson: lockWatchdogTimeout
+// / 3). Leases that fall due close together (within a tenth of the interval)
+// are renewed in the same batch, and a batch is handed to the RenewFunc in
+// chunks of at most MaxBatch leases, each meant to be one pipelined round
+// trip; a last chunk that is not full takes in the leases due next (up to
+// half an interval early), so that n leases cost about n/MaxBatch round
+// trips per interval.
 //
-// Renewal of a lease stops when its holder calls Entry.Stop (last unlock),
-// when the Scheduler is closed, or when a renewal reports the lease lost (the
-// key expired, was deleted, or is held by someone else). A loss closes the
-// entry's Lost channel and is logged; Entry.Err tells why.
+// Every watched lease, renewed or fixed, has a local deadline: the time on
+// this process's monotonic clock before which Redis cannot have expired it,
+// counted from the moment the last acquisition or renewal that Redis
+// confirmed was sent (see Deadline). When the deadline passes without a newer
+// confirmation, the lease is lost: its Lost channel closes at once, before any
+// other client can take the lock (given the clock-rate allowance of Deadline),
+// even while Redis cannot be reached. A renewal that finds the lease gone (it
+// expired, was deleted, or is held by someone else) loses it too. A lost
+// lease is final: renewal stops.
 package watchdog
 
 import (
@@ -24,21 +31,48 @@ import (
 	"time"
 )
 
-// ErrLost is the reason of an entry whose renewal found the lease gone: it
-// expired, was force-unlocked, or another owner holds the lock.
-var ErrLost = errors.New("watchdog: lease lost")
+// ErrLost is the reason of an entry whose lease was lost: its local deadline
+// passed without a confirmed renewal, or a renewal found it gone (it expired,
+// was force-unlocked, or another owner holds the lock).
+var ErrLost = errors.New("lease lost")
 
 // ErrClosed is the reason of entries still watched when the Scheduler closed.
-var ErrClosed = errors.New("watchdog: scheduler closed")
+var ErrClosed = errors.New("watchdog closed")
 
 // MaxBatch is the largest number of leases handed to one RenewFunc call.
 const MaxBatch = 1000
+
+// DriftFactor and DriftFloor make the allowance of Deadline: a lease of
+// length d is taken to end d*DriftFactor + DriftFloor before it would on a
+// clock running at exactly Redis's rate, as in the Redlock description. The
+// factor covers clocks that run up to 1 % apart, far more than NTP lets real
+// clocks drift; the floor covers the delay of the timer that signals the
+// loss.
+const (
+	DriftFactor = 0.01
+	DriftFloor  = 2 * time.Millisecond
+)
+
+// Allowance is how much earlier than lease after the send a lease is taken
+// to end (see DriftFactor).
+func Allowance(lease time.Duration) time.Duration {
+	return time.Duration(float64(lease)*DriftFactor) + DriftFloor
+}
+
+// Deadline returns the local deadline of a lease of length lease whose
+// acquisition or renewal was sent at sent: Redis runs the command no earlier
+// than it was sent, so the key lives at least until sent+lease on Redis's
+// clock; less the allowance, that is a time before which no other client can
+// take the lock.
+func Deadline(sent time.Time, lease time.Duration) time.Time {
+	return sent.Add(lease - Allowance(lease))
+}
 
 // Lease names one held lease. The Scheduler only passes it to the RenewFunc.
 type Lease struct {
 	Key   string // the lock's Redis key
 	Field string // the holder's field in the lock hash
-	Data  any    // anything the RenewFunc needs (lease length, script kind)
+	Data  any    // anything the RenewFunc needs (script kind)
 }
 
 // Status is the outcome of renewing one lease.
@@ -50,7 +84,7 @@ const (
 	// Lost: the holder no longer holds the lease; renewal stops.
 	Lost
 	// Failed: renewal could not be done now (Redis unreachable); it is
-	// retried soon.
+	// retried soon, until the lease's deadline.
 	Failed
 )
 
@@ -58,32 +92,37 @@ const (
 // per lease in order. An error fails the whole batch.
 type RenewFunc func(ctx context.Context, leases []Lease) ([]Status, error)
 
-// Scheduler renews leases on one goroutine. Create it with New.
+// Scheduler renews leases and watches their deadlines on one goroutine.
+// Create it with New.
 type Scheduler struct {
 	renew    RenewFunc
+	lease    time.Duration
 	interval time.Duration
 	retry    time.Duration
 	log      *slog.Logger
 
-	mu     sync.Mutex
-	due    dueHeap
-	closed bool
-	wake   chan struct{}
-	stop   chan struct{}
-	done   chan struct{}
-	rounds int64     // RenewFunc calls made, for tests and benchmarks
-	armed  time.Time // when the run loop's timer fires next (zero: not armed)
+	mu       sync.Mutex
+	due      dueHeap
+	inflight map[*Entry]struct{} // popped for a renewal that is running
+	closed   bool
+	wake     chan struct{}
+	stop     chan struct{}
+	done     chan struct{}
+	rounds   int64     // RenewFunc calls made, for tests and benchmarks
+	armed    time.Time // when the run loop's timer fires next (zero: not armed)
 }
 
 // Entry is one watched lease.
 type Entry struct {
-	s       *Scheduler
-	lease   Lease
-	when    time.Time
-	index   int // position in the heap, -1 when not in it
-	stopped bool
-	lost    chan struct{}
-	err     error
+	s        *Scheduler
+	lease    Lease
+	renewed  bool      // renewed by the Scheduler (else a fixed lease)
+	deadline time.Time // local deadline (see Deadline)
+	when     time.Time // next renewal, for a renewed lease
+	index    int       // position in the heap, -1 when not in it
+	stopped  bool
+	lost     chan struct{}
+	err      error
 }
 
 // Option configures a Scheduler.
@@ -99,17 +138,20 @@ func WithLogger(l *slog.Logger) Option {
 	}
 }
 
-// New starts a Scheduler that renews every lease each interval. It panics if
-// interval is not positive (callers validate user input first).
-func New(renew RenewFunc, interval time.Duration, opts ...Option) *Scheduler {
-	if interval <= 0 {
-		panic("watchdog: interval must be positive")
+// New starts a Scheduler that renews leases of length lease every lease/3.
+// It panics if lease is shorter than 3ns (callers validate user input
+// first).
+func New(renew RenewFunc, lease time.Duration, opts ...Option) *Scheduler {
+	if lease/3 <= 0 {
+		panic("watchdog: lease must be positive")
 	}
 	s := &Scheduler{
 		renew:    renew,
-		interval: interval,
-		retry:    min(interval/2, time.Second),
+		lease:    lease,
+		interval: lease / 3,
+		retry:    min(lease/6, time.Second),
 		log:      slog.Default(),
+		inflight: make(map[*Entry]struct{}),
 		wake:     make(chan struct{}, 1),
 		stop:     make(chan struct{}),
 		done:     make(chan struct{}),
@@ -121,12 +163,12 @@ func New(renew RenewFunc, interval time.Duration, opts ...Option) *Scheduler {
 	return s
 }
 
-// Interval returns the renewal interval.
-func (s *Scheduler) Interval() time.Duration { return s.interval }
-
-// Add starts watching a lease; its first renewal is one interval from now.
-// On a closed Scheduler the entry is returned already lost with ErrClosed.
-func (s *Scheduler) Add(l Lease) *Entry {
+// Add starts watching a lease that lasts until deadline unless renewed.
+// With renew set, the Scheduler renews it every interval, the first time one
+// interval from now, and moves the deadline forward with each renewal that
+// Redis confirms. On a closed Scheduler the entry is returned already lost
+// with ErrClosed.
+func (s *Scheduler) Add(l Lease, deadline time.Time, renew bool) *Entry {
 	e := &Entry{s: s, lease: l, index: -1, lost: make(chan struct{})}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -136,34 +178,62 @@ func (s *Scheduler) Add(l Lease) *Entry {
 		close(e.lost)
 		return e
 	}
+	e.renewed = renew
+	e.deadline = deadline
 	e.when = time.Now().Add(s.interval)
 	heap.Push(&s.due, e)
-	// Wake the loop only when its timer would fire too late for this entry:
-	// a lock taken and released over and over costs no goroutine wake-up.
-	if s.armed.IsZero() || e.when.Before(s.armed) {
-		s.poke()
-	}
+	s.pokeFor(e)
 	return e
 }
 
-func (s *Scheduler) poke() {
-	select {
-	case s.wake <- struct{}{}:
-	default:
+// Confirm records a new acquisition of a watched lease (a re-entry): its
+// deadline becomes deadline, and with renew set the Scheduler renews it from
+// now on (a renewed lease stays renewed). It does nothing to a lease that is
+// already lost or stopped.
+func (e *Entry) Confirm(deadline time.Time, renew bool) {
+	s := e.s
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if e.stopped {
+		return
 	}
+	e.deadline = deadline
+	if renew && !e.renewed {
+		e.renewed = true
+		e.when = time.Now().Add(s.interval)
+	}
+	if e.index >= 0 {
+		heap.Fix(&s.due, e.index)
+		s.pokeFor(e)
+	}
+}
+
+// pokeFor wakes the loop when its timer would fire too late for e: a lock
+// taken and released over and over costs no goroutine wake-up. Called with
+// mu held.
+func (s *Scheduler) pokeFor(e *Entry) {
+	if s.armed.IsZero() || e.next().Before(s.armed) {
+		select {
+		case s.wake <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// next is when the loop must look at the entry: its next renewal or its
+// deadline, whichever comes first.
+func (e *Entry) next() time.Time {
+	if e.renewed && e.when.Before(e.deadline) {
+		return e.when
+	}
+	return e.deadline
 }
 
 // Len returns the number of leases being watched.
 func (s *Scheduler) Len() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	n := 0
-	for _, e := range s.due {
-		if !e.stopped {
-			n++
-		}
-	}
-	return n
+	return len(s.due) + len(s.inflight)
 }
 
 // Rounds returns how many RenewFunc calls (round trips) the Scheduler made.
@@ -195,8 +265,12 @@ func (e *Entry) Err() error {
 	return e.err
 }
 
-// Lease returns the watched lease.
-func (e *Entry) Lease() Lease { return e.lease }
+// Deadline returns the lease's current local deadline.
+func (e *Entry) Deadline() time.Time {
+	e.s.mu.Lock()
+	defer e.s.mu.Unlock()
+	return e.deadline
+}
 
 // lose marks the entry lost. Called with mu held.
 func (e *Entry) lose(err error) {
@@ -211,26 +285,29 @@ func (e *Entry) lose(err error) {
 	close(e.lost)
 }
 
-// Close stops renewing. Every lease still watched is reported lost with
-// ErrClosed (it will expire within one lease). Close waits for a renewal in
-// progress to finish. Later calls do nothing.
+// Close stops renewing and reports every lease still watched as lost with
+// ErrClosed (each expires in Redis within one lease). It does not wait for a
+// renewal in progress, which may be stuck on an unresponsive Redis: that one
+// finishes in the background and changes nothing. Later calls do nothing.
 func (s *Scheduler) Close() {
 	s.mu.Lock()
+	defer s.mu.Unlock()
 	if s.closed {
-		s.mu.Unlock()
-		<-s.done
 		return
 	}
 	s.closed = true
 	close(s.stop)
-	s.mu.Unlock()
-	<-s.done
-	s.mu.Lock()
 	for len(s.due) > 0 {
 		s.due[0].lose(ErrClosed)
 	}
-	s.mu.Unlock()
+	for e := range s.inflight {
+		e.lose(ErrClosed)
+	}
 }
+
+// Done returns a channel closed when the Scheduler's goroutine has ended
+// (after Close, once a renewal in progress has returned).
+func (s *Scheduler) Done() <-chan struct{} { return s.done }
 
 func (s *Scheduler) run() {
 	defer close(s.done)
@@ -240,7 +317,7 @@ func (s *Scheduler) run() {
 		s.mu.Lock()
 		next := time.Hour
 		if len(s.due) > 0 {
-			next = time.Until(s.due[0].when)
+			next = time.Until(s.due[0].next())
 		}
 		next = max(next, 0)
 		s.armed = time.Now().Add(next)
@@ -257,25 +334,36 @@ func (s *Scheduler) run() {
 	}
 }
 
-// tick renews every lease due now or within a tenth of the interval. When
-// the last chunk of the batch is not full, it is filled with the leases due
-// next, up to half an interval early: renewing them a little early costs
-// nothing, and it saves them a round trip of their own a moment later.
+// tick loses every lease whose deadline has passed and renews every renewed
+// lease due now or within a tenth of the interval. When the last chunk of
+// the batch is not full, it is filled with the leases due next, up to half
+// an interval early: renewing them a little early costs nothing, and it
+// saves them a round trip of their own a moment later.
 func (s *Scheduler) tick() {
 	now := time.Now()
 	horizon := now.Add(s.interval / 10)
 	fill := now.Add(s.interval / 2)
 	s.mu.Lock()
 	var batch []*Entry
-	for len(s.due) > 0 && (!s.due[0].when.After(horizon) || (len(batch)%MaxBatch != 0 && !s.due[0].when.After(fill))) {
-		e := heap.Pop(&s.due).(*Entry)
+	for len(s.due) > 0 {
+		e := s.due[0]
+		if !e.deadline.After(now) {
+			s.log.Warn("goredisson: lock lease ran out without a confirmed renewal; the lock is lost",
+				"key", e.lease.Key, "field", e.lease.Field)
+			e.lose(ErrLost)
+			continue
+		}
+		if !e.renewed || e.next().After(fill) || (e.next().After(horizon) && len(batch)%MaxBatch == 0) {
+			break
+		}
+		heap.Pop(&s.due)
+		s.inflight[e] = struct{}{}
 		batch = append(batch, e)
 	}
 	s.mu.Unlock()
 
 	for start := 0; start < len(batch); start += MaxBatch {
-		chunk := batch[start:min(start+MaxBatch, len(batch))]
-		s.renewChunk(chunk)
+		s.renewChunk(batch[start:min(start+MaxBatch, len(batch))])
 	}
 }
 
@@ -284,6 +372,7 @@ func (s *Scheduler) renewChunk(chunk []*Entry) {
 	for i, e := range chunk {
 		leases[i] = e.lease
 	}
+	sent := time.Now()
 	ctx, cancel := context.WithTimeout(context.Background(), s.interval)
 	statuses, err := s.renew(ctx, leases)
 	cancel()
@@ -296,6 +385,7 @@ func (s *Scheduler) renewChunk(chunk []*Entry) {
 	defer s.mu.Unlock()
 	s.rounds++
 	for i, e := range chunk {
+		delete(s.inflight, e)
 		if e.stopped {
 			continue
 		}
@@ -305,6 +395,7 @@ func (s *Scheduler) renewChunk(chunk []*Entry) {
 		}
 		switch st {
 		case Renewed:
+			e.deadline = Deadline(sent, s.lease)
 			e.when = now.Add(s.interval)
 		case Lost:
 			s.log.Warn("goredisson: lock lost, watchdog stops renewing it",
@@ -326,11 +417,11 @@ func (s *Scheduler) renewChunk(chunk []*Entry) {
 	}
 }
 
-// dueHeap orders entries by their next renewal time.
+// dueHeap orders entries by when the loop must look at them next.
 type dueHeap []*Entry
 
 func (h dueHeap) Len() int           { return len(h) }
-func (h dueHeap) Less(i, j int) bool { return h[i].when.Before(h[j].when) }
+func (h dueHeap) Less(i, j int) bool { return h[i].next().Before(h[j].next()) }
 func (h dueHeap) Swap(i, j int) {
 	h[i], h[j] = h[j], h[i]
 	h[i].index = i

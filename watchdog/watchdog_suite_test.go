@@ -72,6 +72,9 @@ func (r *recorder) renewals(key string) (n int, sizes []int) {
 }
 
 var _ = Describe("Scheduler", func() {
+	// The lease of most specs: renewed every 200 ms, so that a renewal late
+	// by the scheduling noise of a loaded machine still comes in time.
+	const lease = 600 * time.Millisecond
 	var (
 		rec *recorder
 		s   *watchdog.Scheduler
@@ -79,7 +82,7 @@ var _ = Describe("Scheduler", func() {
 	BeforeEach(func() {
 		before := gleak.Goroutines()
 		rec = &recorder{status: map[string]watchdog.Status{}}
-		s = watchdog.New(rec.renew, 50*time.Millisecond)
+		s = watchdog.New(rec.renew, lease)
 		DeferCleanup(func() {
 			s.Close()
 			Eventually(gleak.Goroutines).ShouldNot(gleak.HaveLeaked(before))
@@ -88,70 +91,132 @@ var _ = Describe("Scheduler", func() {
 	count := func(key string) func() int {
 		return func() int { n, _ := rec.renewals(key); return n }
 	}
+	renewed := func(key string) *watchdog.Entry {
+		return s.Add(watchdog.Lease{Key: key, Field: "f"}, watchdog.Deadline(time.Now(), lease), true)
+	}
 
-	It("renews a lease every interval until it is stopped", func() {
+	It("renews a lease every third of it until it is stopped", func() {
 		start := time.Now()
-		e := s.Add(watchdog.Lease{Key: "a", Field: "f"})
+		e := renewed("a")
 		Eventually(count("a")).Should(BeNumerically(">=", 4))
-		Expect(time.Since(start)).To(BeNumerically(">=", 200*time.Millisecond), "not faster than the interval")
+		Expect(time.Since(start)).To(BeNumerically(">=", 4*lease/3), "not faster than the interval")
 		Expect(s.Len()).To(Equal(1))
+		Expect(e.Deadline()).To(BeTemporally(">", time.Now().Add(lease/3)), "each renewal moves the deadline")
 		e.Stop()
 		e.Stop()
 		n := count("a")()
-		Consistently(count("a")).WithTimeout(200 * time.Millisecond).Should(BeNumerically("<=", n+1))
+		Consistently(count("a")).WithTimeout(lease).Should(BeNumerically("<=", n+1))
 		Expect(e.Lost()).NotTo(BeClosed(), "a stop is not a loss")
 		Expect(e.Err()).NotTo(HaveOccurred())
 		Expect(s.Len()).To(BeZero())
 	})
 
 	It("renews leases due together in one call, in chunks of MaxBatch", func() {
-		// A long interval so that the 2,500 leases fall due within a tenth
-		// of it, even under the race detector.
-		slow := watchdog.New(rec.renew, 2*time.Second)
+		// A long lease so that the 2,500 leases fall due within a tenth of
+		// the interval, even under the race detector.
+		slow := watchdog.New(rec.renew, 6*time.Second)
 		DeferCleanup(slow.Close)
 		for i := range 2500 {
-			slow.Add(watchdog.Lease{Key: fmt.Sprint("k", i)})
+			slow.Add(watchdog.Lease{Key: fmt.Sprint("k", i)}, watchdog.Deadline(time.Now(), 6*time.Second), true)
 		}
 		Eventually(slow.Rounds).WithTimeout(4 * time.Second).Should(BeNumerically(">=", 3))
 		_, sizes := rec.renewals("")
 		Expect(sizes[:3]).To(ConsistOf(watchdog.MaxBatch, watchdog.MaxBatch, 500))
 	})
 
-	It("stops renewing and signals a lost lease", func() {
-		e := s.Add(watchdog.Lease{Key: "lost"})
-		other := s.Add(watchdog.Lease{Key: "kept"})
+	It("stops renewing and signals a lease that a renewal found lost", func() {
+		e := renewed("lost")
+		other := renewed("kept")
 		rec.set("lost", watchdog.Lost)
 		Eventually(e.Lost()).Should(BeClosed())
 		Expect(e.Err()).To(MatchError(watchdog.ErrLost))
 		Expect(count("lost")()).To(Equal(1))
-		Consistently(count("lost")).WithTimeout(200 * time.Millisecond).Should(Equal(1))
+		Consistently(count("lost")).WithTimeout(lease).Should(Equal(1))
 		Expect(other.Lost()).NotTo(BeClosed())
 		Expect(count("kept")()).To(BeNumerically(">=", 3))
 	})
 
-	It("retries a failed renewal sooner than the interval and keeps the lease", func() {
-		e := s.Add(watchdog.Lease{Key: "flaky"})
+	It("retries a failed renewal sooner than the interval and keeps the lease when a retry succeeds in time", func() {
+		long := watchdog.New(rec.renew, 3*time.Second) // interval 1 s, retries every 500 ms
+		DeferCleanup(long.Close)
+		e := long.Add(watchdog.Lease{Key: "flaky"}, watchdog.Deadline(time.Now(), 3*time.Second), true)
 		rec.fail(errors.New("redis down"))
-		Eventually(count("flaky")).Should(BeNumerically(">=", 4))
-		Expect(e.Lost()).NotTo(BeClosed())
+		Eventually(count("flaky")).WithTimeout(3 * time.Second).Should(BeNumerically(">=", 2))
 		rec.fail(nil)
 		n := count("flaky")()
-		Eventually(count("flaky")).Should(BeNumerically(">", n))
+		Eventually(count("flaky")).WithTimeout(3 * time.Second).Should(BeNumerically(">", n))
+		Expect(e.Lost()).NotTo(BeClosed())
+	})
+
+	It("loses a renewed lease at its local deadline while renewals fail, before Redis could expire it", func() {
+		// A 3 s lease: its allowance (32 ms) exceeds a loaded machine's
+		// timer delay.
+		const long = 3 * time.Second
+		ls := watchdog.New(rec.renew, long)
+		DeferCleanup(ls.Close)
+		start := time.Now()
+		e := ls.Add(watchdog.Lease{Key: "unreachable"}, watchdog.Deadline(start, long), true)
+		rec.fail(errors.New("redis down"))
+		lostAt := make(chan time.Duration, 1)
+		go func() { <-e.Lost(); lostAt <- time.Since(start) }()
+		var at time.Duration
+		Eventually(lostAt).WithTimeout(2 * long).Should(Receive(&at))
+		Expect(e.Err()).To(MatchError(watchdog.ErrLost))
+		Expect(at).To(BeNumerically(">=", long-watchdog.Allowance(long)), "not before the deadline")
+		Expect(at).To(BeNumerically("<", long), "before the key could expire")
+	})
+
+	It("loses a fixed lease at its deadline and never renews it", func() {
+		start := time.Now()
+		e := s.Add(watchdog.Lease{Key: "fixed"}, watchdog.Deadline(start, time.Second), false)
+		Eventually(e.Lost()).WithTimeout(3 * time.Second).Should(BeClosed())
+		Expect(time.Since(start)).To(BeNumerically(">=", time.Second-watchdog.Allowance(time.Second)))
+		Expect(count("fixed")()).To(BeZero())
+		Expect(e.Err()).To(MatchError(watchdog.ErrLost))
+	})
+
+	It("moves a lease's deadline on Confirm and starts renewing a fixed lease confirmed as renewed", func() {
+		e := s.Add(watchdog.Lease{Key: "re"}, watchdog.Deadline(time.Now(), time.Second), false)
+		later := time.Now().Add(time.Hour)
+		e.Confirm(later, false)
+		Expect(e.Deadline()).To(Equal(later))
+		Consistently(count("re")).WithTimeout(lease).Should(BeZero())
+		e.Confirm(watchdog.Deadline(time.Now(), lease), true)
+		Eventually(count("re")).Should(BeNumerically(">=", 2))
 		Expect(e.Lost()).NotTo(BeClosed())
 	})
 
 	It("reports the leases it still watched as lost with ErrClosed when closed", func() {
-		e := s.Add(watchdog.Lease{Key: "open"})
+		e := renewed("open")
 		s.Close()
 		Expect(e.Lost()).To(BeClosed())
 		Expect(e.Err()).To(MatchError(watchdog.ErrClosed))
-		late := s.Add(watchdog.Lease{Key: "late"})
+		late := renewed("late")
 		Expect(late.Lost()).To(BeClosed())
 		Expect(late.Err()).To(MatchError(watchdog.ErrClosed))
 		s.Close()
 	})
 
-	It("rejects a non-positive interval", func() {
-		Expect(func() { watchdog.New(rec.renew, 0) }).To(Panic())
+	It("closes at once while a renewal hangs, and the hung renewal changes nothing", func() {
+		release := make(chan struct{})
+		hung := watchdog.New(func(ctx context.Context, l []watchdog.Lease) ([]watchdog.Status, error) {
+			<-release
+			return make([]watchdog.Status, len(l)), nil
+		}, 3*time.Second)
+		e := hung.Add(watchdog.Lease{Key: "stuck"}, watchdog.Deadline(time.Now(), 3*time.Second), true)
+		Eventually(hung.Rounds).WithTimeout(3*time.Second).Should(BeZero(), "the first renewal is in flight")
+		time.Sleep(1100 * time.Millisecond) // past the first renewal's start
+		start := time.Now()
+		hung.Close()
+		Expect(time.Since(start)).To(BeNumerically("<", 50*time.Millisecond))
+		Expect(e.Lost()).To(BeClosed())
+		Expect(e.Err()).To(MatchError(watchdog.ErrClosed))
+		close(release)
+		Eventually(hung.Done()).Should(BeClosed())
+		Expect(e.Err()).To(MatchError(watchdog.ErrClosed))
+	})
+
+	It("rejects a lease too short for an interval", func() {
+		Expect(func() { watchdog.New(rec.renew, 2) }).To(Panic())
 	})
 })

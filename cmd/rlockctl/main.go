@@ -35,6 +35,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/goredisson/goredisson/inspect"
 	"github.com/goredisson/goredisson/rlock"
 )
 
@@ -218,14 +219,15 @@ func parseNamed(fs *flag.FlagSet, args []string) (string, error) {
 	return lockName(fs)
 }
 
-// inspect connects to addr and reads the named lock; closeAll closes the
+// readLock connects to addr and reads the named lock; closeAll closes the
 // connection.
-func inspect(ctx context.Context, addr, name string) (c *rlock.Client, info *rlock.LockInfo, closeAll func(), err error) {
-	_, c, closeAll, err = connect(ctx, addr)
+func readLock(ctx context.Context, addr, name string) (c *rlock.Client, info *inspect.Info, closeAll func(), err error) {
+	var rdb *redis.Client
+	rdb, c, closeAll, err = connect(ctx, addr)
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	if info, err = c.Inspect(ctx, name); err != nil {
+	if info, err = inspect.Lock(ctx, rdb, name); err != nil {
 		closeAll()
 		return nil, nil, nil, err
 	}

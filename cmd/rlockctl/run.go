@@ -32,7 +32,7 @@ func runRun(ctx context.Context, env *cli, args []string) error {
 	name := fs.String("lock", "", "lock `name` (required)")
 	wait := fs.Duration("wait", -1, "how long to wait for the lock; 0 makes one attempt, < 0 waits forever")
 	lease := fs.Duration("lease", 0, "fixed lease; 0 keeps a watchdog lease renewed while CMD runs")
-	wd := fs.Duration("watchdog", rlock.DefaultWatchdogTimeout, "watchdog lease, renewed every third of it")
+	wd := fs.Duration("watchdog", 30*time.Second, "watchdog lease, renewed every third of it")
 	killAfter := fs.Duration("kill-after", 5*time.Second, "after a lost lock, SIGKILL CMD this long after SIGTERM")
 	if err := parse(fs, args); err != nil {
 		return err
@@ -65,13 +65,8 @@ func runRun(ctx context.Context, env *cli, args []string) error {
 	if err := acquire(owner, lock, *wait, *lease, sigs); err != nil {
 		return err
 	}
-	lost, stopLost := lock.LostContext(owner)
+	lost, stopLost := rlock.LostContext(owner, lock)
 	defer stopLost()
-	if *lease > 0 {
-		var cancel context.CancelFunc
-		lost, cancel = context.WithTimeoutCause(lost, *lease, fmt.Errorf("fixed lease of %v ran out: %w", *lease, rlock.ErrLockLost))
-		defer cancel()
-	}
 
 	cmd := exec.Command(fs.Arg(0), fs.Args()[1:]...)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, env.stdout, env.stderr
@@ -129,7 +124,14 @@ func acquire(owner context.Context, lock *rlock.Lock, wait, lease time.Duration,
 		case <-got:
 		}
 	}()
-	ok, err := lock.TryLock(actx, wait, lease)
+	var ok bool
+	var err error
+	if wait < 0 {
+		err = lock.LockLease(actx, lease)
+		ok = err == nil
+	} else {
+		ok, err = lock.TryLock(actx, wait, lease)
+	}
 	close(got)
 	select {
 	case s := <-interrupted:

@@ -8,6 +8,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/goredisson/goredisson/inspect"
 	"github.com/goredisson/goredisson/rlock"
 )
 
@@ -23,7 +24,7 @@ func runStatus(ctx context.Context, env *cli, args []string) error {
 	if err != nil {
 		return err
 	}
-	_, info, closeAll, err := inspect(ctx, *addr, name)
+	_, info, closeAll, err := readLock(ctx, *addr, name)
 	if err != nil {
 		return err
 	}
@@ -36,7 +37,7 @@ func runStatus(ctx context.Context, env *cli, args []string) error {
 	tw := tabwriter.NewWriter(env.stdout, 0, 0, 2, ' ', 0)
 	fmt.Fprintf(tw, "lock:\t%s\n", info.Name)
 	fmt.Fprintf(tw, "kind:\t%s\n", info.Kind)
-	if info.Kind == rlock.KindForeign {
+	if info.Kind == inspect.KindForeign {
 		fmt.Fprintf(tw, "note:\tthe key is a Redis %s, not a lock hash\n", info.RedisType)
 	}
 	state := "unlocked"
@@ -65,7 +66,7 @@ func ttlString(d time.Duration) string {
 	switch d {
 	case 0:
 		return "-"
-	case rlock.NoExpiry:
+	case inspect.NoExpiry:
 		return "none (the key never expires)"
 	}
 	return d.Round(time.Millisecond).String()
@@ -88,10 +89,10 @@ type infoJSON struct {
 	Token       int64        `json:"token,omitempty"`
 }
 
-func statusJSON(info *rlock.LockInfo) infoJSON {
-	out := infoJSON{Name: info.Name, Kind: info.Kind, Locked: info.Locked(), Mode: info.Mode, Queue: info.Queue,
+func statusJSON(info *inspect.Info) infoJSON {
+	out := infoJSON{Name: info.Name, Kind: string(info.Kind), Locked: info.Locked(), Mode: info.Mode, Queue: info.Queue,
 		Subscribers: info.Subscribers, Token: info.Token, Holders: []holderJSON{}, TTLMillis: info.TTL.Milliseconds()}
-	if info.TTL == rlock.NoExpiry {
+	if info.TTL == inspect.NoExpiry {
 		out.TTLMillis = -1
 	}
 	if out.Queue == nil {
@@ -117,21 +118,21 @@ func runUnlock(ctx context.Context, env *cli, args []string) error {
 	if !*force {
 		return fail(exitUsage, "unlock deletes a lock whoever holds it: confirm with --force")
 	}
-	c, info, closeAll, err := inspect(ctx, *addr, name)
+	c, info, closeAll, err := readLock(ctx, *addr, name)
 	if err != nil {
 		return err
 	}
 	defer closeAll()
 	var lock rlock.Locker
 	switch info.Kind {
-	case rlock.KindForeign:
+	case inspect.KindForeign:
 		return fail(exitFailure, "%s is a Redis %s, not a lock: left alone", name, info.RedisType)
-	case rlock.KindReadWrite:
+	case inspect.KindReadWrite:
 		lock = c.NewReadWriteLock(name).WriteLock()
 		if info.Mode == "read" {
 			lock = c.NewReadWriteLock(name).ReadLock()
 		}
-	case rlock.KindFair:
+	case inspect.KindFair:
 		lock = c.NewFairLock(name)
 	default:
 		lock = c.NewLock(name)

@@ -10,7 +10,8 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/goredisson/goredisson/rlock"
+	"github.com/goredisson/goredisson/inspect"
+	"github.com/goredisson/goredisson/internal/layout"
 )
 
 func runWatch(ctx context.Context, env *cli, args []string) error {
@@ -33,7 +34,7 @@ func runWatch(ctx context.Context, env *cli, args []string) error {
 	if *interval <= 0 || *count < 0 || *duration < 0 {
 		return fail(exitUsage, "--interval must be > 0, --count and --for >= 0")
 	}
-	rdb, c, closeAll, err := connect(ctx, *addr)
+	rdb, _, closeAll, err := connect(ctx, *addr)
 	if err != nil {
 		return err
 	}
@@ -51,9 +52,9 @@ func runWatch(ctx context.Context, env *cli, args []string) error {
 		}
 	}
 	keyspace := fmt.Sprintf("__keyspace@%d__:%s", rdb.Options().DB, name)
-	sub := rdb.Subscribe(ctx, rlock.ChannelName(name), rlock.RWChannelName(name), keyspace)
+	sub := rdb.Subscribe(ctx, layout.Channel(name), layout.RWChannel(name), keyspace)
 	defer sub.Close()
-	if err := sub.PSubscribe(ctx, rlock.ChannelName(name)+":*"); err != nil {
+	if err := sub.PSubscribe(ctx, layout.Channel(name)+":*"); err != nil {
 		return err
 	}
 	if _, err := sub.Receive(ctx); err != nil { // wait for the subscription to be in place
@@ -66,7 +67,7 @@ func runWatch(ctx context.Context, env *cli, args []string) error {
 	}
 	fmt.Fprintf(env.stdout, "watching %s on %s; keyspace notifications %s\n", name, *addr, mode)
 
-	w := &watcher{env: env, c: c, name: name, limit: *count}
+	w := &watcher{env: env, rdb: rdb, name: name, limit: *count}
 	if err := w.refresh(ctx, ""); err != nil {
 		return err
 	}
@@ -120,7 +121,7 @@ func enableNotifications(ctx context.Context, rdb *redis.Client) error {
 // watcher turns successive snapshots of a lock into events.
 type watcher struct {
 	env   *cli
-	c     *rlock.Client
+	rdb   *redis.Client
 	name  string
 	limit int
 	n     int
@@ -147,7 +148,7 @@ func (w *watcher) event(kind, detail string) {
 func (w *watcher) refresh(ctx context.Context, why string) error {
 	released := w.sawUnlock || why == "del"
 	w.sawUnlock = false
-	info, err := w.c.Inspect(ctx, w.name)
+	info, err := inspect.Lock(ctx, w.rdb, w.name)
 	if err != nil {
 		return err
 	}

@@ -85,11 +85,6 @@ const (
 	kindRW
 )
 
-// lossWatcher is implemented by every single-key lock type.
-type lossWatcher interface {
-	LostContext(ctx context.Context) (context.Context, context.CancelFunc)
-}
-
 type guard struct {
 	inside    atomic.Int32 // exclusive holders
 	readers   atomic.Int32
@@ -126,7 +121,7 @@ func Run(cfg Config, out io.Writer) (Result, error) {
 			ReadTimeout: 500 * time.Millisecond, WriteTimeout: 500 * time.Millisecond, PoolSize: cfg.Workers})
 		defer rdb.Close()
 		rdbs = append(rdbs, rdb)
-		c, err := rlock.NewClient(rdb, rlock.WithWatchdogTimeout(3*time.Second), rlock.WithFairWaiterTimeout(2*time.Second))
+		c, err := rlock.NewClient(rdb, rlock.WithWatchdogTimeout(3*time.Second), rlock.WithFairLockWaitTimeout(2*time.Second))
 		if err != nil {
 			return Result{}, err
 		}
@@ -193,7 +188,7 @@ func Run(cfg Config, out io.Writer) (Result, error) {
 					continue
 				}
 				local = append(local, time.Since(start))
-				held, stop := lock.(lossWatcher).LostContext(owner)
+				held, stop := rlock.LostContext(owner, lock)
 				if read {
 					if g.inside.Load() > 0 {
 						violations.Add(1)

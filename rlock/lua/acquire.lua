@@ -1,25 +1,20 @@
--- acquire.lua: take or re-enter a reentrant lock (Redisson RLock layout).
+-- acquire.lua: take or re-enter a reentrant lock (Redisson's RLock, also
+-- SpinLock): the same test and writes as Redisson's tryLockInnerAsync.
 -- KEYS[1]  the lock hash (the lock name itself)
--- KEYS[2]  this attempt's marker: "h" once the attempt took its hold (a
---          re-run of the same attempt, e.g. a client retry after a lost
---          reply, then changes nothing), anything else when cancel.lua
---          cancelled it before it arrived
+-- KEYS[2]  the cancel floor, goredisson_cancel:{name} (lib/cancel.lua)
 -- ARGV[1]  lease in milliseconds (PEXPIRE of the whole key)
 -- ARGV[2]  holder field "<client id>:<owner id>"
--- Returns: nil when held (new hold or re-entry: the field's count is +1);
---          otherwise the lock's PTTL in ms (-1: no expiry), or -3 when the
---          attempt was cancelled before it arrived (nothing changed).
-local marker = redis.call('get', KEYS[2])
-if marker then
-    if marker == 'h' then
-        return nil
-    end
+-- ARGV[3]  this call's number
+-- Returns: {holds} when held (new hold or re-entry: the field's count after
+--          it); otherwise the lock's PTTL in ms (-1: no expiry), or -3 when
+--          the call was cancelled by a settle (nothing changed).
+--#include cancel
+if cancelled(KEYS[2], ARGV[2], ARGV[3]) then
     return -3
 end
 if redis.call('exists', KEYS[1]) == 0 or redis.call('hexists', KEYS[1], ARGV[2]) == 1 then
-    redis.call('hincrby', KEYS[1], ARGV[2], 1)
+    local n = redis.call('hincrby', KEYS[1], ARGV[2], 1)
     redis.call('pexpire', KEYS[1], ARGV[1])
-    redis.call('set', KEYS[2], 'h', 'px', 10000)
-    return nil
+    return {n}
 end
 return redis.call('pttl', KEYS[1])

@@ -1,38 +1,48 @@
--- fair_release.lua: drop one hold of a fair lock; the last one deletes it
--- and wakes the waiter at the head of the queue on its own channel.
--- KEYS[1]  the lock hash
--- KEYS[2]  the queue
--- KEYS[3]  the timeouts
--- KEYS[4]  the unlock channel, redisson_lock__channel:{name}; a waiter's own
+-- fair_release.lua: drop one hold of a fair lock (Redisson's
+-- RedissonFairLock unlock); the last one deletes it and wakes only the
+-- waiter at the head of the queue, on its own channel. Also the give-up of a
+-- waiter that stops waiting (mode 'g', Redisson's acquireFailed plus a wake
+-- of the new head when the lock is free) and the settles of lib/settle.lua.
+-- Unlike Redisson, an unlock of a lock nobody holds answers "not held"
+-- (Redisson answers success); both wake the head waiter.
+-- KEYS[1]  the lock hash            KEYS[2]  the cancel floor
+-- KEYS[3]  the unlock channel, redisson_lock__channel:{name}; a waiter's own
 --          channel is this plus ":<field>"
--- KEYS[5]  this request's unlock latch (see release.lua)
--- ARGV[1]  unlock message ("0")
--- ARGV[2]  lease in ms, re-applied while holds remain
--- ARGV[3]  holder field
--- ARGV[4]  publish command: "publish" or "spublish"
--- ARGV[5]  latch TTL in ms
--- Returns: 0 when holds remain, 1 when the lock was deleted, nil when the
---          field does not hold the lock (if nobody does, the head waiter is
---          woken all the same: the lock expired without an unlock).
+-- KEYS[4]  the queue                KEYS[5]  the timeouts
+-- ARGV[1..5] see lib/settle.lua; ARGV[1] may also be 'g': give up waiting
+-- ARGV[6]  lease in ms, re-applied while holds remain
+-- ARGV[7]  publish command: "publish" or "spublish"
+-- ARGV[8]  unlock message ("0")
+-- ARGV[9]  threadWaitTime in ms of the waiter that gives up
+-- Returns: see lib/settle.lua; 0 for 'g'.
+--#include cancel
 --#include fair_queue
-local latched = redis.call('get', KEYS[5])
-if latched then
-    return tonumber(latched)
+local function holds()
+    return tonumber(redis.call('hget', KEYS[1], ARGV[2]) or '0')
 end
-purge(KEYS[2], KEYS[3], now_ms())
-if redis.call('hexists', KEYS[1], ARGV[3]) == 0 then
+local function release()
+    purge(KEYS[4], KEYS[5], now_ms())
     if redis.call('exists', KEYS[1]) == 0 then
-        wake_head(KEYS[2], KEYS[4], ARGV[4], ARGV[1])
+        wake_head(KEYS[4], KEYS[3], ARGV[7], ARGV[8])
+        return -1
     end
-    return nil
-end
-local count = redis.call('hincrby', KEYS[1], ARGV[3], -1)
-if count > 0 then
-    redis.call('pexpire', KEYS[1], ARGV[2])
-    redis.call('set', KEYS[5], 0, 'px', ARGV[5])
+    if redis.call('hexists', KEYS[1], ARGV[2]) == 0 then
+        return -1
+    end
+    local n = redis.call('hincrby', KEYS[1], ARGV[2], -1)
+    if n > 0 then
+        redis.call('pexpire', KEYS[1], ARGV[6])
+        return n
+    end
+    redis.call('del', KEYS[1])
+    wake_head(KEYS[4], KEYS[3], ARGV[7], ARGV[8])
     return 0
 end
-redis.call('del', KEYS[1])
-wake_head(KEYS[2], KEYS[4], ARGV[4], ARGV[1])
-redis.call('set', KEYS[5], 1, 'px', ARGV[5])
-return 1
+local function left()
+    give_up(KEYS[1], KEYS[4], KEYS[5], KEYS[3], ARGV[2], ARGV[9], ARGV[7], ARGV[8])
+end
+if ARGV[1] == 'g' then
+    left()
+    return 0
+end
+--#include settle

@@ -1,4 +1,5 @@
--- forceunlock.lua: delete a lock whoever holds it and wake its waiters.
+-- forceunlock.lua: delete a lock whoever holds it and wake its waiters
+-- (Redisson's RLock forceUnlock).
 -- KEYS[1]  the lock hash
 -- KEYS[2]  the unlock channel
 -- ARGV[1]  unlock message ("0")

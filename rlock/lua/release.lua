@@ -1,30 +1,34 @@
--- release.lua: drop one hold of a reentrant lock; the last one deletes it
--- and publishes the unlock message.
--- KEYS[1]  the lock hash
--- KEYS[2]  the unlock channel, redisson_lock__channel:{name}
--- KEYS[3]  this request's unlock latch, redisson_unlock_latch:{name}:<request id>
--- ARGV[1]  unlock message ("0")
--- ARGV[2]  lease in ms, re-applied while holds remain
--- ARGV[3]  holder field "<client id>:<owner id>"
--- ARGV[4]  publish command: "publish" or "spublish"
--- ARGV[5]  latch TTL in ms
--- Returns: 0 when holds remain, 1 when the lock was deleted, nil when the
---          field does not hold the lock. A retry of the same request (same
---          latch) returns the first answer without changing anything.
-local latched = redis.call('get', KEYS[3])
-if latched then
-    return tonumber(latched)
+-- release.lua: drop one hold of a reentrant lock (RLock, FencedLock,
+-- SpinLock); the last one deletes the lock and publishes the unlock message
+-- (not for a SpinLock), as Redisson's unlockInnerAsync does. Redisson's
+-- unlock latch is not written: a lost reply is settled instead
+-- (lib/settle.lua).
+-- KEYS[1]  the lock hash            KEYS[2]  the cancel floor
+-- KEYS[3]  the unlock channel, redisson_lock__channel:{name}
+-- ARGV[1..5] see lib/settle.lua (mode, field, call number, known holds,
+--          cancel floor TTL)
+-- ARGV[6]  lease in ms, re-applied while holds remain
+-- ARGV[7]  publish command: "publish", "spublish", or "" (SpinLock: none)
+-- ARGV[8]  unlock message ("0")
+-- Returns: see lib/settle.lua.
+--#include cancel
+local function holds()
+    return tonumber(redis.call('hget', KEYS[1], ARGV[2]) or '0')
 end
-if redis.call('hexists', KEYS[1], ARGV[3]) == 0 then
-    return nil
-end
-local count = redis.call('hincrby', KEYS[1], ARGV[3], -1)
-if count > 0 then
-    redis.call('pexpire', KEYS[1], ARGV[2])
-    redis.call('set', KEYS[3], 0, 'px', ARGV[5])
+local function release()
+    if redis.call('hexists', KEYS[1], ARGV[2]) == 0 then
+        return -1
+    end
+    local n = redis.call('hincrby', KEYS[1], ARGV[2], -1)
+    if n > 0 then
+        redis.call('pexpire', KEYS[1], ARGV[6])
+        return n
+    end
+    redis.call('del', KEYS[1])
+    if ARGV[7] ~= '' then
+        redis.call(ARGV[7], KEYS[3], ARGV[8])
+    end
     return 0
 end
-redis.call('del', KEYS[1])
-redis.call(ARGV[4], KEYS[2], ARGV[1])
-redis.call('set', KEYS[3], 1, 'px', ARGV[5])
-return 1
+local left = nil
+--#include settle

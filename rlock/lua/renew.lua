@@ -1,4 +1,5 @@
--- renew.lua: extend the lease of a lock the field still holds (watchdog).
+-- renew.lua: extend the lease of a lock the field still holds (watchdog;
+-- Redisson's LockTask, one key per call).
 -- KEYS[1]  the lock hash
 -- ARGV[1]  lease in ms
 -- ARGV[2]  holder field "<client id>:<owner id>"

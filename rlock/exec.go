@@ -1,0 +1,332 @@
+package rlock
+
+import (
+	"context"
+	"errors"
+	"net"
+	"strconv"
+	"sync"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// How commands reach Redis.
+//
+// Every command goes out as a go-redis RawWriteToCmd, the one command type
+// go-redis never sends twice: not on a timeout, not on a broken connection,
+// not inside a pipeline (its NoRetry is true). So each acquire and release
+// script runs at most once per call, and a call whose reply is lost has one
+// of two outcomes, never three (see Client.settle). Its reply comes back as
+// raw RESP and is parsed here.
+//
+// Calls made while an earlier batch is on its way are queued and sent
+// together as one pipeline (one write, one round trip, one read on the
+// server), as auto-pipelining clients do; a call made while nothing is in
+// flight goes out at once, alone. A caller waits for its own reply, its
+// context, or the Client's Close, whichever comes first: a call it stops
+// waiting for stays in its batch and its outcome is settled later.
+
+// op is one command on its way to Redis and, once done is closed, its
+// outcome.
+type op struct {
+	ctx  context.Context
+	s    *script // nil for a plain command in args
+	keys []string
+	args []any
+	// sync, when > 0, makes the op go alone in a pipeline with WAIT sync
+	// syncMs after it (WithReplicaSync); synced is WAIT's count.
+	sync   int
+	syncMs int64
+	synced int64
+
+	raw   []byte // the raw reply
+	small [64]byte
+	v     any   // the parsed reply (a replyError for an error reply)
+	err   error // set when no reply was read: the outcome is unknown unless notSent(err)
+	done  chan struct{}
+}
+
+// Write collects the raw reply (RawWriteToCmd writes to it).
+func (o *op) Write(p []byte) (int, error) {
+	o.raw = append(o.raw, p...)
+	return len(p), nil
+}
+
+func newOp(ctx context.Context, s *script, keys []string, args []any) *op {
+	o := &op{ctx: ctx, s: s, keys: keys, args: args, done: make(chan struct{})}
+	o.raw = o.small[:0]
+	return o
+}
+
+// command returns the go-redis command for the op: EVALSHA (or EVAL with
+// the source when eval is set) for a script, else the op's own arguments.
+func (o *op) command(eval bool) *redis.RawWriteToCmd {
+	o.raw = o.small[:0]
+	if o.s == nil {
+		return redis.NewRawWriteToCmd(o.ctx, o, o.args...)
+	}
+	args := make([]any, 0, 3+len(o.keys)+len(o.args))
+	if eval {
+		args = append(args, "eval", o.s.src)
+	} else {
+		args = append(args, "evalsha", o.s.sha)
+	}
+	args = append(args, len(o.keys))
+	for _, k := range o.keys {
+		args = append(args, k)
+	}
+	args = append(args, o.args...)
+	return redis.NewRawWriteToCmd(o.ctx, o, args...)
+}
+
+// finish records the command's outcome from its go-redis result.
+func (o *op) finish(err error) {
+	o.v, o.err = nil, err
+	if err != nil {
+		return
+	}
+	o.v, o.err = parseReply(o.raw)
+}
+
+// noScript reports whether the op came back NOSCRIPT.
+func (o *op) noScript() bool {
+	e, ok := o.v.(replyError)
+	return o.err == nil && ok && e.noScript()
+}
+
+// outcome classifies a done op.
+type outcome int
+
+const (
+	// replied: a reply was read (o.v, possibly a replyError).
+	replied outcome = iota
+	// notRun: the command certainly did not run: never sent, or refused
+	// before it ran (NOSCRIPT, MOVED, LOADING, ...).
+	notRun
+	// unknown: sent, and no reply read; it may have run, or may still run.
+	unknown
+)
+
+func (o *op) outcome() outcome {
+	switch {
+	case o.err != nil && notSent(o.err):
+		return notRun
+	case o.err != nil:
+		return unknown
+	}
+	if e, ok := o.v.(replyError); ok && e.notRun() {
+		return notRun
+	}
+	return replied
+}
+
+// replyErr returns the error of a done op: its transport error, or the
+// error reply of Redis, or nil.
+func (o *op) replyErr() error {
+	if o.err != nil {
+		return o.err
+	}
+	if e, ok := o.v.(replyError); ok {
+		return e
+	}
+	return nil
+}
+
+// batcher sends ops to Redis, batching those that arrive while a batch is
+// in flight.
+type batcher struct {
+	rdb     redis.UniversalClient
+	cluster *redis.ClusterClient // rdb, when it is a Redis Cluster client
+
+	mu    sync.Mutex
+	queue []*op
+	spare []*op // the previous batch's slice, reused for the next queue
+	busy  bool  // a flusher goroutine is running
+}
+
+// submit queues o; done is closed when its outcome is known.
+func (b *batcher) submit(o *op) {
+	if o.sync > 0 {
+		go b.runSynced(o)
+		return
+	}
+	b.mu.Lock()
+	b.queue = append(b.queue, o)
+	if b.busy {
+		b.mu.Unlock()
+		return
+	}
+	b.busy = true
+	b.mu.Unlock()
+	go b.flush()
+}
+
+// flush sends batches until the queue is empty.
+func (b *batcher) flush() {
+	for {
+		b.mu.Lock()
+		batch := b.queue
+		if len(batch) == 0 {
+			b.busy = false
+			b.mu.Unlock()
+			return
+		}
+		b.queue, b.spare = b.spare[:0], nil
+		b.mu.Unlock()
+
+		b.run(batch)
+		for i, o := range batch {
+			close(o.done)
+			batch[i] = nil
+		}
+		b.mu.Lock()
+		b.spare = batch[:0]
+		b.mu.Unlock()
+	}
+}
+
+// run sends a batch (alone or as one pipeline) and records every outcome;
+// scripts the server did not have cached are sent again with their source.
+func (b *batcher) run(batch []*op) {
+	b.send(batch, false)
+	var again []*op
+	for _, o := range batch {
+		if o.noScript() {
+			again = append(again, o)
+		}
+	}
+	if len(again) > 0 {
+		b.send(again, true)
+	}
+	b.reloadOnMoved(batch)
+}
+
+// send writes the ops as one pipeline (a lone op as a plain command) and
+// records their outcomes.
+func (b *batcher) send(ops []*op, eval bool) {
+	ctx := context.WithoutCancel(ops[0].ctx)
+	if len(ops) == 1 {
+		o := ops[0]
+		cmd := o.command(eval)
+		_ = b.rdb.Process(ctx, cmd)
+		o.finish(cmd.Err())
+		return
+	}
+	cmds := make([]*redis.RawWriteToCmd, len(ops))
+	pipe := b.rdb.Pipeline()
+	for i, o := range ops {
+		cmds[i] = o.command(eval)
+		_ = pipe.Process(ctx, cmds[i])
+	}
+	_, _ = pipe.Exec(ctx)
+	for i, o := range ops {
+		o.finish(cmds[i].Err())
+	}
+}
+
+// runSynced sends a WithReplicaSync op with WAIT right after it, on the same
+// connection, and closes its done channel.
+func (b *batcher) runSynced(o *op) {
+	defer close(o.done)
+	for _, eval := range []bool{false, true} {
+		ctx := context.WithoutCancel(o.ctx)
+		pipe := b.rdb.Pipeline()
+		cmd := o.command(eval)
+		_ = pipe.Process(ctx, cmd)
+		wait := pipe.Do(ctx, "wait", o.sync, o.syncMs)
+		_, _ = pipe.Exec(ctx)
+		o.finish(cmd.Err())
+		o.synced, _ = wait.Int64()
+		if !o.noScript() {
+			return
+		}
+	}
+}
+
+// reloadOnMoved asks a cluster client to reload its slot map when Redis
+// redirected an op (the op was not run; its caller tries again).
+func (b *batcher) reloadOnMoved(ops []*op) {
+	if b.cluster == nil {
+		return
+	}
+	for _, o := range ops {
+		if e, ok := o.v.(replyError); ok && (hasPrefix(string(e), "MOVED") || hasPrefix(string(e), "ASK")) {
+			b.cluster.ReloadState(context.WithoutCancel(o.ctx))
+			return
+		}
+	}
+}
+
+// errAbandoned marks a call its caller stopped waiting for: its outcome is
+// unknown to the caller. It wraps the reason: ctx's error or ErrClosed.
+type errAbandoned struct{ reason error }
+
+func (e errAbandoned) Error() string { return e.reason.Error() }
+func (e errAbandoned) Unwrap() error { return e.reason }
+
+// exec sends o and waits for its outcome, ctx's end or the Client's Close.
+// It returns nil once o is done (see op.outcome), else an errAbandoned.
+func (c *Client) exec(ctx context.Context, o *op) error {
+	if c.closed.Load() {
+		return ErrClosed
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	c.batch.submit(o)
+	select {
+	case <-o.done:
+		return nil
+	case <-ctx.Done():
+	case <-c.done:
+	}
+	select {
+	case <-o.done: // finished as the wait ended: the outcome is known
+		return nil
+	default:
+	}
+	if c.closed.Load() {
+		return errAbandoned{ErrClosed}
+	}
+	return errAbandoned{ctx.Err()}
+}
+
+// command runs a plain command (a read, or one that is safe to lose) and
+// returns its parsed reply: an error reply or a lost one is an error.
+func (c *Client) command(ctx context.Context, args ...any) (any, error) {
+	o := newOp(ctx, nil, nil, args)
+	if err := c.exec(ctx, o); err != nil {
+		return nil, err
+	}
+	if err := o.replyErr(); err != nil {
+		return nil, err
+	}
+	return o.v, nil
+}
+
+// commandInt runs a command whose reply is an integer (nil reads as 0).
+func (c *Client) commandInt(ctx context.Context, args ...any) (int64, error) {
+	v, err := c.command(ctx, args...)
+	if err != nil {
+		return 0, err
+	}
+	switch r := v.(type) {
+	case nil:
+		return 0, nil
+	case int64:
+		return r, nil
+	case string:
+		return strconv.ParseInt(r, 10, 64)
+	}
+	return 0, errUnexpected(v)
+}
+
+// notSent reports whether err proves that a command never reached Redis: no
+// connection could be made or taken from the pool. Its outcome is known.
+func notSent(err error) bool {
+	var op *net.OpError
+	if errors.As(err, &op) && op.Op == "dial" {
+		return true
+	}
+	return errors.Is(err, redis.ErrPoolTimeout) || errors.Is(err, redis.ErrClosed)
+}

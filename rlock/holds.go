@@ -1,0 +1,231 @@
+package rlock
+
+import (
+	"context"
+	"fmt"
+	"hash/maphash"
+	"sync"
+	"time"
+
+	"github.com/goredisson/goredisson/watchdog"
+)
+
+// The ledger: what a Client knows of the holds its owners have, and the
+// order of their calls.
+//
+// The calls of one owner on one lock (acquire attempts, releases, and the
+// settles of calls whose reply was lost) never overlap within a Client: each
+// waits until the previous one is done (settled, if its reply was lost). So
+// when a call starts, the ledger's hold count is what Redis has, unless the
+// lock was lost meanwhile, and a settle can tell from the count whether a
+// lost call took effect (see lib/settle.lua).
+
+// holdKey names one owner's hold on one lock.
+type holdKey struct{ name, field string }
+
+// hold is one owner's hold on one lock as the Client knows it.
+type hold struct {
+	count int           // holds taken and not given back, as far as known
+	lease time.Duration // fixed lease of the last acquisition; 0 for a watchdog lease
+	// entry watches the lease (and renews a watchdog lease) while count > 0.
+	entry *watchdog.Entry
+	// busy is set while a call of this owner on this lock is in flight or
+	// being settled; waiters (made by the first who waits) is closed when it
+	// ends.
+	busy    bool
+	waiters chan struct{}
+	// unsettled are settles of lost calls that could not reach Redis yet,
+	// oldest first; the owner's next call on the lock runs them first.
+	unsettled []func(context.Context) error
+}
+
+// lost reports whether the hold's lease is known to be lost: its local
+// deadline passed, or the watchdog found it gone, or the Client closed.
+func (h *hold) lost() bool {
+	if h.entry == nil {
+		return false
+	}
+	select {
+	case <-h.entry.Lost():
+		return true
+	default:
+		return false
+	}
+}
+
+// ledger maps holds, sharded to keep many owners on many locks from
+// contending on one mutex.
+type ledger struct {
+	seed   maphash.Seed
+	shards [32]ledgerShard
+}
+
+type ledgerShard struct {
+	mu sync.Mutex
+	m  map[holdKey]*hold
+}
+
+func newLedger() *ledger {
+	l := &ledger{seed: maphash.MakeSeed()}
+	for i := range l.shards {
+		l.shards[i].m = make(map[holdKey]*hold)
+	}
+	return l
+}
+
+func (l *ledger) shard(k holdKey) *ledgerShard {
+	var h maphash.Hash
+	h.SetSeed(l.seed)
+	h.WriteString(k.name)
+	h.WriteString(k.field)
+	return &l.shards[h.Sum64()%uint64(len(l.shards))]
+}
+
+// enter waits until no other call of the owner on the lock is in flight,
+// then marks one in flight and returns the hold. It fails with ctx's error,
+// or ErrClosed once closed is closed. The caller must call exit.
+func (l *ledger) enter(ctx context.Context, k holdKey, closed <-chan struct{}) (*hold, error) {
+	s := l.shard(k)
+	s.mu.Lock()
+	for {
+		h := s.m[k]
+		if h == nil {
+			h = &hold{}
+			s.m[k] = h
+		}
+		if !h.busy {
+			h.busy = true
+			s.mu.Unlock()
+			return h, nil
+		}
+		if h.waiters == nil {
+			h.waiters = make(chan struct{})
+		}
+		w := h.waiters
+		s.mu.Unlock()
+		select {
+		case <-w:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-closed:
+			return nil, ErrClosed
+		}
+		s.mu.Lock()
+	}
+}
+
+// exit ends the call that enter began, and forgets the hold when nothing
+// is left of it.
+func (l *ledger) exit(k holdKey, h *hold) {
+	s := l.shard(k)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	h.busy = false
+	if h.waiters != nil {
+		close(h.waiters)
+		h.waiters = nil
+	}
+	if h.count == 0 && h.entry == nil && len(h.unsettled) == 0 && s.m[k] == h {
+		delete(s.m, k)
+	}
+}
+
+// update changes a hold under its shard's lock (for state that readers
+// outside the owner's calls look at: the watchdog entry).
+func (l *ledger) update(k holdKey, f func()) {
+	s := l.shard(k)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	f()
+}
+
+// entry returns the watchdog entry of a hold, or nil.
+func (l *ledger) entry(k holdKey) *watchdog.Entry {
+	s := l.shard(k)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if h := s.m[k]; h != nil {
+		return h.entry
+	}
+	return nil
+}
+
+// known returns the holds the ledger counts for a hold being entered: 0
+// when its lease is known lost (Redis has dropped it, or will before anyone
+// else can take the lock).
+func (h *hold) known() int {
+	if h.lost() {
+		return 0
+	}
+	return h.count
+}
+
+// taken records an acquisition confirmed by Redis: the owner now has count
+// holds (the script's own count, so the ledger follows Redis). Its lease,
+// sent at sent, lasts lease (fixed) or keep (a watchdog lease, renewed);
+// extend is set when the script extended the lease by lease instead of
+// setting it (a write re-entry).
+func (c *Client) taken(k holdKey, h *hold, count int, sent time.Time, lease time.Duration, extend bool, renew renewKind) {
+	renewed := lease <= 0
+	keep := lease
+	if renewed {
+		keep = c.opts.watchdogTimeout
+	}
+	deadline := watchdog.Deadline(sent, keep)
+	c.holds.update(k, func() {
+		if h.entry != nil && h.lost() {
+			h.entry.Stop()
+			h.entry = nil
+		}
+		h.count = count
+		if !renewed {
+			h.lease = lease
+		}
+		if h.entry == nil {
+			h.entry = c.wd.Add(watchdog.Lease{Key: k.name, Field: k.field, Data: renew}, deadline, renewed)
+			return
+		}
+		if extend {
+			deadline = h.entry.Deadline().Add(keep - watchdog.Allowance(keep))
+		}
+		h.entry.Confirm(deadline, renewed)
+	})
+}
+
+// released records what a release left: count holds (0: none).
+func (c *Client) released(k holdKey, h *hold, count int) {
+	c.holds.update(k, func() {
+		h.count = max(count, 0)
+		if h.count == 0 {
+			if h.entry != nil {
+				h.entry.Stop()
+				h.entry = nil
+			}
+			h.lease = 0
+		}
+	})
+}
+
+// releaseLease is the lease a release re-applies while holds remain: the
+// last fixed lease, or the watchdog timeout (Redisson's
+// internalLockLeaseTime).
+func (c *Client) releaseLease(h *hold) time.Duration {
+	if h.lease > 0 && h.entry != nil && !h.lost() {
+		return h.lease
+	}
+	return c.opts.watchdogTimeout
+}
+
+// runUnsettled runs the kept settles of the owner's lost calls on the lock,
+// in order, and fails (keeping the rest) when one still cannot reach Redis:
+// until they are done, a new call could count a hold twice. The caller has
+// entered the hold.
+func (c *Client) runUnsettled(ctx context.Context, k holdKey, h *hold) error {
+	for len(h.unsettled) > 0 {
+		if err := h.unsettled[0](ctx); err != nil {
+			return fmt.Errorf("settling an earlier call whose reply was lost: %w", err)
+		}
+		c.holds.update(k, func() { h.unsettled = h.unsettled[1:] })
+	}
+	return nil
+}

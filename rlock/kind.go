@@ -1,0 +1,224 @@
+package rlock
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/goredisson/goredisson/internal/layout"
+)
+
+// kind is a lock type's layout on Redis: which scripts take and give back
+// its holds and how its waiters wait. Everything that differs between the
+// lock types is decided here, from the handle's kind.
+type kind uint8
+
+const (
+	kindLock   kind = iota // Lock: RLock hash, waiters on redisson_lock__channel
+	kindSpin               // SpinLock: RLock hash, no messages, backoff
+	kindFenced             // FencedLock: RLock hash + token counter
+	kindFair               // FairLock: RLock hash + queue; each waiter on its own channel
+	kindRead               // the read side of a ReadWriteLock
+	kindWrite              // the write side of a ReadWriteLock
+)
+
+// handle is what every lock value holds: the Client, the lock's name and
+// kind, and the settings it took from the Client when it was made.
+type handle struct {
+	c    *Client
+	name string
+	kind kind
+	// fairWait is a FairLock's threadWaitTime when TryLock has no wait of
+	// its own (WithFairWaitTimeout).
+	fairWait time.Duration
+	// spin is a SpinLock's backoff (WithSpinBackoff).
+	spin backoff
+}
+
+// op names the operation in errors: "lock", "trylock", "unlock", ...
+func (h *handle) opName(op string) string {
+	switch h.kind {
+	case kindRead:
+		return "read" + op
+	case kindWrite:
+		return "write" + op
+	}
+	return op
+}
+
+// suffix follows the owner's field: the writer of a read-write lock is
+// "<client id>:<owner>:write".
+func (h *handle) suffix() string {
+	if h.kind == kindWrite {
+		return ":write"
+	}
+	return ""
+}
+
+// field returns the hash field of ctx's owner on this lock.
+func (h *handle) field(ctx context.Context) string {
+	return h.c.field(ctx) + h.suffix()
+}
+
+// renewKind selects the renewal script of a watchdog lease.
+type renewKind uint8
+
+const (
+	renewHash renewKind = iota // renew.lua: the hash, while the field holds it
+	renewRead                  // read_renew.lua: the hash and the reader's timeout keys
+)
+
+func (h *handle) renewKind() renewKind {
+	if h.kind == kindRead {
+		return renewRead
+	}
+	return renewHash
+}
+
+// channel is where waiters of field wait for unlock messages.
+func (h *handle) channel(field string) string {
+	switch h.kind {
+	case kindFair:
+		return layout.FairChannel(h.name, field)
+	case kindRead, kindWrite:
+		return layout.RWChannel(h.name)
+	}
+	return layout.Channel(h.name)
+}
+
+// acquireCall returns the acquire script of this kind with its keys and
+// arguments. Every acquire script takes KEYS = [lock, cancel floor, ...]
+// and ARGV = [lease ms, field, call number, ...]; fair is the fair lock's
+// threadWaitTime and whether the attempt joins the queue.
+func (h *handle) acquireCall(field string, keep time.Duration, n uint64, fairWait time.Duration, queue bool) (*script, []string, []any) {
+	keys := []string{h.name, layout.Cancel(h.name)}
+	args := []any{keep.Milliseconds(), field, n}
+	switch h.kind {
+	case kindFenced:
+		return fencedScript, append(keys, layout.Token(h.name)), args
+	case kindFair:
+		q := "0"
+		if queue {
+			q = "1"
+		}
+		keys = append(keys, layout.Queue(h.name), layout.Timeouts(h.name))
+		return fairAcquireScript, keys, append(args, fairWait.Milliseconds(), q)
+	case kindRead:
+		keys = append(keys, layout.ReadTimeoutPrefix(h.name, field))
+		return readAcquireScript, keys, append(args, field+":write")
+	case kindWrite:
+		return writeAcquireScript, keys, args
+	}
+	return acquireScript, keys, args
+}
+
+// Modes of a release script (lib/settle.lua).
+const (
+	modeRelease       = "r" // drop one hold
+	modeSettleAcquire = "a" // settle an acquire whose reply was lost
+	modeSettleRelease = "u" // settle a release whose reply was lost
+	modeGiveUp        = "g" // a fair waiter leaves the queue
+)
+
+// releaseCall returns the release script of this kind with its keys and
+// arguments. Every release script takes KEYS = [lock, cancel floor, ...] and
+// ARGV = [mode, field, call number, known holds, cancel TTL ms, ...];
+// lease is re-applied while holds remain, fairWait is a fair waiter's
+// threadWaitTime (for a give-up).
+func (h *handle) releaseCall(mode, field string, n uint64, known int, lease, fairWait time.Duration) (*script, []string, []any) {
+	c := h.c
+	pub := c.opts.publishCommand
+	keys := []string{h.name, layout.Cancel(h.name)}
+	args := []any{mode, field, n, known, cancelTTL.Milliseconds()}
+	switch h.kind {
+	case kindFair:
+		keys = append(keys, layout.Channel(h.name), layout.Queue(h.name), layout.Timeouts(h.name))
+		return fairReleaseScript, keys, append(args, lease.Milliseconds(), pub, layout.UnlockMessage, fairWait.Milliseconds())
+	case kindRead:
+		keys = append(keys, layout.RWChannel(h.name), layout.ReadTimeoutPrefix(h.name, field))
+		return readReleaseScript, keys, append(args, pub, layout.UnlockMessage, layout.ReadKeyPrefix(h.name))
+	case kindWrite:
+		keys = append(keys, layout.RWChannel(h.name))
+		return writeReleaseScript, keys, append(args, lease.Milliseconds(), pub, layout.ReadUnlockMessage)
+	case kindSpin:
+		pub = "" // Redisson's spin lock publishes nothing
+	}
+	keys = append(keys, layout.Channel(h.name))
+	return releaseScript, keys, append(args, lease.Milliseconds(), pub, layout.UnlockMessage)
+}
+
+// cancelTTL is how long a cancel floor lives: longer than any call can sit
+// in a socket buffer or a hung server before it runs.
+const cancelTTL = time.Minute
+
+// forceUnlock deletes the lock whoever holds it, waking its waiters as
+// Redisson does for this kind, and reports whether there was one.
+func (h *handle) forceUnlock(ctx context.Context) (bool, error) {
+	c := h.c
+	pub := c.opts.publishCommand
+	var v any
+	var err error
+	switch h.kind {
+	case kindSpin:
+		v, err = c.command(ctx, "del", h.name)
+	case kindFair:
+		keys := []string{h.name, layout.Channel(h.name), layout.Queue(h.name), layout.Timeouts(h.name)}
+		v, err = c.script(ctx, fairForceScript, keys, layout.UnlockMessage, pub)
+	case kindRead:
+		v, err = c.script(ctx, rwForceUnlockScript, []string{h.name, layout.RWChannel(h.name)}, "read", layout.UnlockMessage, pub)
+	case kindWrite:
+		v, err = c.script(ctx, rwForceUnlockScript, []string{h.name, layout.RWChannel(h.name)}, "write", layout.ReadUnlockMessage, pub)
+	default:
+		v, err = c.script(ctx, forceUnlockScript, []string{h.name, layout.Channel(h.name)}, layout.UnlockMessage, pub)
+	}
+	if err != nil {
+		return false, err
+	}
+	n, ok := v.(int64)
+	if !ok {
+		return false, errUnexpected(v)
+	}
+	return n == 1, nil
+}
+
+// isLocked reports whether anyone holds the lock; for the sides of a
+// read-write lock, whether it is held in this side's way, as Redisson reads
+// it: the write side when the mode is write; the read side when the mode is
+// read, or write with more fields than the mode and the writer's (the
+// writer also holds read holds).
+func (h *handle) isLocked(ctx context.Context) (bool, error) {
+	c := h.c
+	switch h.kind {
+	case kindRead, kindWrite:
+		v, err := c.command(ctx, "hget", h.name, "mode")
+		if err != nil {
+			return false, err
+		}
+		mode, _ := v.(string)
+		if h.kind == kindWrite || mode != "write" {
+			return mode == map[kind]string{kindRead: "read", kindWrite: "write"}[h.kind], nil
+		}
+		n, err := c.commandInt(ctx, "hlen", h.name)
+		return n > 2, err
+	}
+	n, err := c.commandInt(ctx, "exists", h.name)
+	return n == 1, err
+}
+
+// script runs a script whose outcome the caller may lose without harm (a
+// force unlock, a read) and returns its reply.
+func (c *Client) script(ctx context.Context, s *script, keys []string, args ...any) (any, error) {
+	o := newOp(ctx, s, keys, args)
+	if err := c.exec(ctx, o); err != nil {
+		return nil, err
+	}
+	if err := o.replyErr(); err != nil {
+		return nil, err
+	}
+	return o.v, nil
+}
+
+// errUnexpected reports a reply of a shape no script gives.
+func errUnexpected(v any) error {
+	return fmt.Errorf("rlock: unexpected reply %v", v)
+}

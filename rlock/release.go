@@ -1,0 +1,206 @@
+package rlock
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// cleanupTimeout bounds what is done after the caller's context may have
+// ended: an Unlock, the settle of a call whose reply was lost, leaving a
+// fair lock's queue.
+const cleanupTimeout = 5 * time.Second
+
+// cleanupCtx returns a context for clean-up that keeps ctx's values but
+// not its cancellation, bounded by cleanupTimeout.
+func cleanupCtx(ctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
+}
+
+// unlock gives back one hold of ctx's owner. It is cleanup: an ended ctx
+// does not stop it; it runs bounded by cleanupTimeout and returns nil when
+// the release took effect, ErrNotHeld when the owner held none, and another
+// error only when the release did not, or may not have, taken effect.
+func (h *handle) unlock(ctx context.Context) error {
+	op := h.opName("unlock")
+	if err := h.check("unlock", ctx); err != nil {
+		return err
+	}
+	c := h.c
+	rctx, cancel := cleanupCtx(ctx)
+	defer cancel()
+	k := holdKey{h.name, h.field(ctx)}
+	hs, err := c.holds.enter(rctx, k, c.done)
+	if err != nil {
+		return opErr(op, h.name, err)
+	}
+	if err := c.runUnsettled(rctx, k, hs); err != nil {
+		c.holds.exit(k, hs)
+		return opErr(op, h.name, err)
+	}
+	_, err = c.releaseOnce(rctx, h, k, hs)
+	c.holds.exit(k, hs)
+	return opErr(op, h.name, err)
+}
+
+// releaseOnce runs the release script for one hold of the entered hold k
+// and records what is left. A reply lost on the way is settled at once
+// (the release is run if it had not run, never twice), within ctx; if even
+// that cannot reach Redis, the settle is kept to run before the owner's next
+// call, the ledger counts the hold as given back, and the error says the
+// release may not have taken effect.
+func (c *Client) releaseOnce(ctx context.Context, h *handle, k holdKey, hs *hold) (left int, err error) {
+	known, wasLost := hs.count, hs.lost()
+	lease := c.releaseLease(hs)
+	for attempt := 0; ; attempt++ {
+		n := c.seq.Add(1)
+		s, keys, args := h.releaseCall(modeRelease, k.field, n, known, lease, 0)
+		o := newOp(ctx, s, keys, args)
+		err := c.exec(ctx, o)
+		var ab errAbandoned
+		switch {
+		case errors.As(err, &ab):
+		case err != nil:
+			return 0, err
+		case o.outcome() == notRun && attempt < 3 && ctx.Err() == nil:
+			time.Sleep(time.Duration(attempt+1) * 10 * time.Millisecond)
+			continue
+		case o.outcome() == notRun:
+			return 0, o.replyErr()
+		case o.outcome() == replied:
+			return c.releaseReply(k, hs, o.v, false)
+		}
+		// The reply was lost (or never waited for): settle it now.
+		if c.awaitLost(ctx, o) {
+			return c.releaseReply(k, hs, o.v, false)
+		}
+		settle := func(ctx context.Context) (any, error) {
+			s, keys, args := h.releaseCall(modeSettleRelease, k.field, n, known, lease, 0)
+			return c.settleScript(ctx, s, keys, args)
+		}
+		v, serr := settle(ctx)
+		if serr == nil {
+			// -1 for an owner that had one hold, whose lease was not known
+			// lost, means the lost release itself took it.
+			return c.releaseReply(k, hs, v, known == 1 && !wasLost)
+		}
+		c.keepUnsettled(k, hs, func(ctx context.Context) error { _, err := settle(ctx); return err })
+		c.released(k, hs, known-1)
+		return 0, fmt.Errorf("the release may not have taken effect (it is retried before the owner's next call on this lock, and the lease ends it otherwise): %w", serr)
+	}
+}
+
+// releaseReply reads a release script's reply: the holds left, or -1 when
+// the owner held none (ErrNotHeld, unless noneMeansReleased).
+func (c *Client) releaseReply(k holdKey, hs *hold, v any, noneMeansReleased bool) (int, error) {
+	if e, ok := v.(replyError); ok {
+		return 0, e
+	}
+	n, ok := v.(int64)
+	if !ok {
+		return 0, errUnexpected(v)
+	}
+	c.released(k, hs, int(n))
+	if n == -1 && !noneMeansReleased {
+		return 0, ErrNotHeld
+	}
+	return max(int(n), 0), nil
+}
+
+// awaitLost waits, within ctx, for the op of a call whose caller stopped
+// waiting, and reports whether it got a reply after all.
+func (c *Client) awaitLost(ctx context.Context, lost *op) bool {
+	select {
+	case <-lost.done:
+		return lost.outcome() == replied
+	case <-ctx.Done():
+	case <-c.done:
+	}
+	return false
+}
+
+// settleScript runs a settle script s: it raises the cancel floor so that
+// the lost call does nothing if it still arrives, and repairs the hold
+// count. It returns the settle's reply.
+func (c *Client) settleScript(ctx context.Context, s *script, keys []string, args []any) (any, error) {
+	o := newOp(ctx, s, keys, args)
+	if err := c.exec(ctx, o); err != nil {
+		return nil, err
+	}
+	if o.outcome() != replied {
+		return nil, fmt.Errorf("settle: %w", o.replyErr())
+	}
+	if err := o.replyErr(); err != nil {
+		return nil, err
+	}
+	return o.v, nil
+}
+
+// settleAcquire resolves, in the background, an acquire attempt whose reply
+// its caller did not get: the cancel floor makes the attempt a no-op if it
+// has not run yet, and a hold it took is given back (a fair waiter's queue
+// entry is removed). It takes over the owner's call on the lock (the hold
+// was entered): the owner's next call waits for it. If Redis cannot be
+// reached either, the settle is kept and run before the owner's next call,
+// so that the attempt's hold is never counted twice.
+func (c *Client) settleAcquire(h *handle, k holdKey, hs *hold, lost *op, n uint64, known int, fairWait time.Duration) {
+	go func() {
+		defer c.holds.exit(k, hs)
+		ctx, cancel := cleanupCtx(lost.ctx)
+		defer cancel()
+		if c.awaitLost(ctx, lost) {
+			if r, ok := lost.v.(int64); ok && (r == -3 || h.kind != kindFair) {
+				return // it did not take the lock (nor join a queue): nothing to undo
+			}
+		}
+		settle := func(ctx context.Context) error {
+			s, keys, args := h.releaseCall(modeSettleAcquire, k.field, n, known, c.releaseLease(hs), fairWait)
+			v, err := c.settleScript(ctx, s, keys, args)
+			if err == nil && v == int64(1) {
+				c.logger().Debug("goredisson: gave back a hold taken by an acquire attempt whose caller had left", "lock", h.name, "field", k.field)
+			}
+			return err
+		}
+		if err := settle(ctx); err != nil {
+			c.logger().Warn("goredisson: could not settle an acquire attempt whose reply was lost; it is settled before the owner's next call on the lock",
+				"lock", h.name, "field", k.field, "err", err)
+			c.keepUnsettled(k, hs, settle)
+		}
+	}()
+}
+
+// keepUnsettled keeps a settle that could not reach Redis for the owner's
+// next call on the lock.
+func (c *Client) keepUnsettled(k holdKey, hs *hold, settle func(context.Context) error) {
+	c.holds.update(k, func() { hs.unsettled = append(hs.unsettled, settle) })
+}
+
+// cleanup runs a clean-up call of one owner on one lock: inline when ctx
+// is still live, else (or when that fails) on a goroutine of its own, with
+// a context that ignores ctx's end and is bounded by cleanupTimeout. The
+// owner's next call on the lock waits for it. It returns f's error if the
+// last try failed.
+func (c *Client) cleanup(ctx context.Context, k holdKey, f func(ctx context.Context, hs *hold) error) {
+	if ctx.Err() == nil && !c.closed.Load() {
+		if hs, err := c.holds.enter(ctx, k, c.done); err == nil {
+			err = f(ctx, hs)
+			c.holds.exit(k, hs)
+			if err == nil {
+				return
+			}
+		}
+	}
+	go func() {
+		bctx, cancel := cleanupCtx(ctx)
+		defer cancel()
+		hs, err := c.holds.enter(bctx, k, c.done)
+		if err != nil {
+			return
+		}
+		defer c.holds.exit(k, hs)
+		if err := f(bctx, hs); err != nil {
+			c.logger().Warn("goredisson: clean-up failed", "lock", k.name, "field", k.field, "err", err)
+		}
+	}()
+}

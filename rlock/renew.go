@@ -1,0 +1,135 @@
+package rlock
+
+import (
+	"context"
+	"errors"
+	"sync"
+
+	"github.com/goredisson/goredisson/internal/layout"
+	"github.com/goredisson/goredisson/watchdog"
+)
+
+// renew is the watchdog's RenewFunc: one renewal script call per lease,
+// all handed to the batcher at once, so that a chunk of leases costs one
+// pipelined round trip.
+func (c *Client) renew(ctx context.Context, leases []watchdog.Lease) ([]watchdog.Status, error) {
+	ms := c.opts.watchdogTimeout.Milliseconds()
+	ops := make([]*op, len(leases))
+	for i, l := range leases {
+		s, keys := renewScript, []string{l.Key}
+		if l.Data.(renewKind) == renewRead {
+			s, keys = readRenewScript, []string{l.Key, layout.ReadTimeoutPrefix(l.Key, l.Field)}
+		}
+		ops[i] = newOp(ctx, s, keys, []any{ms, l.Field})
+		c.batch.submit(ops[i])
+	}
+	out := make([]watchdog.Status, len(leases))
+	for i, o := range ops {
+		select {
+		case <-o.done:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-c.done:
+			return nil, ErrClosed
+		}
+		switch n, _ := o.v.(int64); {
+		case o.outcome() != replied || o.replyErr() != nil:
+			out[i] = watchdog.Failed
+		case n == 1:
+			out[i] = watchdog.Renewed
+		default:
+			out[i] = watchdog.Lost
+		}
+	}
+	return out, nil
+}
+
+// LostContext returns a context derived from ctx that ends when the hold of
+// ctx's owner on l is lost, with a cause that wraps ErrLockLost (or
+// ErrClosed when the Client closed first): its lease ran out without a
+// renewal Redis confirmed, the lock was force-unlocked, or another owner
+// took it. The end comes before any other client can take the lock (to the
+// drift allowance of 1 % of the lease), even while Redis cannot be reached;
+// a fixed lease ends it at its deadline. For a MultiLock it ends when any of
+// its locks is lost; for a RedLock when too few remain for a majority.
+//
+// It is cancelled at once, with cause ErrNotHeld, when ctx's owner holds no
+// hold of l through this process. Call stop when the critical section ends.
+func LostContext(ctx context.Context, l Locker) (lctx context.Context, stop context.CancelFunc) {
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	lctx, cancel := context.WithCancelCause(ctx)
+	w, ok := l.(lossWatcher)
+	if !ok {
+		cancel(opErr("lostcontext", nameOf(l), ErrNotHeld))
+		return lctx, func() { cancel(context.Canceled) }
+	}
+	stopped := make(chan struct{})
+	lost, why := w.lossOf(ctx, stopped)
+	if lost == nil {
+		close(stopped)
+		cancel(opErr("lostcontext", nameOf(l), ErrNotHeld))
+		return lctx, func() { cancel(context.Canceled) }
+	}
+	go func() {
+		select {
+		case <-lost:
+			cancel(opErr("lost", nameOf(l), why()))
+		case <-stopped:
+		case <-lctx.Done():
+		}
+	}()
+	var once sync.Once
+	return lctx, func() {
+		once.Do(func() { close(stopped) })
+		cancel(context.Canceled)
+	}
+}
+
+// lossWatcher is implemented by this package's lock types: lossOf returns a
+// channel closed when the hold of ctx's owner is lost, and the reason, or
+// nil when the owner holds none.
+type lossWatcher interface {
+	lossOf(ctx context.Context, stop <-chan struct{}) (lost <-chan struct{}, why func() error)
+}
+
+func nameOf(l Locker) string {
+	if l == nil {
+		return ""
+	}
+	return l.Name()
+}
+
+// lossOf watches the hold of ctx's owner on the lock.
+func (h *handle) lossOf(ctx context.Context) (<-chan struct{}, func() error) {
+	if h == nil || h.c == nil || ctx == nil {
+		return nil, nil
+	}
+	e := h.c.holds.entry(holdKey{h.name, h.field(ctx)})
+	if e == nil {
+		return nil, nil
+	}
+	return e.Lost(), func() error {
+		if errors.Is(e.Err(), watchdog.ErrClosed) {
+			return ErrClosed
+		}
+		return ErrLockLost
+	}
+}
+
+func (l *Lock) lossOf(ctx context.Context, _ <-chan struct{}) (<-chan struct{}, func() error) {
+	return l.handle().lossOf(ctx)
+}
+func (s *SpinLock) lossOf(ctx context.Context, _ <-chan struct{}) (<-chan struct{}, func() error) {
+	return s.handle().lossOf(ctx)
+}
+func (f *FencedLock) lossOf(ctx context.Context, _ <-chan struct{}) (<-chan struct{}, func() error) {
+	return f.handle().lossOf(ctx)
+}
+func (f *FairLock) lossOf(ctx context.Context, _ <-chan struct{}) (<-chan struct{}, func() error) {
+	return f.handle().lossOf(ctx)
+}
+func (s *rwSide) lossOf(ctx context.Context, _ <-chan struct{}) (<-chan struct{}, func() error) {
+	return s.h.lossOf(ctx)
+}

@@ -1,0 +1,131 @@
+package rlock
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+)
+
+// replyError is an error reply from Redis (a RESP "-" or "!" line): the
+// command reached the server, and the server refused it or it failed.
+type replyError string
+
+func (e replyError) Error() string { return string(e) }
+
+// noScript reports whether e is Redis's NOSCRIPT reply: the script was not
+// run, because the server does not have it cached.
+func (e replyError) noScript() bool { return hasPrefix(string(e), "NOSCRIPT") }
+
+// notRun reports whether the reply says the command was not run at all on
+// this node: cluster redirections and transient refusals. Retrying it is
+// safe.
+func (e replyError) notRun() bool {
+	for _, p := range []string{"NOSCRIPT", "MOVED", "ASK", "TRYAGAIN", "CLUSTERDOWN", "LOADING", "READONLY", "MASTERDOWN", "BUSY"} {
+		if hasPrefix(string(e), p) {
+			return true
+		}
+	}
+	return false
+}
+
+func hasPrefix(s, p string) bool { return len(s) >= len(p) && s[:len(p)] == p }
+
+// errShortReply reports a reply cut short: the connection broke mid-reply.
+var errShortReply = errors.New("rlock: incomplete reply")
+
+// parseReply reads one RESP2 or RESP3 reply from b, as a script's reply
+// comes: nil, int64, string, replyError or []any of those.
+func parseReply(b []byte) (any, error) {
+	v, rest, err := parseValue(b)
+	if err != nil {
+		return nil, err
+	}
+	if len(rest) != 0 {
+		return nil, fmt.Errorf("rlock: %d bytes after the reply", len(rest))
+	}
+	return v, nil
+}
+
+func parseValue(b []byte) (v any, rest []byte, err error) {
+	line, rest, ok := cutLine(b)
+	if !ok || len(line) == 0 {
+		return nil, nil, errShortReply
+	}
+	body := string(line[1:])
+	switch line[0] {
+	case ':':
+		n, err := strconv.ParseInt(body, 10, 64)
+		return n, rest, err
+	case '+':
+		return body, rest, nil
+	case '-':
+		return replyError(body), rest, nil
+	case '_':
+		return nil, rest, nil
+	case '#':
+		if body == "t" {
+			return int64(1), rest, nil
+		}
+		return nil, rest, nil
+	case '$', '!', '=':
+		n, err := strconv.Atoi(body)
+		if err != nil {
+			return nil, nil, err
+		}
+		if n < 0 {
+			return nil, rest, nil
+		}
+		if len(rest) < n+2 {
+			return nil, nil, errShortReply
+		}
+		s := string(rest[:n])
+		if line[0] == '!' {
+			return replyError(s), rest[n+2:], nil
+		}
+		return s, rest[n+2:], nil
+	case '*', '~', '%':
+		n, err := strconv.Atoi(body)
+		if err != nil {
+			return nil, nil, err
+		}
+		if n < 0 {
+			return nil, rest, nil
+		}
+		if line[0] == '%' {
+			n *= 2 // a map's keys and values, flat
+		}
+		out := make([]any, n)
+		for i := range out {
+			if out[i], rest, err = parseValue(rest); err != nil {
+				return nil, nil, err
+			}
+		}
+		return out, rest, nil
+	}
+	return nil, nil, fmt.Errorf("rlock: unexpected reply type %q", line[0])
+}
+
+// cutLine splits b after its first CRLF.
+func cutLine(b []byte) (line, rest []byte, ok bool) {
+	for i := 0; i+1 < len(b); i++ {
+		if b[i] == '\r' && b[i+1] == '\n' {
+			return b[:i], b[i+2:], true
+		}
+	}
+	return nil, nil, false
+}
+
+// ints reads a reply that is an array of integers.
+func ints(v any) ([]int64, bool) {
+	arr, ok := v.([]any)
+	if !ok {
+		return nil, false
+	}
+	out := make([]int64, len(arr))
+	for i, x := range arr {
+		if out[i], ok = x.(int64); !ok {
+			return nil, false
+		}
+	}
+	return out, true
+}
