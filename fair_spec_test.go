@@ -185,7 +185,7 @@ var _ = Describe("FairLock", func() {
 		}()
 		_, first, firstDone := queueUp(c, lock, 0)
 		_, second, secondDone := queueUp(c, lock, 1)
-		Consistently(func() []string { return queue(name) }).WithTimeout(5 * time.Second).WithPolling(50 * time.Millisecond).
+		Consistently(func() []string { return queue(name) }).WithTimeout(5*time.Second).WithPolling(50*time.Millisecond).
 			Should(Equal([]string{first, second}), "several timeouts pass; each attempt of a live waiter refreshes its own")
 		stopKeeping()
 		<-kept

@@ -261,7 +261,7 @@ var _ = Describe("RLock", func() {
 			Expect(lock.Lock(ctx)).To(Succeed())
 			lctx, stop := rlock.LostContext(ctx, lock)
 			DeferCleanup(stop)
-			Consistently(lctx.Done()).WithTimeout(1500 * time.Millisecond).ShouldNot(BeClosed(), "kept alive across renewals")
+			Consistently(lctx.Done()).WithTimeout(1500*time.Millisecond).ShouldNot(BeClosed(), "kept alive across renewals")
 
 			Expect(e.client().NewLock("lost").ForceUnlock(ctx)).To(BeTrue())
 			Eventually(lctx.Done()).WithTimeout(2 * time.Second).Should(BeClosed())

@@ -307,7 +307,13 @@ func (a *attempt) try(queue bool) (held bool, ttl time.Duration, reached bool, e
 	if pttl == -3 || pttl == -2 {
 		pttl = 0 // the key went away meanwhile: try again at once
 	}
-	return false, time.Duration(pttl) * time.Millisecond, true, nil
+	ttl = time.Duration(pttl) * time.Millisecond
+	if h.kind == kindFair && queue && (ttl < 0 || ttl > a.fairWait/3) {
+		// A queued waiter's attempts refresh its place: never sleep longer
+		// than a third of its threadWaitTime between two.
+		ttl = a.fairWait / 3
+	}
+	return false, ttl, true, nil
 }
 
 // giveBackUnsynced gives back a hold that too few replicas confirmed

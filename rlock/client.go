@@ -132,30 +132,30 @@ func (h *handle) nameOrEmpty() string {
 // pressure: every lock key has a TTL, so every policy but noeviction
 // (volatile-* included) can drop a held lock and let a second owner in. A
 // server that refuses CONFIG (managed Redis often does) is not checked.
+//
+// It runs once, on its own connection from the pool (not in a batch, where
+// a server that cannot be reached would hold up lock calls behind it).
 func (c *Client) checkEviction() {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	v, err := c.command(ctx, "config", "get", "maxmemory-policy")
+	go func() {
+		select {
+		case <-c.done:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	got, err := c.rdb.ConfigGet(ctx, "maxmemory-policy").Result()
 	if err != nil {
 		return
 	}
-	policy := configValue(v)
+	policy := strings.TrimSpace(got["maxmemory-policy"])
 	if policy == "" || policy == "noeviction" {
 		return
 	}
 	c.logger().Warn("goredisson: Redis may evict lock keys: maxmemory-policy is "+policy+
 		"; under memory pressure a held lock can vanish and a second owner enter. Set maxmemory-policy noeviction on servers that hold locks",
 		"maxmemory-policy", policy)
-}
-
-// configValue reads the value out of a CONFIG GET reply (a two-element
-// array in RESP2, a map in RESP3, parsed as a flat array).
-func configValue(v any) string {
-	if arr, ok := v.([]any); ok && len(arr) == 2 {
-		s, _ := arr[1].(string)
-		return strings.TrimSpace(s)
-	}
-	return ""
 }
 
 func (c *Client) logger() *slog.Logger { return c.opts.logger }

@@ -6,6 +6,7 @@ import (
 	"net"
 	"strconv"
 	"sync"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 )
@@ -204,14 +205,18 @@ func (b *batcher) run(batch []*op) {
 // send writes the ops as one pipeline (a lone op as a plain command) and
 // records their outcomes.
 func (b *batcher) send(ops []*op, eval bool) {
-	ctx := context.WithoutCancel(ops[0].ctx)
 	if len(ops) == 1 {
+		// Alone, the op may use its caller's ctx: go-redis then stops
+		// dialing (or waiting for a pooled connection) when it ends, and
+		// says why, without sending anything. Once sent, go-redis bounds the
+		// call by ctx only with ContextTimeoutEnabled; the outcome tells.
 		o := ops[0]
 		cmd := o.command(eval)
-		_ = b.rdb.Process(ctx, cmd)
+		_ = b.rdb.Process(o.ctx, cmd)
 		o.finish(cmd.Err())
 		return
 	}
+	ctx := context.WithoutCancel(ops[0].ctx)
 	cmds := make([]*redis.RawWriteToCmd, len(ops))
 	pipe := b.rdb.Pipeline()
 	for i, o := range ops {
@@ -257,6 +262,10 @@ func (b *batcher) reloadOnMoved(ops []*op) {
 	}
 }
 
+// endGrace is how long a caller whose ctx ended still waits for its call's
+// own outcome.
+const endGrace = 5 * time.Millisecond
+
 // errAbandoned marks a call its caller stopped waiting for: its outcome is
 // unknown to the caller. It wraps the reason: ctx's error or ErrClosed.
 type errAbandoned struct{ reason error }
@@ -277,13 +286,20 @@ func (c *Client) exec(ctx context.Context, o *op) error {
 	select {
 	case <-o.done:
 		return nil
-	case <-ctx.Done():
 	case <-c.done:
+		return errAbandoned{ErrClosed}
+	case <-ctx.Done():
 	}
+	// A call that had not reached Redis yet (dialing, waiting for a
+	// connection) ends with ctx, with its own reason: give it a moment, so
+	// that the caller learns that reason and nothing needs settling.
+	grace := time.NewTimer(endGrace)
+	defer grace.Stop()
 	select {
-	case <-o.done: // finished as the wait ended: the outcome is known
+	case <-o.done:
 		return nil
-	default:
+	case <-grace.C:
+	case <-c.done:
 	}
 	if c.closed.Load() {
 		return errAbandoned{ErrClosed}

@@ -37,6 +37,9 @@ type handle struct {
 
 // op names the operation in errors: "lock", "trylock", "unlock", ...
 func (h *handle) opName(op string) string {
+	if h == nil {
+		return op
+	}
 	switch h.kind {
 	case kindRead:
 		return "read" + op
@@ -194,10 +197,14 @@ func (h *handle) isLocked(ctx context.Context) (bool, error) {
 		if err != nil {
 			return false, err
 		}
-		mode, _ := v.(string)
-		if h.kind == kindWrite || mode != "write" {
-			return mode == map[kind]string{kindRead: "read", kindWrite: "write"}[h.kind], nil
+		switch mode, _ := v.(string); {
+		case h.kind == kindWrite:
+			return mode == "write", nil
+		case mode != "write":
+			return mode == "read", nil
 		}
+		// Write mode: the read side is held when the writer also holds
+		// read holds (a field besides "mode" and the writer's).
 		n, err := c.commandInt(ctx, "hlen", h.name)
 		return n > 2, err
 	}

@@ -264,7 +264,7 @@ var _ = Describe("rlockctl", func() {
 
 		It("signals a command that outlives a force-unlock and exits 77", func() {
 			name := lockName()
-			s := rlockctl("run", "--lock", name, "--watchdog", "600ms", "--", "sh", "-c",
+			s := rlockctl("run", "--lock", name, "--watchdog", "1s", "--", "sh", "-c",
 				`trap 'echo got TERM; exit 0' TERM; echo ready; while true; do sleep 0.05; done`)
 			Eventually(s.Out).Should(gbytes.Say("ready"))
 			u := rlockctl("unlock", "--force", name)

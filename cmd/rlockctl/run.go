@@ -90,6 +90,9 @@ func runRun(ctx context.Context, env *cli, args []string) error {
 			_ = cmd.Process.Signal(s)
 		case <-lost.Done():
 			lostErr = context.Cause(lost)
+			if *lease > 0 {
+				lostErr = fmt.Errorf("fixed lease of %v ran out: %w", *lease, lostErr)
+			}
 			fmt.Fprintf(env.stderr, "rlockctl run: lock %s lost (%v): sending SIGTERM to %s (pid %d)\n", *name, lostErr, fs.Arg(0), cmd.Process.Pid)
 			_ = cmd.Process.Signal(syscall.SIGTERM)
 			kill = time.After(*killAfter)

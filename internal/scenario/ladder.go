@@ -40,7 +40,7 @@ func Ladder(ctx context.Context, addr string, ttl time.Duration) ([]Outcome, err
 		return rdb
 	}
 	client := func(rdb *redis.Client) (*rlock.Client, error) {
-		c, err := rlock.NewClient(rdb, rlock.WithWatchdogTimeout(ttl))
+		c, err := rlock.NewClient(rdb, rlock.WithWatchdogTimeout(max(ttl, time.Second)))
 		if err == nil {
 			closers = append(closers, func() { _ = c.Close() })
 		}

@@ -8,4 +8,4 @@ import (
 	"github.com/goredisson/goredisson/rlock"
 )
 
-func main() { fmt.Println(rlock.ChannelName("x")) }
+func main() { fmt.Println(rlock.ErrNotHeld) }

@@ -1,0 +1,136 @@
+package rlock
+
+import (
+	"context"
+	"math/rand/v2"
+	"slices"
+	"testing"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	"github.com/onsi/gomega/gleak"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/goredisson/goredisson/ctxowner"
+	"github.com/goredisson/goredisson/internal/layout"
+	"github.com/goredisson/goredisson/internal/redistest"
+)
+
+// Specs that need to see inside a Client (how many waiters block on a
+// channel) to stage a race exactly. The public behaviour is specified in
+// the root suite.
+
+func TestInternals(t *testing.T) {
+	RegisterFailHandler(Fail)
+	RunSpecs(t, "rlock internals")
+}
+
+var internalServer *redistest.Server
+
+var _ = BeforeSuite(func() {
+	var err error
+	internalServer, err = redistest.Start()
+	Expect(err).NotTo(HaveOccurred())
+	DeferCleanup(internalServer.Close)
+})
+
+var _ = Describe("a wake taken by a waiter whose context ends at the same moment", Label("slow"), func() {
+	const trials = 1000
+	var c *Client
+	BeforeEach(func() {
+		before := gleak.Goroutines()
+		rdb := redis.NewClient(&redis.Options{Addr: internalServer.Addr})
+		var err error
+		c, err = NewClient(rdb)
+		Expect(err).NotTo(HaveOccurred())
+		DeferCleanup(func() {
+			Expect(c.Close()).To(Succeed())
+			Expect(rdb.Close()).To(Succeed())
+			Eventually(gleak.Goroutines).WithTimeout(5 * time.Second).ShouldNot(gleak.HaveLeaked(before))
+		})
+	})
+
+	// race runs the trials: a holder H holds the lock; waiter A (Lock, its
+	// ctx cancelled 0-600 µs after H unlocks) queued first, waiter B
+	// (TryLock, 3 s) second, both blocked; H unlocks. B must get the lock
+	// within a round trip or two every time: the one wake of the unlock,
+	// if A took it and left, goes on to B.
+	race := func(name string, hold, wait func(ctx context.Context) Locker, blocked func(a, b context.Context) bool) {
+		ctx := context.Background()
+		var lat []time.Duration
+		for i := range trials {
+			holder, a, b := ctxowner.New(ctx), ctxowner.New(ctx), ctxowner.New(ctx)
+			h := hold(holder)
+			Expect(h.Lock(holder)).To(Succeed())
+			actx, cancel := context.WithCancel(a)
+			aDone := make(chan error, 1)
+			go func() {
+				err := wait(actx).Lock(actx)
+				if err == nil {
+					// A got the lock as its ctx ended (its reply came
+					// first): it is A's, and A gives it back at once.
+					err = wait(a).Unlock(a)
+				}
+				aDone <- err
+			}()
+			Eventually(func() bool { return blocked(a, nil) }).WithPolling(200 * time.Microsecond).Should(BeTrue())
+			bDone := make(chan time.Time, 1)
+			go func() {
+				defer GinkgoRecover()
+				ok, err := wait(b).TryLock(b, 3*time.Second, 0)
+				Expect(err).NotTo(HaveOccurred())
+				Expect(ok).To(BeTrue(), "trial %d: B slept its whole wait while the lock was free", i)
+				bDone <- time.Now()
+			}()
+			Eventually(func() bool { return blocked(a, b) }).WithPolling(200 * time.Microsecond).Should(BeTrue())
+
+			jitter := time.Duration(rand.N(600)) * time.Microsecond
+			unlocked := time.Now()
+			Expect(h.Unlock(holder)).To(Succeed())
+			time.Sleep(jitter) // the race under test, not a wait for a result
+			cancel()
+			var at time.Time
+			Eventually(bDone).WithTimeout(5 * time.Second).WithPolling(200 * time.Microsecond).Should(Receive(&at))
+			lat = append(lat, at.Sub(unlocked))
+			Eventually(aDone).WithPolling(200 * time.Microsecond).Should(Receive())
+			Expect(wait(b).Unlock(b)).To(Succeed())
+		}
+		slices.Sort(lat)
+		p50, p99, worst := lat[len(lat)/2], lat[len(lat)*99/100], lat[len(lat)-1]
+		AddReportEntry(name+" second waiter after unlock", map[string]time.Duration{"p50": p50, "p99": p99, "max": worst})
+		GinkgoWriter.Printf("%s: %d trials, second waiter got the lock p50 %v, p99 %v, max %v after the unlock\n", name, trials, p50, p99, worst)
+		Expect(p99).To(BeNumerically("<", 100*time.Millisecond))
+		Expect(worst).To(BeNumerically("<", time.Second), "no waiter slept while the lock was free")
+	}
+	// waiters returns how many waiters block on channel in this Client.
+	waiters := func(channel string) int { return c.hub.Waiters(channel) }
+
+	It("is handed on for a Lock", func() {
+		l := c.NewLock("race:lock")
+		ch := layout.Channel("race:lock")
+		race("Lock", func(context.Context) Locker { return l }, func(context.Context) Locker { return l },
+			func(a, b context.Context) bool { return waiters(ch) == map[bool]int{false: 1, true: 2}[b != nil] })
+	})
+
+	It("is handed on for a WriteLock", func() {
+		rw := c.NewReadWriteLock("race:write")
+		ch := layout.RWChannel("race:write")
+		race("WriteLock", func(context.Context) Locker { return rw.WriteLock() }, func(context.Context) Locker { return rw.WriteLock() },
+			func(a, b context.Context) bool { return waiters(ch) == map[bool]int{false: 1, true: 2}[b != nil] })
+	})
+
+	It("is handed on for a ReadLock waiting on a writer", func() {
+		rw := c.NewReadWriteLock("race:read")
+		ch := layout.RWChannel("race:read")
+		race("ReadLock", func(context.Context) Locker { return rw.WriteLock() }, func(context.Context) Locker { return rw.ReadLock() },
+			func(a, b context.Context) bool { return waiters(ch) == map[bool]int{false: 1, true: 2}[b != nil] })
+	})
+
+	It("is handed on for a FairLock (each waiter on its own channel)", func() {
+		f := c.NewFairLock("race:fair")
+		own := func(ctx context.Context) string { return layout.FairChannel("race:fair", c.field(ctx)) }
+		race("FairLock", func(context.Context) Locker { return f }, func(context.Context) Locker { return f },
+			func(a, b context.Context) bool { return waiters(own(a)) == 1 && (b == nil || waiters(own(b)) == 1) })
+	})
+})
