@@ -153,6 +153,19 @@ func (b *batcher) submit(o *op) {
 	}
 	b.mu.Lock()
 	b.queue = append(b.queue, o)
+	b.kick()
+}
+
+// submitAll queues ops together, so that they go out in one batch unless
+// the batch in flight ends first.
+func (b *batcher) submitAll(ops []*op) {
+	b.mu.Lock()
+	b.queue = append(b.queue, ops...)
+	b.kick()
+}
+
+// kick starts a flusher unless one runs. Called with mu held; it unlocks.
+func (b *batcher) kick() {
 	if b.busy {
 		b.mu.Unlock()
 		return

@@ -21,8 +21,8 @@ func (c *Client) renew(ctx context.Context, leases []watchdog.Lease) ([]watchdog
 			s, keys = readRenewScript, []string{l.Key, layout.ReadTimeoutPrefix(l.Key, l.Field)}
 		}
 		ops[i] = newOp(ctx, s, keys, []any{ms, l.Field})
-		c.batch.submit(ops[i])
 	}
+	c.batch.submitAll(ops)
 	out := make([]watchdog.Status, len(leases))
 	for i, o := range ops {
 		select {
