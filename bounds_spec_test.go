@@ -61,7 +61,9 @@ var _ = Describe("Bounds", func() {
 				DeferCleanup(stop)
 				waiter := make(chan error, 1)
 				go func() { waiter <- c.NewLock("close:held").Lock(ctxowner.New(ctx)) }()
-				Eventually(func() int64 { return other.PubSubNumSub(ctx, lockChannel("close:held")).Val()[lockChannel("close:held")] }).
+				Eventually(func() int64 {
+					return other.PubSubNumSub(ctx, lockChannel("close:held")).Val()[lockChannel("close:held")]
+				}).
 					Should(BeEquivalentTo(1), "the waiter is subscribed")
 
 				Expect(srv.Pause()).To(Succeed())
@@ -211,7 +213,7 @@ var _ = Describe("Bounds", func() {
 
 			var quiet syncBuffer
 			e.client(rlock.WithLogger(slog.New(slog.NewTextHandler(&quiet, nil))))
-			Consistently(quiet.String).WithTimeout(300 * time.Millisecond).ShouldNot(ContainSubstring("maxmemory-policy"), "noeviction, the default")
+			Consistently(quiet.String).WithTimeout(300*time.Millisecond).ShouldNot(ContainSubstring("maxmemory-policy"), "noeviction, the default")
 		})
 
 		It("refuses a watchdog timeout below 1 s", func() {
