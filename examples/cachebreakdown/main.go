@@ -29,6 +29,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"os/signal"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -170,7 +171,8 @@ func expire(ctx context.Context, c *cache, get func(context.Context, string) (st
 }
 
 func run(addr string, readers, expiries int, loadTime time.Duration) error {
-	ctx := context.Background()
+	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt) // Ctrl-C ends every wait
+	defer cancel()
 	addr, stop, err := redisAddr(ctx, addr)
 	if err != nil {
 		return err

@@ -25,6 +25,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"os/signal"
 	"strconv"
 	"sync"
 	"time"
@@ -166,7 +167,8 @@ func (s *sale) report(ctx context.Context, label string) (orders, twice int, err
 }
 
 func run(addr string) error {
-	ctx := context.Background()
+	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt) // Ctrl-C ends every wait
+	defer cancel()
 	addr, stop, err := redisAddr(ctx, addr)
 	if err != nil {
 		return err

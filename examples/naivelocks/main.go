@@ -33,6 +33,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"os/signal"
 	"strconv"
 	"strings"
 	"sync"
@@ -333,7 +334,8 @@ func run(addr string, ttl time.Duration) error {
 	if ttl < 100*time.Millisecond {
 		return fmt.Errorf("--ttl %v is too short (>= 100ms)", ttl)
 	}
-	ctx := context.Background()
+	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt) // Ctrl-C ends every wait
+	defer cancel()
 	addr, stop, err := redisAddr(ctx, addr)
 	if err != nil {
 		return err
@@ -365,6 +367,9 @@ func run(addr string, ttl time.Duration) error {
 		wg.Go(func() { rows[i], errs[i] = play() })
 	}
 	wg.Wait()
+	if err := ctx.Err(); err != nil {
+		return err // interrupted: every play failed with it
+	}
 	if err := errors.Join(errs...); err != nil {
 		return err
 	}

@@ -20,6 +20,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"os/signal"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -108,7 +109,8 @@ func sell(ctx context.Context, rdbs []*redis.Client, locks []mutex, key string, 
 }
 
 func run(addr string, workers, items int) error {
-	ctx := context.Background()
+	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt) // Ctrl-C ends every wait
+	defer cancel()
 	addr, stop, err := redisAddr(ctx, addr)
 	if err != nil {
 		return err
