@@ -270,7 +270,8 @@ func (l *lab) relay(ctx context.Context, a, b, c mutex, aWork time.Duration, bIn
 	} else if err == nil {
 		err = errors.New("the third owner did not get the lock")
 	}
-	return r, errors.Join(err, <-bDone)
+	bErr := <-bDone // before r is read: b's goroutine writes r.bDuringA
+	return r, errors.Join(err, bErr)
 }
 
 // relayRow plays relay with the lock called name; the first owner works for
