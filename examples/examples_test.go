@@ -1,11 +1,10 @@
 package examples_test
 
 import (
-	"bytes"
 	"context"
 	"os/exec"
-	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -15,14 +14,12 @@ import (
 	. "github.com/onsi/gomega"
 	"github.com/onsi/gomega/gexec"
 
-	"github.com/goredisson/goredisson/internal/scenario"
-	"github.com/goredisson/goredisson/rlock"
 	"github.com/goredisson/goredisson/rlocktest"
 )
 
-// The seeds' scenarios: each example program is built and run against a
-// throwaway redis-server (rlocktest), and its outcome checked; the naive
-// ladder is also checked rung by rung.
+// The scenarios users come from, as programs: each example is built with
+// the race detector, run against a throwaway redis-server (rlocktest) as a
+// user would run it, and its printed outcome checked.
 
 func TestExamples(t *testing.T) {
 	RegisterFailHandler(Fail)
@@ -34,10 +31,12 @@ var (
 	bins = map[string]string{}
 )
 
+var programs = []string{"flashsale", "stock", "cachebreakdown", "naivelocks"}
+
 var _ = BeforeSuite(func() {
 	srv = rlocktest.StartForSpec()
-	for _, name := range []string{"flashsale", "stock", "cachebreakdown", "naivelocks"} {
-		bin, err := gexec.Build("github.com/goredisson/goredisson/examples/" + name)
+	for _, name := range programs {
+		bin, err := gexec.Build("github.com/goredisson/goredisson/examples/"+name, "-race")
 		Expect(err).NotTo(HaveOccurred())
 		bins[name] = bin
 	}
@@ -45,139 +44,166 @@ var _ = BeforeSuite(func() {
 })
 
 // runExample runs an example program against the suite's Redis and returns
-// its standard output; it must exit 0 within a minute.
+// its standard output; it must exit 0 within two minutes.
 func runExample(name string, args ...string) string {
 	GinkgoHelper()
 	cmd := exec.Command(bins[name], append([]string{"--redis", srv.Addr()}, args...)...)
 	s, err := gexec.Start(cmd, GinkgoWriter, GinkgoWriter)
 	Expect(err).NotTo(HaveOccurred())
-	Eventually(s).WithTimeout(time.Minute).Should(gexec.Exit(0), filepath.Base(bins[name])+" failed")
+	Eventually(s).WithTimeout(2*time.Minute).Should(gexec.Exit(0), name+" failed; its output:\n"+string(s.Out.Contents()))
 	return string(s.Out.Contents())
 }
 
-// tableRow returns the numbers of the flash-sale table row that starts with
-// label.
-func tableRow(out, label string) []string {
+// expectNoKeysLeft checks that a program left no key under prefix: its data
+// cleaned up, and every lock it took released.
+func expectNoKeysLeft(prefix string) {
 	GinkgoHelper()
-	for _, line := range strings.Split(out, "\n") {
-		f := strings.Fields(line)
-		if len(f) > 0 && f[0] == label {
-			return f[1:]
-		}
-	}
-	Fail("no row " + label + " in:\n" + out)
-	return nil
+	rdb := srv.Client()
+	defer rdb.Close()
+	Expect(rdb.Keys(context.Background(), prefix+"*").Result()).To(BeEmpty())
 }
 
-var _ = Describe("the flash sale (200 buyers clicking twice, 50 coupons, two instances)", func() {
-	It("oversells and double-orders without a lock, and sells exactly one coupon per buyer with goredisson", func() {
+// numbers returns the integers of the submatches of re in out.
+func numbers(re, out string) []int {
+	GinkgoHelper()
+	m := regexp.MustCompile(re).FindStringSubmatch(out)
+	Expect(m).NotTo(BeNil(), "no match for "+re+" in:\n"+out)
+	var ns []int
+	for _, s := range m[1:] {
+		for f := range strings.FieldsSeq(s) {
+			n, err := strconv.Atoi(f)
+			Expect(err).NotTo(HaveOccurred())
+			ns = append(ns, n)
+		}
+	}
+	return ns
+}
+
+var _ = Describe("the flash sale (200 buyers clicking twice on two instances, 50 coupons)", func() {
+	It("oversells and double-orders without locks, and sells exactly one coupon to each of 50 buyers with goredisson", func() {
 		out := runExample("flashsale")
-		bare, locked := tableRow(out, "no")[1:], tableRow(out, "goredisson") // "no lock" is two fields
-		// columns: requests, orders, stock left, oversold, duplicate buyers, ...
-		Expect(bare[0]).To(Equal("400"))
-		Expect(strconv.Atoi(bare[3])).To(BeNumerically(">", 0), "oversold without a lock:\n"+out)
-		Expect(strconv.Atoi(bare[4])).To(BeNumerically(">", 0), "duplicate buyers without a lock:\n"+out)
-		Expect(locked[:5]).To(Equal([]string{"400", "50/50", "0", "0", "0"}), out)
-		Expect(out).To(ContainSubstring("goredisson: exactly 50 orders, one per buyer"))
+		bare := numbers(`(?m)^no lock\s*: 400 clicks, 50 coupons: (\d+) orders, oversold (\d+), buyers with two orders (\d+)`, out)
+		Expect(bare[1]).To(BeNumerically(">", 0), "oversold without a lock:\n"+out)
+		Expect(bare[2]).To(BeNumerically(">", 0), "buyers with two orders without a lock:\n"+out)
+		Expect(out).To(ContainSubstring("goredisson: 400 clicks, 50 coupons: 50 orders, oversold 0, buyers with two orders 0, stock left 0\n"))
+		expectNoKeysLeft("flashsale:")
 	})
 })
 
-var _ = Describe("stock deduction (10 workers, 5 items)", func() {
+var _ = Describe("stock deduction (10 workers on two instances, 5 items)", func() {
 	It("oversells without a lock and sells exactly the stock with goredisson", func() {
 		out := runExample("stock")
-		Expect(out).To(MatchRegexp(`no lock\s*: 10 workers, 5 items: sold ([6-9]|10), .* oversold [1-5]\n`))
-		Expect(out).To(ContainSubstring("goredisson: 10 workers, 5 items: sold 5, stock left 0, oversold 0"))
+		Expect(out).To(MatchRegexp(`(?m)^no lock\s*: 10 workers, 5 items: sold ([6-9]|10), stock left \d+, oversold [1-5]$`))
+		Expect(out).To(ContainSubstring("goredisson: 10 workers, 5 items: sold 5, stock left 0, oversold 0\n"))
+		expectNoKeysLeft("stock:")
 	})
 })
 
-var _ = Describe("cache breakdown (a hot key expiring under 50 readers)", func() {
-	It("loads the backend once per expiry with the lock and with two levels, once per reader without", func() {
+var _ = Describe("cache breakdown (a hot key expiring under concurrent readers)", func() {
+	It("loads the backend once per expiry with the rebuild lock and with two levels, many times without", func() {
 		out := runExample("cachebreakdown", "--expiries", "3", "--readers", "50")
-		Expect(out).To(MatchRegexp(`no guard\s+backend loads per expiry \[(\d+) (\d+) (\d+)\]`))
-		m := regexp.MustCompile(`no guard\s+backend loads per expiry \[(\d+) `).FindStringSubmatch(out)
-		Expect(strconv.Atoi(m[1])).To(BeNumerically(">", 1), "a herd of loads without a guard:\n"+out)
+		unguarded := numbers(`no guard\s+backend loads per expiry \[([\d ]+)\]`, out)
+		Expect(unguarded).To(HaveLen(3))
+		Expect(slices.Max(unguarded)).To(BeNumerically(">", 1), "a herd of loads without a guard:\n"+out)
 		Expect(out).To(MatchRegexp(`lock\s+backend loads per expiry \[1 1 1\], stale reads 0, errors 0`))
 		Expect(out).To(MatchRegexp(`two-level\s+backend loads per expiry \[1 1 1\], stale reads \d+, errors 0`))
+		expectNoKeysLeft("cache:")
 	})
 
-	It("serves the stale L2 copy at once instead of waiting for the rebuild", func() {
-		rdb := srv.Client()
-		DeferCleanup(rdb.Close)
-		locks, err := rlock.NewClient(rdb)
-		Expect(err).NotTo(HaveOccurred())
-		DeferCleanup(locks.Close)
-		c := &scenario.Cache{Redis: rdb, Locks: locks, Backend: &scenario.Backend{Delay: 300 * time.Millisecond},
-			Strategy: "two-level", TTL: time.Minute, L2TTL: time.Hour}
-		key := "spec:hot:" + strconv.Itoa(GinkgoParallelProcess())
-		res, err := scenario.Expiries(context.Background(), c, key, 1, 20)
-		Expect(err).NotTo(HaveOccurred())
-		Expect(res.Loads).To(Equal([]int{1}))
-		Expect(res.Stale).To(Equal(19), "every reader but the rebuilder served L2")
-		Expect(locks.NewLock(key + ":rebuild")).NotTo(rlocktest.BeLocked())
+	It("serves the stale L2 copy at once to every reader but the rebuilder, instead of waiting", func() {
+		out := runExample("cachebreakdown", "--expiries", "1", "--readers", "20", "--load-time", "1s")
+		Expect(out).To(MatchRegexp(`two-level\s+backend loads per expiry \[1\], stale reads 19, errors 0`))
+		expectNoKeysLeft("cache:")
 	})
 })
 
-var _ = Describe("the naive SETNX ladder, next to goredisson", Ordered, func() {
-	var outcomes map[string]scenario.Outcome
+var _ = Describe("the naive lock ladder, next to goredisson", Ordered, func() {
+	verdicts := map[string]string{} // "scenario|lock" -> verdict
 
 	BeforeAll(func() {
-		list, err := scenario.Ladder(context.Background(), srv.Addr(), 300*time.Millisecond)
-		Expect(err).NotTo(HaveOccurred())
-		outcomes = map[string]scenario.Outcome{}
-		for _, o := range list {
-			GinkgoWriter.Printf("%s | %s | %s\n", o.Scenario, o.Lock, o.Verdict)
-			outcomes[o.Scenario+"|"+o.Lock] = o
+		out := runExample("naivelocks")
+		for line := range strings.Lines(out) {
+			f := regexp.MustCompile(`\s{2,}`).Split(strings.TrimSpace(line), 3)
+			if len(f) == 3 {
+				verdicts[f[0]+"|"+f[1]] = f[2]
+			}
+		}
+		Expect(verdicts).To(HaveLen(9), out)
+		expectNoKeysLeft("naivelocks:")
+	})
+
+	verdict := func(scenario, lock string) string {
+		GinkgoHelper()
+		v, ok := verdicts[scenario+"|"+lock]
+		Expect(ok).To(BeTrue(), "no row for "+scenario+" with "+lock)
+		return v
+	}
+	const crash, outlasts, checkDelete = "holder crashes", "job outlasts its TTL", "check, then delete"
+
+	It("SETNX + DEL: a crashed holder's lock is never released", func() {
+		Expect(verdict(crash, "SETNX + DEL")).To(HavePrefix("FAILS: the lock is never released (TTL none)"))
+	})
+	It("SETNX, then EXPIRE: a holder crashing between the two commands leaves a lock that never expires", func() {
+		Expect(verdict(crash, "SETNX, then EXPIRE")).To(HavePrefix("FAILS: the lock is never released (TTL none)"))
+	})
+	It("goredisson: a crashed holder's lock is free one lease later", func() {
+		Expect(verdict(crash, "goredisson (watchdog)")).To(HavePrefix("ok: the next owner got the lock after"))
+	})
+	It("SET NX PX + DEL: a job outlasting its TTL deletes the next owner's lock, and a third owner enters", func() {
+		Expect(verdict(outlasts, "SET NX PX + DEL")).To(And(HavePrefix("FAILS:"), ContainSubstring("deleted the second's lock")))
+	})
+	It("SET NX PX + Lua DEL: the release is safe, but the next owner enters while the long job works", func() {
+		Expect(verdict(outlasts, "SET NX PX + Lua DEL")).To(And(
+			HavePrefix("FAILS: the second owner entered while the first still worked"), Not(ContainSubstring("deleted"))))
+	})
+	It("goredisson with a fixed lease: the lease runs out like rung 5's TTL, and the late Unlock is refused with ErrNotHeld", func() {
+		Expect(verdict(outlasts, "goredisson (fixed lease)")).To(And(
+			ContainSubstring("entered while the first still worked"),
+			ContainSubstring("refused (ErrNotHeld) and deleted nothing"),
+			Not(ContainSubstring("deleted the second's lock"))))
+	})
+	It("goredisson with the watchdog: the long job keeps its lock and the next owners wait", func() {
+		Expect(verdict(outlasts, "goredisson (watchdog)")).To(Equal("ok: each owner waited for the previous one's release"))
+	})
+	It("GET, compare, then DEL: the lock expires between check and delete, and the next owner's lock is deleted", func() {
+		Expect(verdict(checkDelete, "SET NX PX + GET/DEL")).To(And(HavePrefix("FAILS:"), ContainSubstring("deleted the second's lock")))
+	})
+	It("goredisson: the release is one script, so there is no gap between check and delete", func() {
+		Expect(verdict(checkDelete, "goredisson (fixed lease)")).To(Equal("ok: each owner waited for the previous one's release"))
+	})
+})
+
+var _ = Describe("example programs as users copy them", func() {
+	It("import only the standard library, go-redis and goredisson's rlock, ctxowner and rlocktest", func() {
+		allowed := []string{"github.com/redis/go-redis/v9", "github.com/goredisson/goredisson/rlock",
+			"github.com/goredisson/goredisson/ctxowner", "github.com/goredisson/goredisson/rlocktest"}
+		for _, name := range programs {
+			out, err := exec.Command("go", "list", "-f", "{{join .Imports \"\\n\"}}", "./"+name).Output()
+			Expect(err).NotTo(HaveOccurred())
+			for imp := range strings.Lines(string(out)) {
+				imp = strings.TrimSpace(imp)
+				if strings.Contains(strings.SplitN(imp, "/", 2)[0], ".") { // not the standard library
+					Expect(allowed).To(ContainElement(imp), name+" imports "+imp)
+				}
+			}
 		}
 	})
 
-	outcome := func(scenarioName, lock string) scenario.Outcome {
-		GinkgoHelper()
-		o, ok := outcomes[scenarioName+"|"+lock]
-		Expect(ok).To(BeTrue(), "no outcome for "+scenarioName+" with "+lock)
-		return o
-	}
-
-	It("SETNX + DEL: a crashed holder's lock is never released", func() {
-		Expect(outcome("holder crashes", scenario.SetnxDel)).To(And(HaveField("OK", BeFalse()), HaveField("Verdict", ContainSubstring("never released (TTL none)"))))
-	})
-	It("SETNX, then EXPIRE: a holder crashing between the two commands leaves an eternal lock", func() {
-		Expect(outcome("holder crashes", scenario.SetnxExpire)).To(HaveField("OK", BeFalse()))
-	})
-	It("goredisson: a crashed holder's lock is free one lease later", func() {
-		Expect(outcome("holder crashes", scenario.Goredisson)).To(HaveField("OK", BeTrue()))
-	})
-	It("SET NX PX + DEL: a job outlasting its TTL deletes the next owner's lock and a third owner enters", func() {
-		Expect(outcome("job outlasts its TTL", scenario.SetPxDel)).To(And(HaveField("OK", BeFalse()), HaveField("Verdict", ContainSubstring("deleted the second's lock"))))
-	})
-	It("SET NX PX + Lua DEL: a safe release, but the next owner enters while the long job works", func() {
-		Expect(outcome("job outlasts its TTL", scenario.LuaCompareDel)).To(And(HaveField("OK", BeFalse()), HaveField("Verdict", ContainSubstring("entered while it worked"))))
-	})
-	It("goredisson with a fixed lease: the late release is refused with ErrNotHeld and deletes nothing", func() {
-		Expect(outcome("job outlasts its TTL", scenario.Goredisson+" (fixed lease)")).To(And(HaveField("OK", BeTrue()), HaveField("Verdict", ContainSubstring("ErrNotHeld"))))
-	})
-	It("goredisson with the watchdog: the long job keeps its lock and the next owners wait", func() {
-		Expect(outcome("job outlasts its TTL", scenario.Goredisson+" (watchdog)")).To(And(HaveField("OK", BeTrue()), HaveField("Verdict", ContainSubstring("held until released"))))
-	})
-	It("GET, compare, then DEL: the lock expires between check and delete and another owner's lock is deleted", func() {
-		Expect(outcome("check, then delete", scenario.GetCompareDel)).To(And(HaveField("OK", BeFalse()), HaveField("Verdict", ContainSubstring("deleted the second's lock"))))
-	})
-	It("goredisson: the release is one script, so the same timing deletes nothing of another owner", func() {
-		Expect(outcome("check, then delete", scenario.Goredisson+" (fixed lease)")).To(HaveField("OK", BeTrue()))
-	})
-	It("the naivelocks program prints the same ladder and exits 0", func() {
-		out := runExample("naivelocks")
-		Expect(strings.Count(out, "FAILS")).To(Equal(5), out)
-		Expect(out).To(ContainSubstring("goredisson rlock.Lock (watchdog)"))
+	It("start a throwaway redis-server when no --redis is given", func() {
+		s, err := gexec.Start(exec.Command(bins["stock"]), GinkgoWriter, GinkgoWriter)
+		Expect(err).NotTo(HaveOccurred())
+		Eventually(s).WithTimeout(time.Minute).Should(gexec.Exit(0))
+		Expect(string(s.Out.Contents())).To(ContainSubstring("goredisson: 10 workers, 5 items: sold 5, stock left 0, oversold 0\n"))
 	})
 })
 
 var _ = Describe("example programs without a Redis", func() {
-	It("exit non-zero with a clear message for an unreachable address", func() {
-		var errOut bytes.Buffer
-		cmd := exec.Command(bins["stock"], "--redis", "127.0.0.1:1")
-		cmd.Stderr = &errOut
-		err := cmd.Run()
-		Expect(err).To(HaveOccurred())
-		Expect(errOut.String()).To(ContainSubstring("redis at 127.0.0.1:1 is unreachable"))
+	It("exit 1 with a clear message for an unreachable address", func() {
+		for _, name := range programs {
+			s, err := gexec.Start(exec.Command(bins[name], "--redis", "127.0.0.1:1"), GinkgoWriter, GinkgoWriter)
+			Expect(err).NotTo(HaveOccurred())
+			Eventually(s).WithTimeout(time.Minute).Should(gexec.Exit(1), name)
+			Expect(string(s.Err.Contents())).To(ContainSubstring(name+": redis at 127.0.0.1:1 is unreachable"), name)
+		}
 	})
 })
