@@ -14,7 +14,8 @@ import (
 func runStatus(ctx context.Context, env *cli, args []string) error {
 	fs, addr := env.flags("status", "[flags] NAME",
 		"Shows the lock NAME as stored in Redis: its kind (reentrant, fenced, fair,\n"+
-			"read-write, or foreign for a key that is not a lock hash), holder fields\n"+
+			"read-write, foreign for a key that is not a lock hash, or none when no key\n"+
+			"exists), its state (locked or not locked), holder fields\n"+
 			"(<client id>:<owner id>) with hold counts, remaining TTL, a fair lock's\n"+
 			"queued waiters, and the connections subscribed to its unlock channel.\n"+
 			"Works for locks taken by Redisson too.", defaultAddr())
@@ -35,18 +36,16 @@ func runStatus(ctx context.Context, env *cli, args []string) error {
 	}
 	tw := tabwriter.NewWriter(env.stdout, 0, 0, 2, ' ', 0)
 	fmt.Fprintf(tw, "lock:\t%s\n", info.Name)
-	fmt.Fprintf(tw, "kind:\t%s\n", info.Kind)
-	if info.Kind == rlock.KindForeign {
+	switch info.Kind {
+	case rlock.KindUnlocked:
+		fmt.Fprintf(tw, "kind:\t%s (no key %q in Redis)\n", kindNone, info.Name)
+	case rlock.KindForeign:
+		fmt.Fprintf(tw, "kind:\t%s\n", info.Kind)
 		fmt.Fprintf(tw, "note:\tthe key is a Redis %s, not a lock hash\n", info.RedisType)
+	default:
+		fmt.Fprintf(tw, "kind:\t%s\n", info.Kind)
 	}
-	state := "unlocked"
-	if info.Locked() {
-		state = "locked"
-		if info.Mode != "" {
-			state += " (" + info.Mode + ")"
-		}
-	}
-	fmt.Fprintf(tw, "state:\t%s\n", state)
+	fmt.Fprintf(tw, "state:\t%s\n", lockState(info))
 	for _, h := range info.Holders {
 		fmt.Fprintf(tw, "holder:\t%s\tholds %d\n", h.Field, h.Count)
 	}
@@ -59,6 +58,28 @@ func runStatus(ctx context.Context, env *cli, args []string) error {
 		fmt.Fprintf(tw, "token:\t%d (last fencing token issued)\n", info.Token)
 	}
 	return tw.Flush()
+}
+
+// kindNone is the kind status reports for a lock whose key does not exist.
+const kindNone = "none"
+
+// kindOf is the kind status reports: Inspect's, with "none" for no key.
+func kindOf(info *rlock.LockInfo) string {
+	if info.Kind == rlock.KindUnlocked {
+		return kindNone
+	}
+	return info.Kind
+}
+
+// lockState is "locked", with a read-write lock's mode, or "not locked".
+func lockState(info *rlock.LockInfo) string {
+	if !info.Locked() {
+		return "not locked"
+	}
+	if info.Mode != "" {
+		return "locked (" + info.Mode + ")"
+	}
+	return "locked"
 }
 
 func ttlString(d time.Duration) string {
@@ -89,7 +110,7 @@ type infoJSON struct {
 }
 
 func statusJSON(info *rlock.LockInfo) infoJSON {
-	out := infoJSON{Name: info.Name, Kind: info.Kind, Locked: info.Locked(), Mode: info.Mode, Queue: info.Queue,
+	out := infoJSON{Name: info.Name, Kind: kindOf(info), Locked: info.Locked(), Mode: info.Mode, Queue: info.Queue,
 		Subscribers: info.Subscribers, Token: info.Token, Holders: []holderJSON{}, TTLMillis: info.TTL.Milliseconds()}
 	if info.TTL == rlock.NoExpiry {
 		out.TTLMillis = -1
@@ -138,7 +159,7 @@ func runUnlock(ctx context.Context, env *cli, args []string) error {
 	}
 	deleted, err := lock.ForceUnlock(ctx)
 	if err != nil {
-		return err
+		return fail(exitUnavailable, "force-unlocking %s: %s", name, plain(err))
 	}
 	if !deleted {
 		return fail(exitFailure, "%s was not locked", name)
