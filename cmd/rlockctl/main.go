@@ -159,7 +159,7 @@ func (env *cli) usage(w io.Writer) {
 func (env *cli) flags(name, args, about string, redisDefault string) (*flag.FlagSet, *string) {
 	fs := flag.NewFlagSet("rlockctl "+name, flag.ContinueOnError)
 	fs.SetOutput(env.stderr)
-	addr := fs.String("redis", redisDefault, "Redis address `host:port`")
+	addr := fs.String("redis", redisDefault, "Redis server `host:port`, e.g. 127.0.0.1:6379")
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "Usage: rlockctl %s %s\n\n%s\n\nFlags:\n", name, args, about)
 		fs.PrintDefaults()
