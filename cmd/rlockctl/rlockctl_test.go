@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"syscall"
@@ -433,6 +434,22 @@ var _ = Describe("rlockctl", func() {
 			Eventually(s.Out).Should(gbytes.Say(`reentered\s+by .* \(holds 2\)`))
 			Eventually(s.Out).WithTimeout(5 * time.Second).Should(gbytes.Say(`expired\s+lease of .* ran out`))
 			exits(s, 0)
+		})
+
+		It("hears Redisson's unlock channels of a read-write lock and of a name with its own hash tag", func() {
+			notifications(false)
+			name := "{" + lockName() + "}:rw"
+			s := rlockctl("watch", name) // killed at cleanup
+			Eventually(s.Out).Should(gbytes.Say(`state: not locked\n`))
+			c := newClient()
+			read := c.NewReadWriteLock(name).ReadLock()
+			Expect(read.Lock(ctx)).To(Succeed())
+			Expect(read.Unlock(ctx)).To(Succeed())
+			Eventually(s.Out).Should(gbytes.Say(`message\s+redisson_rwlock:` + regexp.QuoteMeta(name) + ` "`))
+			lock := c.NewLock(name)
+			Expect(lock.Lock(ctx)).To(Succeed())
+			Expect(lock.Unlock(ctx)).To(Succeed())
+			Eventually(s.Out).Should(gbytes.Say(`message\s+redisson_lock__channel:` + regexp.QuoteMeta(name) + ` "0"`))
 		})
 
 		It("says an expired lease ran out without keyspace notifications", func() {

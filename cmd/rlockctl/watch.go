@@ -23,7 +23,8 @@ func runWatch(ctx context.Context, env *cli, args []string) error {
 			"as they happen, and a holder's own unlock is told from a force unlock (a DEL\n"+
 			"by anyone). Without them, the lock is read every --interval, and the end of a\n"+
 			"hold is reported as unlocked (released or force-unlocked) or expired. Stops\n"+
-			"on SIGINT/SIGTERM, after --count events or after --for.", defaultAddr())
+			"on SIGINT/SIGTERM, after --count events (the state line is not one) or\n"+
+			"after --for.", defaultAddr())
 	count := fs.Int("count", 0, "stop after this many events (0: no limit)")
 	duration := fs.Duration("for", 0, "stop after this long (0: no limit)")
 	interval := fs.Duration("interval", 100*time.Millisecond, "read the lock at least this often")
@@ -53,10 +54,11 @@ func runWatch(ctx context.Context, env *cli, args []string) error {
 		}
 	}
 	keyspace := fmt.Sprintf("__keyspace@%d__:%s", rdb.Options().DB, name)
-	sub := rdb.Subscribe(ctx, rlock.ChannelName(name), rlock.RWChannelName(name), keyspace)
+	lockCh, rwCh := channels(name)
+	sub := rdb.Subscribe(ctx, lockCh, rwCh, keyspace)
 	defer sub.Close()
-	if err := sub.PSubscribe(ctx, rlock.ChannelName(name)+":*"); err != nil {
-		return err
+	if err := sub.PSubscribe(ctx, lockCh+":*"); err != nil {
+		return fail(exitUnavailable, "subscribing: %v", err)
 	}
 	if _, err := sub.Receive(ctx); err != nil { // wait for the subscription to be in place
 		return fail(exitUnavailable, "subscribing: %v", err)
@@ -98,6 +100,18 @@ func runWatch(ctx context.Context, env *cli, args []string) error {
 		}
 	}
 	return nil
+}
+
+// channels returns the lock's unlock channels as Redisson names them:
+// redisson_lock__channel:{name} (a fair lock's waiters each have their own,
+// with :<waiter field> added) and redisson_rwlock:{name}. A name that holds
+// a hash tag is used as it is.
+func channels(name string) (lock, rw string) {
+	tagged := "{" + name + "}"
+	if strings.Contains(name, "{") {
+		tagged = name
+	}
+	return "redisson_lock__channel:" + tagged, "redisson_rwlock:" + tagged
 }
 
 // notifiesHolders reports whether notify-keyspace-events flags v publish
