@@ -68,7 +68,9 @@ func startServer() (*redistest.Server, string) {
 	}
 	s, err := redistest.Start()
 	if err != nil {
-		return nil, "redis-server did not start: " + strings.TrimPrefix(err.Error(), "redistest: ")
+		bin, _ := redistest.Binary()
+		why := strings.TrimSuffix(strings.TrimSpace(strings.TrimPrefix(err.Error(), "redistest: ")), ":")
+		return nil, fmt.Sprintf("%s did not start (%s)", bin, why)
 	}
 	return s, ""
 }
