@@ -118,6 +118,13 @@ var _ = Describe("rlockctl", func() {
 			Expect(string(s.Out.Contents())).To(ContainSubstring("REDIS_SERVER=/nonexistent/redis-server is not an executable file"))
 			Expect(string(s.Out.Contents())).To(MatchRegexp(`goredisson\s+120\s+20/20\s+0\s+0\s+0`))
 		})
+
+		It("falls back to an in-process Redis, and says why, when REDIS_SERVER does not start", func() {
+			s := start([]string{"REDIS_SERVER=/bin/false"}, "demo", "--buyers", "60", "--coupons", "20")
+			exits(s, 0)
+			Expect(string(s.Out.Contents())).To(MatchRegexp(`in-process Redis \(miniredis\) on 127\.0\.0\.1:\d+: /bin/false did not start \(`))
+			Expect(string(s.Out.Contents())).To(MatchRegexp(`goredisson\s+120\s+20/20\s+0\s+0\s+0`))
+		})
 	})
 
 	Describe("status", func() {
