@@ -216,9 +216,10 @@ func (b block) fileName() string {
 }
 
 // vetBlocks writes every block as a package of a module that replaces
-// github.com/goredisson/goredisson with the checkout at root, runs go build
-// and go vet on them all, offline, and returns their complaints per block
-// fence, and what they said about no block.
+// github.com/goredisson/goredisson with the checkout at root, runs go vet on
+// them all (and go build when there are compile errors), offline, and
+// returns their complaints per block fence, and what they said about no
+// block.
 func vetBlocks(root, readme string, bs []block) (map[int]string, string, error) {
 	tmp, err := os.MkdirTemp("", "readmecheck-")
 	if err != nil {
@@ -237,18 +238,19 @@ func vetBlocks(root, readme string, bs []block) (map[int]string, string, error) 
 			return nil, "", err
 		}
 	}
-	// go build lists every compile error of a package (up to 10), go vet
-	// only its first, but vet also checks _test.go files and vet's checks.
-	built, _ := goCmd(tmp, "build", "./...")
 	vetted, _ := goCmd(tmp, "vet", "./...")
-	perBlock, rest := byBlock(strings.ReplaceAll(built, readme, "README.md"))
-	vetPerBlock, vetRest := byBlock(strings.ReplaceAll(vetted, readme, "README.md"))
-	for fence, v := range vetPerBlock {
-		if perBlock[fence] == "" {
-			perBlock[fence] = v
-		}
+	perBlock, rest := byBlock(strings.ReplaceAll(vetted, readme, "README.md"))
+	if !strings.Contains(vetted, "vet: ") {
+		return perBlock, rest, nil
 	}
-	return perBlock, rest + vetRest, nil
+	// go vet names only the first compile error of a package, go build
+	// every one (up to 10) but not those of _test.go files.
+	built, _ := goCmd(tmp, "build", "./...")
+	builtPerBlock, _ := byBlock(strings.ReplaceAll(built, readme, "README.md"))
+	for fence, b := range builtPerBlock {
+		perBlock[fence] = b
+	}
+	return perBlock, rest, nil
 }
 
 // module makes dir a module that requires the checkout at root under its

@@ -19,13 +19,14 @@ package readmecheck_test
 //     ctxowner, rlocktest, ...) are imported when it uses them without.
 //
 // A block that is neither fails, as does a fragment marker before a block
-// with a package clause. The blocks are compiled with go build and go vet in
-// a temporary module that replaces github.com/goredisson/goredisson with
-// this checkout, offline (GOPROXY=off, -mod=mod, the checkout's go.mod
-// requirements and go.sum), one package per block; a failure names the
-// block by the line of its fence and gives the compiler's or vet's message
-// with README.md's line numbers. One run of each checks all blocks: with a
-// warm build cache (CI runs go vet ./... first) it takes a second or two.
+// with a package clause. The blocks are compiled with go vet (and go build,
+// which lists every compile error, when there are some) in a temporary
+// module that replaces github.com/goredisson/goredisson with this checkout,
+// offline (GOPROXY=off, -mod=mod, the checkout's go.mod requirements and
+// go.sum), one package per block; a failure names the block by the line of
+// its fence and gives the compiler's or vet's message with README.md's line
+// numbers. One go vet run checks all blocks: with a warm build cache (CI
+// runs go vet ./... first) it takes a second or two.
 
 import (
 	"fmt"
@@ -92,7 +93,7 @@ var _ = Describe("README.md", Ordered, ContinueOnFailure, func() {
 		Expect(err).NotTo(HaveOccurred(), "README.md")
 		Expect(bs).NotTo(BeEmpty(), "README.md has no go block")
 		vetted = check(root, readme, bs)
-		Expect(vetted.rest).To(BeEmpty(), "go build and go vet of README.md's blocks")
+		Expect(vetted.rest).To(BeEmpty(), "go vet of README.md's blocks")
 	})
 
 	for _, b := range bs {
