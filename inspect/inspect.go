@@ -24,8 +24,8 @@ type Kind string
 
 // The kinds of lock.
 const (
-	// KindUnlocked: the lock's key does not exist.
-	KindUnlocked Kind = "unlocked"
+	// KindNone: the lock's key does not exist (nobody holds it).
+	KindNone Kind = "none"
 	// KindReentrant: a hash of holder fields (Lock, SpinLock).
 	KindReentrant Kind = "reentrant"
 	// KindFenced: a reentrant hash with a fencing-token counter.
@@ -156,7 +156,7 @@ func Lock(ctx context.Context, rdb redis.UniversalClient, name string) (*Info, e
 	info.Token, _ = strconv.ParseInt(token.Val(), 10, 64)
 	switch info.RedisType {
 	case "none":
-		info.Kind = KindUnlocked
+		info.Kind = KindNone
 	case "hash":
 		info.Kind = KindReentrant
 		for f, v := range fields.Val() {
@@ -171,7 +171,7 @@ func Lock(ctx context.Context, rdb redis.UniversalClient, name string) (*Info, e
 	default:
 		info.Kind = KindForeign
 	}
-	if info.Kind == KindReentrant || info.Kind == KindUnlocked {
+	if info.Kind == KindReentrant || info.Kind == KindNone {
 		switch {
 		case len(info.Queue) > 0 || timeouts.Val() > 0:
 			info.Kind = KindFair

@@ -18,8 +18,9 @@ func runDemo(ctx context.Context, env *cli, args []string) error {
 			"\"buy\" twice each, on two service instances (two connections, 16 goroutines\n"+
 			"each), for 50 coupons; first without a lock, then with goredisson locks (one\n"+
 			"per buyer for the order check, one for the stock). Without --redis it starts a\n"+
-			"private redis-server on a free loopback port, or an in-process Redis when\n"+
-			"redis-server is not installed.", "")
+			"private redis-server ($REDIS_SERVER, else redis-server on PATH) on a free\n"+
+			"loopback port, or an in-process Redis when there is none or it does not\n"+
+			"start, and says which.", "")
 	sale := scenario.DefaultFlashSale("")
 	fs.IntVar(&sale.Coupons, "coupons", sale.Coupons, "coupons for sale")
 	fs.IntVar(&sale.Buyers, "buyers", sale.Buyers, "buyers (each clicks twice)")
@@ -33,9 +34,14 @@ func runDemo(ctx context.Context, env *cli, args []string) error {
 	if sale.Coupons <= 0 || sale.Buyers <= 0 || sale.Workers <= 0 {
 		return fail(exitUsage, "--coupons, --buyers and --workers must be positive")
 	}
+	if *addr != "" {
+		if err := checkAddr(*addr); err != nil {
+			return err
+		}
+	}
 	r, err := embedded.Open(ctx, *addr)
 	if err != nil {
-		return fail(exitUnavailable, "%v", err)
+		return fail(exitUnavailable, "%s", plain(err))
 	}
 	defer r.Close()
 	fmt.Fprintf(env.stdout, "Redis: %s\n", r.What)
@@ -44,7 +50,7 @@ func runDemo(ctx context.Context, env *cli, args []string) error {
 
 	in, err := scenario.OpenInstances(r.Addr, sale.Workers)
 	if err != nil {
-		return err
+		return fail(exitFailure, "connecting to %s: %s", r.Addr, plain(err))
 	}
 	defer in.Close()
 	rdbs := in.Redis
@@ -64,7 +70,7 @@ func runDemo(ctx context.Context, env *cli, args []string) error {
 		res, err := sale.Run(ctx, rdbs, lc)
 		done()
 		if err != nil {
-			return fmt.Errorf("%s run: %w", label, err)
+			return fail(exitFailure, "the %s run failed: %s", label, plain(err))
 		}
 		results = append(results, res)
 	}

@@ -3,12 +3,14 @@
 //
 //	rlockctl demo                                  the flash-sale demo (no Redis needed)
 //	rlockctl run --lock NAME [--wait D] [--lease D] -- CMD ARGS...
-//	                                               a distributed flock(1)
+//	                                               a distributed flock(1): waits for
+//	                                               the lock until it is acquired, or
+//	                                               up to --wait D (0: one attempt)
 //	rlockctl status NAME                           holders, hold counts, TTL, type, waiters
 //	rlockctl unlock --force NAME                   delete a lock whoever holds it
 //	rlockctl watch NAME                            print lock and unlock events
 //
-// Every subcommand takes --redis ADDR (default $REDIS_ADDR, else
+// Every subcommand takes --redis HOST:PORT (default $REDIS_ADDR, else
 // 127.0.0.1:6379; the demo starts its own Redis when none is given) and
 // --help.
 //
@@ -16,7 +18,8 @@
 //
 //	0    success
 //	1    failure: the demo's locked run went wrong, unlock --force found no lock, or an error
-//	2    bad usage: unknown subcommand or flag, missing lock name or command
+//	2    bad usage: unknown subcommand or flag, bad flag value or --redis address,
+//	     missing lock name or command
 //	69   Redis unreachable or not answering (EX_UNAVAILABLE)
 //	75   run: the lock was not acquired within --wait (EX_TEMPFAIL)
 //	77   run: the lock was lost while the command ran; the command was signalled
@@ -30,7 +33,10 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net"
 	"os"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -121,8 +127,21 @@ func (env *cli) main(ctx context.Context, args []string) int {
 		}
 		return ee.code
 	}
-	fmt.Fprintf(env.stderr, "rlockctl %s: %v\n", args[0], err)
+	fmt.Fprintf(env.stderr, "rlockctl %s: %s\n", args[0], plain(err))
 	return exitFailure
+}
+
+// plain phrases err for a user. goredisson's errors read
+// `goredisson: <operation> "<lock>": <cause>`, naming internal operations
+// ("newclient", "trylock"); rlockctl says itself what it was doing, so
+// only the cause is kept, without the "invalid argument: " prefix.
+func plain(err error) string {
+	msg := err.Error()
+	var re *rlock.Error
+	if errors.As(err, &re) && re.Err != nil {
+		msg = strings.Replace(msg, re.Error(), plain(re.Err), 1)
+	}
+	return strings.TrimPrefix(msg, rlock.ErrInvalidArgument.Error()+": ")
 }
 
 func (env *cli) usage(w io.Writer) {
@@ -141,7 +160,7 @@ func (env *cli) usage(w io.Writer) {
 func (env *cli) flags(name, args, about string, redisDefault string) (*flag.FlagSet, *string) {
 	fs := flag.NewFlagSet("rlockctl "+name, flag.ContinueOnError)
 	fs.SetOutput(env.stderr)
-	addr := fs.String("redis", redisDefault, "Redis `address` host:port")
+	addr := fs.String("redis", redisDefault, "Redis server `host:port`, e.g. 127.0.0.1:6379")
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "Usage: rlockctl %s %s\n\n%s\n\nFlags:\n", name, args, about)
 		fs.PrintDefaults()
@@ -178,25 +197,49 @@ func defaultAddr() string {
 	return "127.0.0.1:6379"
 }
 
-// connect returns a go-redis client for addr that answered PING, and a
-// goredisson Client on it; close both with the returned func.
-func connect(ctx context.Context, addr string, opts ...rlock.Option) (*redis.Client, *rlock.Client, func(), error) {
+// checkAddr tells bad usage (exit 2) from an unreachable server (exit 69):
+// a --redis address must be host:port with a numeric port.
+func checkAddr(addr string) error {
 	if addr == "" {
-		return nil, nil, nil, fail(exitUsage, "empty --redis address")
+		return fail(exitUsage, "empty --redis address: want host:port, e.g. 127.0.0.1:6379")
+	}
+	_, port, err := net.SplitHostPort(addr)
+	if err == nil {
+		if n, perr := strconv.Atoi(port); perr != nil || n < 1 || n > 65535 {
+			err = fmt.Errorf("port %q is not a number from 1 to 65535", port)
+		}
+	}
+	if err != nil {
+		var ae *net.AddrError
+		if errors.As(err, &ae) {
+			err = errors.New(ae.Err)
+		}
+		return fail(exitUsage, "bad --redis address %q (%v): want host:port, e.g. 127.0.0.1:6379", addr, err)
+	}
+	return nil
+}
+
+// connect returns a go-redis client for addr that answered PING, and a
+// goredisson Client on it; close both with the returned func. Bad usage
+// (the address, the options) is reported before Redis is asked.
+func connect(ctx context.Context, addr string, opts ...rlock.Option) (*redis.Client, *rlock.Client, func(), error) {
+	if err := checkAddr(addr); err != nil {
+		return nil, nil, nil, err
 	}
 	rdb := redis.NewClient(&redis.Options{Addr: addr, DialTimeout: 2 * time.Second, MaxRetries: -1})
-	pctx, cancel := context.WithTimeout(ctx, 3*time.Second)
-	defer cancel()
-	if err := rdb.Ping(pctx).Err(); err != nil {
-		_ = rdb.Close()
-		return nil, nil, nil, fail(exitUnavailable, "cannot reach Redis at %s: %v", addr, err)
-	}
 	c, err := rlock.NewClient(rdb, opts...)
 	if err != nil {
 		_ = rdb.Close()
-		return nil, nil, nil, fail(exitUsage, "%v", err)
+		return nil, nil, nil, fail(exitUsage, "%s", plain(err))
 	}
-	return rdb, c, func() { _ = c.Close(); _ = rdb.Close() }, nil
+	closeAll := func() { _ = c.Close(); _ = rdb.Close() }
+	pctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+	defer cancel()
+	if err := rdb.Ping(pctx).Err(); err != nil {
+		closeAll()
+		return nil, nil, nil, fail(exitUnavailable, "cannot reach Redis at %s: %v", addr, err)
+	}
+	return rdb, c, closeAll, nil
 }
 
 // lockName returns the single positional lock name.
@@ -229,7 +272,7 @@ func readLock(ctx context.Context, addr, name string) (c *rlock.Client, info *in
 	}
 	if info, err = inspect.Lock(ctx, rdb, name); err != nil {
 		closeAll()
-		return nil, nil, nil, err
+		return nil, nil, nil, fail(exitUnavailable, "reading lock %s: %s", name, plain(err))
 	}
 	return c, info, closeAll, nil
 }

@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"syscall"
@@ -109,6 +110,21 @@ var _ = Describe("rlockctl", func() {
 			Expect(string(s.Out.Contents())).To(ContainSubstring("in-process Redis (miniredis)"))
 			Expect(string(s.Out.Contents())).To(MatchRegexp(`goredisson\s+120\s+20/20\s+0\s+0\s+0`))
 		})
+
+		It("falls back to an in-process Redis, and says why, when REDIS_SERVER points nowhere", func() {
+			s := start([]string{"REDIS_SERVER=/nonexistent/redis-server"}, "demo", "--buyers", "60", "--coupons", "20")
+			exits(s, 0)
+			Expect(string(s.Out.Contents())).To(ContainSubstring("in-process Redis (miniredis) on 127.0.0.1:"))
+			Expect(string(s.Out.Contents())).To(ContainSubstring("REDIS_SERVER=/nonexistent/redis-server is not an executable file"))
+			Expect(string(s.Out.Contents())).To(MatchRegexp(`goredisson\s+120\s+20/20\s+0\s+0\s+0`))
+		})
+
+		It("falls back to an in-process Redis, and says why, when REDIS_SERVER does not start", func() {
+			s := start([]string{"REDIS_SERVER=/bin/false"}, "demo", "--buyers", "60", "--coupons", "20")
+			exits(s, 0)
+			Expect(string(s.Out.Contents())).To(MatchRegexp(`in-process Redis \(miniredis\) on 127\.0\.0\.1:\d+: /bin/false did not start \(`))
+			Expect(string(s.Out.Contents())).To(MatchRegexp(`goredisson\s+120\s+20/20\s+0\s+0\s+0`))
+		})
 	})
 
 	Describe("status", func() {
@@ -173,10 +189,16 @@ var _ = Describe("rlockctl", func() {
 			}).Should(And(MatchRegexp(`kind:\s+fair`), MatchRegexp(`queue:\s+1 waiting: `+c.ID()+`:ctx:second`), MatchRegexp(`subscribers:\s+1 `)))
 		})
 
-		It("says unlocked for a free lock and foreign for a key that is not a lock", func() {
-			s := rlockctl("status", lockName())
+		It("says not locked, kind none, for a lock without a key, and foreign for a key that is not a lock", func() {
+			name := lockName()
+			s := rlockctl("status", name)
 			exits(s, 0)
-			Expect(string(s.Out.Contents())).To(And(MatchRegexp(`kind:\s+unlocked`), MatchRegexp(`state:\s+unlocked`), MatchRegexp(`ttl:\s+-`)))
+			out := string(s.Out.Contents())
+			Expect(out).To(And(MatchRegexp(`kind:\s+none \(no key "`+name+`" in Redis\)`), MatchRegexp(`state:\s+not locked`), MatchRegexp(`ttl:\s+-`)))
+			Expect(out).NotTo(ContainSubstring("unlocked"))
+			s = rlockctl("status", "--json", name)
+			exits(s, 0)
+			Expect(string(s.Out.Contents())).To(And(ContainSubstring(`"kind": "none"`), ContainSubstring(`"locked": false`)))
 			rdb := srv.Client()
 			DeferCleanup(rdb.Close)
 			Expect(rdb.Set(ctx, "cli:plain", "v", 0).Err()).To(Succeed())
@@ -184,6 +206,19 @@ var _ = Describe("rlockctl", func() {
 			exits(s, 0)
 			Expect(string(s.Out.Contents())).To(And(MatchRegexp(`kind:\s+foreign`), ContainSubstring("a Redis string, not a lock hash")))
 		})
+	})
+
+	It("prints only kinds that README.md lists for status", func() {
+		readme, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+		Expect(err).NotTo(HaveOccurred())
+		i := strings.Index(string(readme), "- `status` reads any lock of the family")
+		Expect(i).To(BeNumerically(">=", 0), "README.md describes status")
+		section := string(readme)[i:]
+		section = section[:strings.Index(section, "\n- ")]
+		for _, kind := range []string{"reentrant", "fenced", "fair", "read-write", "foreign", "none"} {
+			Expect(section).To(ContainSubstring("`"+kind+"`"), kind)
+		}
+		Expect(section).To(ContainSubstring("`not locked`"))
 	})
 
 	Describe("unlock", func() {
@@ -230,13 +265,45 @@ var _ = Describe("rlockctl", func() {
 			Eventually(func() (string, error) { b, err := os.ReadFile(log); return string(b), err }).Should(Equal("start one\n"))
 			busy := rlockctl("run", "--lock", name, "--wait", "0", "--", "true")
 			exits(busy, 75)
-			Expect(string(busy.Err.Contents())).To(ContainSubstring("not acquired within 0s"))
-			second := rlockctl("run", "--lock", name, "--wait", "10s", "--", "sh", "-c", step, "two")
+			Expect(string(busy.Err.Contents())).To(ContainSubstring("lock " + name + " not acquired: another owner holds it (--wait 0: one attempt)"))
+			second := rlockctl("run", "--lock", name, "--wait", "10", "--", "sh", "-c", step, "two") // seconds, as flock -w
 			exits(first, 0)
 			exits(second, 0)
 			b, err := os.ReadFile(log)
 			Expect(err).NotTo(HaveOccurred())
 			Expect(string(b)).To(Equal("start one\nend one\nstart two\nend two\n"))
+		})
+
+		It("waits until the lock is acquired without --wait, as flock(1) does, and says so in --help", func() {
+			name := lockName()
+			c := newClient()
+			holder := ctxowner.WithID(ctx, "holder")
+			lock := c.NewLock(name)
+			Expect(lock.Lock(holder)).To(Succeed())
+			DeferCleanup(func() { _, _ = lock.ForceUnlock(ctx) })
+			s := rlockctl("run", "--lock", name, "--", "echo", "ran")
+			Consistently(s).WithTimeout(1500 * time.Millisecond).ShouldNot(gexec.Exit())
+			Expect(lock.Unlock(holder)).To(Succeed())
+			exits(s, 0)
+			Expect(string(s.Out.Contents())).To(Equal("ran\n"))
+
+			help := rlockctl("run", "--help")
+			exits(help, 0)
+			Expect(string(help.Out.Contents())).To(And(MatchRegexp(`0 makes one attempt; forever waits until the lock is acquired \(default forever\)`),
+				ContainSubstring("As flock(1) does, run waits until the lock is acquired")))
+		})
+
+		It("waits up to a duration given with a unit, then exits 75", func() {
+			name := lockName()
+			c := newClient()
+			lock := c.NewLock(name)
+			Expect(lock.Lock(ctx)).To(Succeed())
+			DeferCleanup(func() { _, _ = lock.ForceUnlock(ctx) })
+			began := time.Now()
+			s := rlockctl("run", "--lock", name, "--wait", "1s", "--", "true")
+			exits(s, 75)
+			Expect(time.Since(began)).To(BeNumerically(">=", time.Second))
+			Expect(string(s.Err.Contents())).To(ContainSubstring("lock " + name + " not acquired within --wait 1s"))
 		})
 
 		It("passes signals to the command and returns its status", func() {
@@ -292,33 +359,114 @@ var _ = Describe("rlockctl", func() {
 	})
 
 	Describe("watch", func() {
-		It("prints lock, unlock and message events as they happen", func() {
+		// notifications turns the server's keyspace notifications on for a
+		// spec (as --notify does) and back to what they were after it.
+		notifications := func(on bool) {
+			rdb := srv.Client()
+			DeferCleanup(rdb.Close)
+			was, err := rdb.ConfigGet(ctx, "notify-keyspace-events").Result()
+			Expect(err).NotTo(HaveOccurred())
+			DeferCleanup(func() { rdb.ConfigSet(ctx, "notify-keyspace-events", was["notify-keyspace-events"]) })
+			flags := ""
+			if on {
+				flags = "Khgx"
+			}
+			Expect(rdb.ConfigSet(ctx, "notify-keyspace-events", flags).Err()).To(Succeed())
+		}
+
+		It("prints the state first, then lock, unlock and message events as they happen", func() {
+			notifications(false)
 			name := lockName()
-			s := rlockctl("watch", "--count", "4", name)
-			Eventually(s.Out).Should(gbytes.Say("watching " + name))
-			Eventually(s.Out).Should(gbytes.Say(`unlocked\s+lock "` + name + `" unlocked`))
+			s := rlockctl("watch", "--count", "3", name)
+			Eventually(s.Out).Should(gbytes.Say("watching " + name + ".*keyspace notifications off"))
+			Eventually(s.Out).Should(gbytes.Say(`\nstate: not locked\n`))
 			c := newClient()
 			owner := ctxowner.WithID(ctx, "w1")
 			lock := c.NewLock(name)
 			Expect(lock.Lock(owner)).To(Succeed())
-			Eventually(s.Out).Should(gbytes.Say(`locked\s+by ` + c.ID() + `:ctx:w1 \(holds 1, ttl `))
+			Eventually(s.Out).Should(gbytes.Say(`\d\d:\d\d:\d\d\.\d{3} locked\s+by ` + c.ID() + `:ctx:w1 \(holds 1, ttl `))
 			Expect(lock.Unlock(owner)).To(Succeed())
 			Eventually(s.Out).Should(gbytes.Say(`message\s+redisson_lock__channel:\{` + name + `\} "0"`))
-			Eventually(s.Out).Should(gbytes.Say(`unlocked\s+by ` + c.ID() + `:ctx:w1`))
+			Eventually(s.Out).Should(gbytes.Say(`unlocked\s+` + c.ID() + `:ctx:w1 no longer holds it: released by it or force-unlocked \(--notify tells which\)`))
+			exits(s, 0)
+		})
+
+		It("prints a held lock's state first, and does not count it as an event", func() {
+			notifications(false)
+			name := lockName()
+			c := newClient()
+			lock := c.NewLock(name)
+			Expect(lock.Lock(ctxowner.WithID(ctx, "w2"))).To(Succeed())
+			DeferCleanup(func() { _, _ = lock.ForceUnlock(ctx) })
+			s := rlockctl("watch", "--count", "2", name) // the message and the unlock
+			Eventually(s.Out).Should(gbytes.Say(`\nstate: locked by ` + c.ID() + `:ctx:w2 \(holds 1\); reentrant lock, ttl \d`))
+			Consistently(s).WithTimeout(time.Second).ShouldNot(gexec.Exit())
+			Expect(lock.ForceUnlock(ctx)).To(BeTrue())
+			exits(s, 0)
+			Expect(string(s.Out.Contents())).To(MatchRegexp(`unlocked\s+` + c.ID() + `:ctx:w2 no longer holds it: released by it or force-unlocked`))
+			Expect(string(s.Out.Contents())).NotTo(ContainSubstring("unlocked by"))
+		})
+
+		It("tells a holder's unlock from a force unlock with keyspace notifications", func() {
+			notifications(true)
+			name := lockName()
+			s := rlockctl("watch", "--count", "5", name)
+			Eventually(s.Out).Should(gbytes.Say(`keyspace notifications on \(`))
+			Eventually(s.Out).Should(gbytes.Say(`state: not locked\n`))
+			c := newClient()
+			owner := ctxowner.WithID(ctx, "w3")
+			lock := c.NewLock(name)
+			Expect(lock.Lock(owner)).To(Succeed())
+			Eventually(s.Out).Should(gbytes.Say(`locked\s+by ` + c.ID() + `:ctx:w3`))
+			Expect(lock.Unlock(owner)).To(Succeed())
+			Eventually(s.Out).Should(gbytes.Say(`unlocked\s+by ` + c.ID() + `:ctx:w3\n`))
+			Expect(lock.Lock(owner)).To(Succeed())
+			Eventually(s.Out).Should(gbytes.Say(`locked\s+by ` + c.ID() + `:ctx:w3`))
+			u := rlockctl("unlock", "--force", name)
+			exits(u, 0)
+			Eventually(s.Out).Should(gbytes.Say(`force-unlocked\s+deleted while ` + c.ID() + `:ctx:w3 held it\n`))
 			exits(s, 0)
 		})
 
 		It("sees holder changes with keyspace notifications (--notify), re-entries and expiries included", func() {
+			notifications(false)
 			name := lockName()
-			s := rlockctl("watch", "--notify", "--count", "4", name)
+			s := rlockctl("watch", "--notify", "--count", "3", name)
 			Eventually(s.Out).Should(gbytes.Say(`keyspace notifications on \(`))
 			c := newClient()
 			lock := c.NewLock(name)
-			Expect(lock.LockLease(ctx, 500*time.Millisecond)).To(Succeed())
+			Expect(lock.LockLease(ctx, time.Second)).To(Succeed())
 			Eventually(s.Out).Should(gbytes.Say(`locked\s+by`))
-			Expect(lock.LockLease(ctx, 500*time.Millisecond)).To(Succeed())
+			Expect(lock.LockLease(ctx, time.Second)).To(Succeed())
 			Eventually(s.Out).Should(gbytes.Say(`reentered\s+by .* \(holds 2\)`))
-			Eventually(s.Out).WithTimeout(3 * time.Second).Should(gbytes.Say(`expired\s+lease of .* ran out`))
+			Eventually(s.Out).WithTimeout(5 * time.Second).Should(gbytes.Say(`expired\s+lease of .* ran out`))
+			exits(s, 0)
+		})
+
+		It("hears Redisson's unlock channels of a read-write lock and of a name with its own hash tag", func() {
+			notifications(false)
+			name := "{" + lockName() + "}:rw"
+			s := rlockctl("watch", name) // killed at cleanup
+			Eventually(s.Out).Should(gbytes.Say(`state: not locked\n`))
+			c := newClient()
+			read := c.NewReadWriteLock(name).ReadLock()
+			Expect(read.Lock(ctx)).To(Succeed())
+			Expect(read.Unlock(ctx)).To(Succeed())
+			Eventually(s.Out).Should(gbytes.Say(`message\s+redisson_rwlock:` + regexp.QuoteMeta(name) + ` "`))
+			lock := c.NewLock(name)
+			Expect(lock.Lock(ctx)).To(Succeed())
+			Expect(lock.Unlock(ctx)).To(Succeed())
+			Eventually(s.Out).Should(gbytes.Say(`message\s+redisson_lock__channel:` + regexp.QuoteMeta(name) + ` "0"`))
+		})
+
+		It("says an expired lease ran out without keyspace notifications", func() {
+			notifications(false)
+			name := lockName()
+			s := rlockctl("watch", "--count", "2", name)
+			Eventually(s.Out).Should(gbytes.Say(`state: not locked\n`))
+			Expect(newClient().NewLock(name).LockLease(ctx, time.Second)).To(Succeed())
+			Eventually(s.Out).Should(gbytes.Say(`locked\s+by`))
+			Eventually(s.Out).WithTimeout(5 * time.Second).Should(gbytes.Say(`expired\s+lease of .* ran out`))
 			exits(s, 0)
 		})
 	})
@@ -338,9 +486,37 @@ var _ = Describe("rlockctl", func() {
 			Entry("negative lease", 2, "--lease must be >= 0", "run", "--lock", "x", "--lease", "-1s", "--", "true"),
 			Entry("unknown flag", 2, "flag provided but not defined: -bogus", "status", "--bogus", "x"),
 			Entry("unreachable Redis", 69, "cannot reach Redis at 127.0.0.1:1", "status", "--redis", "127.0.0.1:1", "x"),
-			Entry("bad address", 69, "cannot reach Redis at not-an-address", "watch", "--redis", "not-an-address", "x"),
+			Entry("address without a port", 2, `bad --redis address "not-an-address" (missing port in address): want host:port`, "watch", "--redis", "not-an-address", "x"),
+			Entry("address with a bad port", 2, `bad --redis address "localhost:http" (port "http" is not a number from 1 to 65535)`, "status", "--redis", "localhost:http", "x"),
+			Entry("a URL for an address", 2, `bad --redis address "redis://127.0.0.1:6379"`, "run", "--redis", "redis://127.0.0.1:6379", "--lock", "x", "--", "true"),
+			Entry("bad address for the demo", 2, `bad --redis address "::1"`, "demo", "--redis", "::1"),
 			Entry("unreachable Redis for run", 69, "cannot reach Redis", "run", "--redis", "127.0.0.1:1", "--lock", "x", "--", "true"),
+			Entry("negative wait", 2, `invalid value "-1" for flag -wait: negative: use 0 for one attempt, forever to wait until acquired`, "run", "--lock", "x", "--wait", "-1", "--", "true"),
+			Entry("wait below 1ms", 2, "500µs is below 1ms: use 0 for one attempt", "run", "--lock", "x", "--wait", "500us", "--", "true"),
+			Entry("wait that is no duration", 2, "want a duration (10s, 1m30s), seconds (2.5), 0 or forever", "run", "--lock", "x", "--wait", "soon", "--", "true"),
+			Entry("lease below 1ms", 2, "--lease 1ns is below Redis's 1ms resolution (0: watchdog)", "run", "--lock", "x", "--lease", "1ns", "--", "true"),
+			Entry("watchdog too short", 2, "rlockctl run: watchdog timeout 1ms: must be at least 3ms\n", "run", "--lock", "x", "--watchdog", "1ms", "--", "true"),
+			Entry("watchdog too short, Redis unreachable", 2, "watchdog timeout 1ms", "run", "--redis", "127.0.0.1:1", "--lock", "x", "--watchdog", "1ms", "--", "true"),
 		)
+
+		It("never shows the user internal names in errors", func() {
+			runs := [][]string{
+				{"run", "--lock", "x", "--watchdog", "1ms", "--", "true"},
+				{"run", "--lock", "x", "--lease", "1ns", "--", "true"},
+				{"run", "--redis", "127.0.0.1:1", "--lock", "x", "--", "true"},
+				{"status", "--redis", "not-an-address", "x"},
+			}
+			for _, args := range runs {
+				s := rlockctl(args...)
+				Eventually(s).WithTimeout(time.Minute).Should(gexec.Exit())
+				Expect(s.ExitCode()).NotTo(BeZero(), "%q", args)
+				Expect(string(s.Err.Contents())).NotTo(Or(ContainSubstring("goredisson:"), ContainSubstring("newclient"),
+					ContainSubstring("trylock"), ContainSubstring("redistest"), ContainSubstring("invalid argument")), "%q", args)
+			}
+			s := start([]string{"REDIS_SERVER=/nonexistent/redis-server"}, "demo", "--buyers", "4", "--coupons", "2")
+			exits(s, 0)
+			Expect(string(s.Out.Contents()) + string(s.Err.Contents())).NotTo(ContainSubstring("redistest"))
+		})
 
 		It("documents every subcommand with --help (exit 0)", func() {
 			for _, sub := range []string{"demo", "run", "status", "unlock", "watch"} {

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"strconv"
 	"syscall"
 	"time"
 
@@ -28,9 +29,12 @@ func runRun(ctx context.Context, env *cli, args []string) error {
 			"unlocked, expired while Redis was unreachable, or a fixed lease ran out), CMD\n"+
 			"gets SIGTERM, SIGKILL after --kill-after, and run exits 77. The loss of a\n"+
 			"watchdog lease is noticed at the next renewal, a third of --watchdog.\n"+
-			"Exit 75 when the lock is not acquired within --wait.", defaultAddr())
+			"As flock(1) does, run waits until the lock is acquired; --wait D gives up\n"+
+			"after D and --wait 0 after one attempt, and run then exits 75.", defaultAddr())
 	name := fs.String("lock", "", "lock `name` (required)")
-	wait := fs.Duration("wait", -1, "how long to wait for the lock; 0 makes one attempt, < 0 waits forever")
+	wait := &waitFlag{forever: true}
+	fs.Var(wait, "wait", "how long to wait for the lock: a `duration` (10s, 1m30s) or seconds as in flock -w (2.5);\n"+
+		"0 makes one attempt; forever waits until the lock is acquired")
 	lease := fs.Duration("lease", 0, "fixed lease; 0 keeps a watchdog lease renewed while CMD runs")
 	wd := fs.Duration("watchdog", 30*time.Second, "watchdog lease, renewed every third of it")
 	killAfter := fs.Duration("kill-after", 5*time.Second, "after a lost lock, SIGKILL CMD this long after SIGTERM")
@@ -46,6 +50,8 @@ func runRun(ctx context.Context, env *cli, args []string) error {
 		return fail(exitUsage, "missing command: rlockctl run --lock NAME -- CMD ARGS...")
 	case *lease < 0:
 		return fail(exitUsage, "--lease must be >= 0 (0: watchdog)")
+	case *lease > 0 && *lease < time.Millisecond:
+		return fail(exitUsage, "--lease %v is below Redis's 1ms resolution (0: watchdog)", *lease)
 	case *killAfter <= 0:
 		return fail(exitUsage, "--kill-after must be > 0")
 	}
@@ -93,7 +99,7 @@ func runRun(ctx context.Context, env *cli, args []string) error {
 			if *lease > 0 {
 				lostErr = fmt.Errorf("fixed lease of %v ran out: %w", *lease, lostErr)
 			}
-			fmt.Fprintf(env.stderr, "rlockctl run: lock %s lost (%v): sending SIGTERM to %s (pid %d)\n", *name, lostErr, fs.Arg(0), cmd.Process.Pid)
+			fmt.Fprintf(env.stderr, "rlockctl run: lock %s lost (%s): sending SIGTERM to %s (pid %d)\n", *name, plain(lostErr), fs.Arg(0), cmd.Process.Pid)
 			_ = cmd.Process.Signal(syscall.SIGTERM)
 			kill = time.After(*killAfter)
 			lost = context.Background() // Done() of Background is nil: never again
@@ -111,10 +117,59 @@ func runRun(ctx context.Context, env *cli, args []string) error {
 	}
 }
 
+// waitFlag is run's --wait: forever (the default, flock(1) without -w)
+// waits until the lock is acquired; a duration or a number of seconds waits
+// up to that long, 0 making one attempt.
+type waitFlag struct {
+	d       time.Duration
+	forever bool
+}
+
+func (w *waitFlag) String() string {
+	if w.forever {
+		return "forever"
+	}
+	return w.d.String()
+}
+
+// Set parses "forever", a Go duration or a number of seconds. A negative
+// wait is refused: it means "forever" to some and "do not wait" to others
+// (Redisson's tryLock(-1)).
+func (w *waitFlag) Set(s string) error {
+	if s == "forever" {
+		*w = waitFlag{forever: true}
+		return nil
+	}
+	d, err := time.ParseDuration(s)
+	if secs, ferr := strconv.ParseFloat(s, 64); err != nil && ferr == nil {
+		d, err = time.Duration(secs*float64(time.Second)), nil
+	}
+	switch {
+	case err != nil:
+		return errors.New("want a duration (10s, 1m30s), seconds (2.5), 0 or forever")
+	case d < 0:
+		return errors.New("negative: use 0 for one attempt, forever to wait until acquired")
+	case d > 0 && d < time.Millisecond:
+		return fmt.Errorf("%v is below 1ms: use 0 for one attempt", d)
+	}
+	*w = waitFlag{d: d}
+	return nil
+}
+
+// take acquires the lock as --wait says: until acquired, or with TryLock
+// (wait 0: one attempt).
+func (w waitFlag) take(ctx context.Context, lock *rlock.Lock, lease time.Duration) (bool, error) {
+	if w.forever {
+		err := lock.LockLease(ctx, lease)
+		return err == nil, err
+	}
+	return lock.TryLock(ctx, w.d, lease)
+}
+
 // acquire takes the lock. A forwarded signal while waiting ends the wait
 // (nothing is left behind) and run exits 128+signal, as the signal's
 // default action would have; the command is not started.
-func acquire(owner context.Context, lock *rlock.Lock, wait, lease time.Duration, sigs <-chan os.Signal) error {
+func acquire(owner context.Context, lock *rlock.Lock, wait waitFlag, lease time.Duration, sigs <-chan os.Signal) error {
 	actx, cancel := context.WithCancel(owner)
 	defer cancel()
 	got := make(chan struct{})
@@ -127,14 +182,7 @@ func acquire(owner context.Context, lock *rlock.Lock, wait, lease time.Duration,
 		case <-got:
 		}
 	}()
-	var ok bool
-	var err error
-	if wait < 0 {
-		err = lock.LockLease(actx, lease)
-		ok = err == nil
-	} else {
-		ok, err = lock.TryLock(actx, wait, lease)
-	}
+	ok, err := wait.take(actx, lock, lease)
 	close(got)
 	select {
 	case s := <-interrupted:
@@ -146,11 +194,13 @@ func acquire(owner context.Context, lock *rlock.Lock, wait, lease time.Duration,
 	}
 	switch {
 	case errors.Is(err, rlock.ErrInvalidArgument):
-		return fail(exitUsage, "%v", err)
+		return fail(exitUsage, "%s", plain(err))
 	case err != nil:
-		return fail(exitUnavailable, "acquiring %s: %v", lock.Name(), err)
+		return fail(exitUnavailable, "acquiring lock %s: %s", lock.Name(), plain(err))
+	case !ok && wait.d == 0:
+		return fail(exitNotAcquired, "lock %s not acquired: another owner holds it (--wait 0: one attempt)", lock.Name())
 	case !ok:
-		return fail(exitNotAcquired, "lock %s not acquired within %v", lock.Name(), wait)
+		return fail(exitNotAcquired, "lock %s not acquired within --wait %v", lock.Name(), wait.d)
 	}
 	return nil
 }
@@ -161,7 +211,7 @@ func release(owner context.Context, lock *rlock.Lock, env *cli) error {
 	defer cancel()
 	err := lock.Unlock(ctx)
 	if err != nil {
-		fmt.Fprintf(env.stderr, "rlockctl run: releasing %s: %v\n", lock.Name(), err)
+		fmt.Fprintf(env.stderr, "rlockctl run: releasing lock %s: %s\n", lock.Name(), plain(err))
 	}
 	return err
 }

@@ -15,7 +15,8 @@ import (
 func runStatus(ctx context.Context, env *cli, args []string) error {
 	fs, addr := env.flags("status", "[flags] NAME",
 		"Shows the lock NAME as stored in Redis: its kind (reentrant, fenced, fair,\n"+
-			"read-write, or foreign for a key that is not a lock hash), holder fields\n"+
+			"read-write, foreign for a key that is not a lock hash, or none when no key\n"+
+			"exists), its state (locked or not locked), holder fields\n"+
 			"(<client id>:<owner id>) with hold counts, remaining TTL, a fair lock's\n"+
 			"queued waiters, and the connections subscribed to its unlock channel.\n"+
 			"Works for locks taken by Redisson too.", defaultAddr())
@@ -36,18 +37,16 @@ func runStatus(ctx context.Context, env *cli, args []string) error {
 	}
 	tw := tabwriter.NewWriter(env.stdout, 0, 0, 2, ' ', 0)
 	fmt.Fprintf(tw, "lock:\t%s\n", info.Name)
-	fmt.Fprintf(tw, "kind:\t%s\n", info.Kind)
-	if info.Kind == inspect.KindForeign {
+	switch info.Kind {
+	case inspect.KindNone:
+		fmt.Fprintf(tw, "kind:\t%s (no key %q in Redis)\n", inspect.KindNone, info.Name)
+	case inspect.KindForeign:
+		fmt.Fprintf(tw, "kind:\t%s\n", info.Kind)
 		fmt.Fprintf(tw, "note:\tthe key is a Redis %s, not a lock hash\n", info.RedisType)
+	default:
+		fmt.Fprintf(tw, "kind:\t%s\n", info.Kind)
 	}
-	state := "unlocked"
-	if info.Locked() {
-		state = "locked"
-		if info.Mode != "" {
-			state += " (" + info.Mode + ")"
-		}
-	}
-	fmt.Fprintf(tw, "state:\t%s\n", state)
+	fmt.Fprintf(tw, "state:\t%s\n", lockState(info))
 	for _, h := range info.Holders {
 		fmt.Fprintf(tw, "holder:\t%s\tholds %d\n", h.Field, h.Count)
 	}
@@ -60,6 +59,17 @@ func runStatus(ctx context.Context, env *cli, args []string) error {
 		fmt.Fprintf(tw, "token:\t%d (last fencing token issued)\n", info.Token)
 	}
 	return tw.Flush()
+}
+
+// lockState is "locked", with a read-write lock's mode, or "not locked".
+func lockState(info *inspect.Info) string {
+	if !info.Locked() {
+		return "not locked"
+	}
+	if info.Mode != "" {
+		return "locked (" + info.Mode + ")"
+	}
+	return "locked"
 }
 
 func ttlString(d time.Duration) string {
@@ -139,7 +149,7 @@ func runUnlock(ctx context.Context, env *cli, args []string) error {
 	}
 	deleted, err := lock.ForceUnlock(ctx)
 	if err != nil {
-		return err
+		return fail(exitUnavailable, "force-unlocking %s: %s", name, plain(err))
 	}
 	if !deleted {
 		return fail(exitFailure, "%s was not locked", name)

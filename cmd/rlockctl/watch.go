@@ -16,12 +16,15 @@ import (
 
 func runWatch(ctx context.Context, env *cli, args []string) error {
 	fs, addr := env.flags("watch", "[flags] NAME",
-		"Prints the events of the lock NAME as they happen, one per line: unlock\n"+
-			"messages on its channels (plain, read-write and fair per-waiter), and changes\n"+
-			"of its holders (locked, re-entered, released, unlocked, expired). Holder\n"+
-			"changes are seen through keyspace notifications when the server has them on\n"+
-			"(--notify turns them on with CONFIG SET), and by reading the lock every\n"+
-			"--interval in any case. Stops on SIGINT/SIGTERM, after --count events or\n"+
+		"Prints the lock NAME's state (a line \"state: ...\"), then its events as they\n"+
+			"happen, one per line: unlock messages on its channels (plain, read-write and\n"+
+			"fair per-waiter), and changes of its holders (locked, reentered, released,\n"+
+			"unlocked, force-unlocked, expired). With keyspace notifications on (K with h,\n"+
+			"g and x, or A; --notify turns them on with CONFIG SET) holder changes are seen\n"+
+			"as they happen, and a holder's own unlock is told from a force unlock (a DEL\n"+
+			"by anyone). Without them, the lock is read every --interval, and the end of a\n"+
+			"hold is reported as unlocked (released or force-unlocked) or expired. Stops\n"+
+			"on SIGINT/SIGTERM, after --count events (the state line is not one) or\n"+
 			"after --for.", defaultAddr())
 	count := fs.Int("count", 0, "stop after this many events (0: no limit)")
 	duration := fs.Duration("for", 0, "stop after this long (0: no limit)")
@@ -52,27 +55,28 @@ func runWatch(ctx context.Context, env *cli, args []string) error {
 		}
 	}
 	keyspace := fmt.Sprintf("__keyspace@%d__:%s", rdb.Options().DB, name)
-	sub := rdb.Subscribe(ctx, layout.Channel(name), layout.RWChannel(name), keyspace)
+	lockCh, rwCh := layout.Channel(name), layout.RWChannel(name)
+	sub := rdb.Subscribe(ctx, lockCh, rwCh, keyspace)
 	defer sub.Close()
-	if err := sub.PSubscribe(ctx, layout.Channel(name)+":*"); err != nil {
-		return err
+	if err := sub.PSubscribe(ctx, lockCh+":*"); err != nil {
+		return fail(exitUnavailable, "subscribing: %v", err)
 	}
 	if _, err := sub.Receive(ctx); err != nil { // wait for the subscription to be in place
 		return fail(exitUnavailable, "subscribing: %v", err)
 	}
 	cfg, _ := rdb.ConfigGet(ctx, "notify-keyspace-events").Result()
-	mode := "off: holder changes are seen by reading the lock every " + interval.String()
-	if v := cfg["notify-keyspace-events"]; strings.ContainsAny(v, "KA") {
-		mode = "on (" + v + ")"
-	}
-	fmt.Fprintf(env.stdout, "watching %s on %s; keyspace notifications %s\n", name, *addr, mode)
-
-	w := &watcher{env: env, rdb: rdb, name: name, limit: *count}
+	w := &watcher{env: env, rdb: rdb, name: name, limit: *count, notified: notifiesHolders(cfg["notify-keyspace-events"])}
+	fmt.Fprintf(env.stdout, "watching %s on %s; keyspace notifications %s\n", name, *addr,
+		notifyMode(cfg["notify-keyspace-events"], w.notified, *interval))
 	if err := w.refresh(ctx, ""); err != nil {
-		return err
+		return fail(exitUnavailable, "reading lock %s: %s", name, plain(err))
 	}
-	ticker := time.NewTicker(*interval)
-	defer ticker.Stop()
+	var tick <-chan time.Time
+	if !w.notified { // with notifications, reads out of turn would race them
+		ticker := time.NewTicker(*interval)
+		defer ticker.Stop()
+		tick = ticker.C
+	}
 	msgs := sub.Channel()
 	for !w.done() {
 		select {
@@ -89,14 +93,34 @@ func runWatch(ctx context.Context, env *cli, args []string) error {
 				w.sawUnlock = true
 				err = w.refresh(ctx, "")
 			}
-		case <-ticker.C:
+		case <-tick:
 			err = w.refresh(ctx, "")
 		}
 		if err != nil && ctx.Err() == nil {
-			return fail(exitUnavailable, "%v", err)
+			return fail(exitUnavailable, "reading lock %s: %s", name, plain(err))
 		}
 	}
 	return nil
+}
+
+
+// notifiesHolders reports whether notify-keyspace-events flags v publish
+// every change of a lock's hash: keyspace events (K) of hash commands (h),
+// DEL (g) and expiries (x); A stands for all classes.
+func notifiesHolders(v string) bool {
+	return strings.Contains(v, "K") && (strings.Contains(v, "A") ||
+		strings.Contains(v, "h") && strings.Contains(v, "g") && strings.Contains(v, "x"))
+}
+
+// notifyMode says how holder changes will be seen.
+func notifyMode(v string, notified bool, interval time.Duration) string {
+	switch {
+	case notified:
+		return "on (" + v + "): holder changes are seen as they happen"
+	case v == "":
+		return "off: holder changes are seen by reading the lock every " + interval.String()
+	}
+	return "incomplete (" + v + ", want K with h, g and x): holder changes are seen by reading the lock every " + interval.String()
 }
 
 // enableNotifications adds hash (h), generic (g) and expired (x) keyspace
@@ -125,10 +149,16 @@ type watcher struct {
 	name  string
 	limit int
 	n     int
-	last  map[string]int // holder field -> count
+	last  map[string]int // holder field -> count; nil before the first read
+	// notified: keyspace notifications report every change of the hash, in
+	// order with the unlock messages, so why tells how a hold ended.
+	notified bool
 	// sawUnlock: an unlock message arrived since the last read, so holders
-	// that vanished were released rather than expired.
+	// that vanished were unlocked rather than expired.
 	sawUnlock bool
+	// expiry: the key cannot have expired before this time (the start of
+	// the last read plus the TTL it read).
+	expiry time.Time
 }
 
 func (w *watcher) done() bool { return w.limit > 0 && w.n >= w.limit }
@@ -138,16 +168,14 @@ func (w *watcher) event(kind, detail string) {
 		return
 	}
 	w.n++
-	fmt.Fprintf(w.env.stdout, "%s %-10s %s\n", time.Now().Format("15:04:05.000"), kind, detail)
+	fmt.Fprintf(w.env.stdout, "%s %-14s %s\n", time.Now().Format("15:04:05.000"), kind, detail)
 }
 
 // refresh reads the lock and prints what changed since the last read; why
-// is the keyspace event that prompted it, if any. Holders that vanished
-// were unlocked when an unlock message came or the key was deleted, and
-// expired when the key expired or vanished without a message.
+// is the keyspace event that prompted it, if any. The first read prints
+// the state, which is not an event.
 func (w *watcher) refresh(ctx context.Context, why string) error {
-	released := w.sawUnlock || why == "del"
-	w.sawUnlock = false
+	start := time.Now()
 	info, err := inspect.Lock(ctx, w.rdb, w.name)
 	if err != nil {
 		return err
@@ -156,15 +184,13 @@ func (w *watcher) refresh(ctx context.Context, why string) error {
 	for _, h := range info.Holders {
 		now[h.Field] = h.Count
 	}
-	first := w.last == nil
 	prev := w.last
 	w.last = now
-	if first {
-		if len(now) > 0 {
-			w.event("held", info.String())
-		} else {
-			w.event("unlocked", info.String())
-		}
+	gone := w.ending(why, time.Now())
+	w.sawUnlock = false
+	w.expiry = expiryAfter(start, info.TTL)
+	if prev == nil {
+		fmt.Fprintf(w.env.stdout, "state: %s\n", describe(info))
 		return nil
 	}
 	kept := 0
@@ -174,16 +200,10 @@ func (w *watcher) refresh(ctx context.Context, why string) error {
 		}
 	}
 	for f := range prev {
-		if _, still := now[f]; still {
-			continue
-		}
-		switch {
-		case kept > 0:
+		if _, still := now[f]; !still && kept > 0 {
 			w.event("left", f)
-		case why == "expired" || !released:
-			w.event("expired", fmt.Sprintf("lease of %s ran out", f))
-		default:
-			w.event("unlocked", fmt.Sprintf("by %s", f))
+		} else if !still {
+			gone(f)
 		}
 	}
 	for f, n := range now {
@@ -199,4 +219,53 @@ func (w *watcher) refresh(ctx context.Context, why string) error {
 		}
 	}
 	return nil
+}
+
+// ending returns how to report a holder whose hold ended, all holders
+// having vanished at once. With keyspace notifications, the first event
+// that shows the vanishing tells how: a hash command is the holder's own
+// unlock script, a DEL a force unlock, "expired" the lease. Without them,
+// a vanishing seen by a read that ended before the key could have expired,
+// or after an unlock message, is an unlock, by its holder or forced;
+// otherwise the lease ran out.
+func (w *watcher) ending(why string, readEnd time.Time) func(field string) {
+	switch {
+	case why == "expired":
+		return func(f string) { w.event("expired", fmt.Sprintf("lease of %s ran out", f)) }
+	case w.notified && (why == "hincrby" || why == "hdel" || why == "hset"):
+		return func(f string) { w.event("unlocked", "by "+f) }
+	case w.notified && why == "del":
+		return func(f string) { w.event("force-unlocked", fmt.Sprintf("deleted while %s held it", f)) }
+	case w.sawUnlock || readEnd.Before(w.expiry):
+		return func(f string) {
+			w.event("unlocked", fmt.Sprintf("%s no longer holds it: released by it or force-unlocked (--notify tells which)", f))
+		}
+	}
+	return func(f string) { w.event("expired", fmt.Sprintf("lease of %s ran out", f)) }
+}
+
+// expiryAfter is the earliest time a key read at start with ttl expires.
+func expiryAfter(start time.Time, ttl time.Duration) time.Time {
+	switch {
+	case ttl == inspect.NoExpiry:
+		return start.Add(100 * 365 * 24 * time.Hour)
+	case ttl > 0:
+		return start.Add(ttl)
+	}
+	return time.Time{}
+}
+
+// describe renders a lock's state for watch's first line.
+func describe(info *inspect.Info) string {
+	if info.Kind == inspect.KindForeign {
+		return fmt.Sprintf("not a lock: the key is a Redis %s", info.RedisType)
+	}
+	if !info.Locked() {
+		return "not locked"
+	}
+	holders := make([]string, 0, len(info.Holders))
+	for _, h := range info.Holders {
+		holders = append(holders, fmt.Sprintf("%s (holds %d)", h.Field, h.Count))
+	}
+	return fmt.Sprintf("%s by %s; %s lock, ttl %s", lockState(info), strings.Join(holders, ", "), info.Kind, ttlString(info.TTL))
 }

@@ -1,12 +1,17 @@
 // Package embedded gives the demo programs a Redis to talk to: the address
-// the user gave, else a private redis-server on a free loopback port when
-// one is on PATH, else an in-process Redis (miniredis, with its TTLs driven
-// by the wall clock). Only programs import it: the library never does.
+// the user gave, else a private redis-server on a free loopback port
+// ($REDIS_SERVER, else the one on PATH), else, when there is none or it
+// does not start, an in-process Redis (miniredis, with its TTLs driven by
+// the wall clock) whose description says why. Only programs import it: the
+// library never does.
 package embedded
 
 import (
 	"context"
 	"fmt"
+	"os"
+	"os/exec"
+	"strings"
 	"time"
 
 	"github.com/alicebob/miniredis/v2"
@@ -44,13 +49,35 @@ func Open(ctx context.Context, addr string) (*Redis, error) {
 		}
 		return &Redis{Addr: addr, What: "redis at " + addr}, nil
 	}
-	if _, err := redistest.Binary(); err == nil {
-		s, err := redistest.Start()
-		if err != nil {
-			return nil, err
-		}
+	s, why := startServer()
+	if s != nil {
 		return &Redis{Addr: s.Addr, What: fmt.Sprintf("private redis-server on %s (pid %d)", s.Addr, s.Pid()), close: func() { _ = s.Close() }}, nil
 	}
+	return startInProcess(why)
+}
+
+// startServer starts a private redis-server ($REDIS_SERVER, else the one on
+// PATH), or says for the user why there is none.
+func startServer() (*redistest.Server, string) {
+	if p := os.Getenv("REDIS_SERVER"); p != "" {
+		if _, err := exec.LookPath(p); err != nil {
+			return nil, fmt.Sprintf("REDIS_SERVER=%s is not an executable file", p)
+		}
+	} else if _, err := exec.LookPath("redis-server"); err != nil {
+		return nil, "no redis-server on PATH"
+	}
+	s, err := redistest.Start()
+	if err != nil {
+		bin, _ := redistest.Binary()
+		why := strings.TrimSuffix(strings.TrimSpace(strings.TrimPrefix(err.Error(), "redistest: ")), ":")
+		return nil, fmt.Sprintf("%s did not start (%s)", bin, why)
+	}
+	return s, ""
+}
+
+// startInProcess starts a miniredis whose TTLs follow the wall clock; why
+// says why no redis-server was started.
+func startInProcess(why string) (*Redis, error) {
 	m := miniredis.NewMiniRedis()
 	if err := m.Start(); err != nil {
 		return nil, fmt.Errorf("starting in-process redis: %w", err)
@@ -72,7 +99,7 @@ func Open(ctx context.Context, addr string) (*Redis, error) {
 			}
 		}
 	}()
-	return &Redis{Addr: m.Addr(), What: "in-process Redis (miniredis) on " + m.Addr() + ": no redis-server on PATH", close: func() {
+	return &Redis{Addr: m.Addr(), What: "in-process Redis (miniredis) on " + m.Addr() + ": " + why, close: func() {
 		close(stop)
 		<-done
 		m.Close()
