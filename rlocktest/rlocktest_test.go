@@ -73,7 +73,7 @@ var _ = Describe("rlocktest", func() {
 		m = rlocktest.HaveTTLWithin(time.Minute)
 		Expect(m.Match(lock)).To(BeFalse())
 		Expect(m.FailureMessage(lock)).To(ContainSubstring("it is not held"))
-		Expect(m.FailureMessage(lock)).To(ContainSubstring("state in Redis: unlocked, hash fields {}, no key"))
+		Expect(m.FailureMessage(lock)).To(ContainSubstring("state in Redis: none, hash fields {}, no key"))
 	})
 
 	It("counts the holds of every reader of a read-write lock", func() {

@@ -495,7 +495,7 @@ var _ = Describe("rlockctl", func() {
 			Entry("wait below 1ms", 2, "500µs is below 1ms: use 0 for one attempt", "run", "--lock", "x", "--wait", "500us", "--", "true"),
 			Entry("wait that is no duration", 2, "want a duration (10s, 1m30s), seconds (2.5), 0 or forever", "run", "--lock", "x", "--wait", "soon", "--", "true"),
 			Entry("lease below 1ms", 2, "--lease 1ns is below Redis's 1ms resolution (0: watchdog)", "run", "--lock", "x", "--lease", "1ns", "--", "true"),
-			Entry("watchdog too short", 2, "rlockctl run: watchdog timeout 1ms: must be at least 3ms\n", "run", "--lock", "x", "--watchdog", "1ms", "--", "true"),
+			Entry("watchdog too short", 2, "rlockctl run: watchdog timeout 1ms: must be at least 1s\n", "run", "--lock", "x", "--watchdog", "1ms", "--", "true"),
 			Entry("watchdog too short, Redis unreachable", 2, "watchdog timeout 1ms", "run", "--redis", "127.0.0.1:1", "--lock", "x", "--watchdog", "1ms", "--", "true"),
 		)
 

@@ -103,7 +103,6 @@ func runWatch(ctx context.Context, env *cli, args []string) error {
 	return nil
 }
 
-
 // notifiesHolders reports whether notify-keyspace-events flags v publish
 // every change of a lock's hash: keyspace events (K) of hash commands (h),
 // DEL (g) and expiries (x); A stands for all classes.
