@@ -37,6 +37,6 @@ func ExampleBeLocked() {
 	fmt.Println("held twice by job-1")
 	// Output:
 	// Expected lock "report" to be locked, but IsLocked returned false
-	//     state in Redis: unlocked, hash fields {}, no key
+	//     state in Redis: none, hash fields {}, no key
 	// held twice by job-1
 }
