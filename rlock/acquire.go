@@ -24,6 +24,7 @@ func (h *handle) acquire(ctx context.Context, op string, wait, lease time.Durati
 	if err := h.checkAcquire(op, ctx, wait, lease); err != nil {
 		return 0, false, err
 	}
+	start := time.Now()
 	a := &attempt{h: h, ctx: ctx, lease: lease, fairWait: h.fairWait}
 	a.field = h.field(ctx)
 	a.key = holdKey{h.name, a.field}
@@ -41,7 +42,10 @@ func (h *handle) acquire(ctx context.Context, op string, wait, lease time.Durati
 	if !held && h.kind == kindFair && wait != 0 {
 		a.leaveQueue()
 	}
-	return a.token, held, opErr(h.opName(op), h.name, h.c.ctxOr(ctx, err))
+	err = opErr(h.opName(op), h.name, h.c.ctxOr(ctx, err))
+	h.c.observe(ctx, Event{Op: op, Kind: h.kind.String(), Lock: h.name, Start: start, Duration: time.Since(start),
+		Attempts: a.attempts, Acquired: held, Err: err})
+	return a.token, held, err
 }
 
 // checkAcquire validates an acquisition's handle and arguments.
@@ -68,6 +72,7 @@ type attempt struct {
 	fairWait time.Duration // a fair waiter's threadWaitTime
 	deadline time.Time     // end of the wait (zero: none)
 	token    int64
+	attempts int // acquire scripts sent
 }
 
 // remain returns how much of the wait is left (ok false when it ran out);
@@ -269,6 +274,7 @@ func (a *attempt) try(queue bool) (held bool, ttl time.Duration, reached bool, e
 	o := newOp(a.ctx, s, keys, args)
 	o.sync, o.syncMs = c.opts.syncReplicas, c.opts.syncTimeout.Milliseconds()
 	sent := time.Now()
+	a.attempts++
 	if err := c.exec(a.ctx, o); err != nil {
 		var ab errAbandoned
 		if errors.As(err, &ab) {
@@ -291,7 +297,7 @@ func (a *attempt) try(queue bool) (held bool, ttl time.Duration, reached bool, e
 		return false, 0, true, err
 	}
 	if r, ok := ints(o.v); ok && len(r) > 0 {
-		c.taken(a.key, hs, int(r[0]), sent, a.lease, h.kind == kindWrite && r[0] > 1, h.renewKind())
+		c.taken(a.key, hs, int(r[0]), sent, a.lease, h.kind == kindWrite && r[0] > 1, leaseData{h.renewKind(), h.kind})
 		if len(r) > 1 {
 			a.token = r[1]
 		}
@@ -321,7 +327,7 @@ func (a *attempt) try(queue bool) (held bool, ttl time.Duration, reached bool, e
 // hold.
 func (c *Client) giveBackUnsynced(a *attempt, hs *hold, synced int64) error {
 	err := fmt.Errorf("%w: %d of %d replicas within %v", ErrReplicaSync, synced, c.opts.syncReplicas, c.opts.syncTimeout)
-	if _, rerr := c.releaseOnce(a.ctx, a.h, a.key, hs); rerr != nil && !errors.Is(rerr, ErrNotHeld) {
+	if _, _, rerr := c.releaseOnce(a.ctx, a.h, a.key, hs); rerr != nil && !errors.Is(rerr, ErrNotHeld) {
 		return fmt.Errorf("%w (and giving it back failed: %w)", err, rerr)
 	}
 	return err

@@ -68,7 +68,7 @@ func NewClient(rdb redis.UniversalClient, opts ...Option) (*Client, error) {
 		pubsub.WithWakeAll(func(payload string) bool { return payload == layout.ReadUnlockMessage }),
 		pubsub.WithSharded(o.publishCommand == "spublish"),
 	)
-	c.wd = watchdog.New(c.renew, o.watchdogTimeout, watchdog.WithLogger(o.logger))
+	c.wd = watchdog.New(c.renew, o.watchdogTimeout, watchdog.WithLogger(o.logger), watchdog.WithOnLost(c.lost))
 	go c.checkEviction()
 	return c, nil
 }

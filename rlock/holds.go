@@ -27,6 +27,7 @@ type holdKey struct{ name, field string }
 type hold struct {
 	count int           // holds taken and not given back, as far as known
 	lease time.Duration // fixed lease of the last acquisition; 0 for a watchdog lease
+	since time.Time     // when the first of the holds was taken
 	// entry watches the lease (and renews a watchdog lease) while count > 0.
 	entry *watchdog.Entry
 	// busy is set while a call of this owner on this lock is in flight or
@@ -150,6 +151,17 @@ func (l *ledger) entry(k holdKey) *watchdog.Entry {
 	return nil
 }
 
+// since returns when the hold's first hold was taken (zero: none known).
+func (l *ledger) since(k holdKey) time.Time {
+	s := l.shard(k)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if h := s.m[k]; h != nil {
+		return h.since
+	}
+	return time.Time{}
+}
+
 // known returns the holds the ledger counts for a hold being entered: 0
 // when its lease is known lost (Redis has dropped it, or will before anyone
 // else can take the lock).
@@ -165,7 +177,7 @@ func (h *hold) known() int {
 // sent at sent, lasts lease (fixed) or keep (a watchdog lease, renewed);
 // extend is set when the script extended the lease by lease instead of
 // setting it (a write re-entry).
-func (c *Client) taken(k holdKey, h *hold, count int, sent time.Time, lease time.Duration, extend bool, renew renewKind) {
+func (c *Client) taken(k holdKey, h *hold, count int, sent time.Time, lease time.Duration, extend bool, data leaseData) {
 	renewed := lease <= 0
 	keep := lease
 	if renewed {
@@ -177,12 +189,15 @@ func (c *Client) taken(k holdKey, h *hold, count int, sent time.Time, lease time
 			h.entry.Stop()
 			h.entry = nil
 		}
+		if h.entry == nil {
+			h.since = sent
+		}
 		h.count = count
 		if !renewed {
 			h.lease = lease
 		}
 		if h.entry == nil {
-			h.entry = c.wd.Add(watchdog.Lease{Key: k.name, Field: k.field, Data: renew}, deadline, renewed)
+			h.entry = c.wd.Add(watchdog.Lease{Key: k.name, Field: k.field, Data: data}, deadline, renewed)
 			return
 		}
 		if extend {
@@ -192,18 +207,46 @@ func (c *Client) taken(k holdKey, h *hold, count int, sent time.Time, lease time
 	})
 }
 
-// released records what a release left: count holds (0: none).
-func (c *Client) released(k holdKey, h *hold, count int) {
+// released records what a release left: count holds (0: none). It
+// returns how long the owner held the lock when that was its last hold.
+func (c *Client) released(k holdKey, h *hold, count int) (held time.Duration) {
 	c.holds.update(k, func() {
 		h.count = max(count, 0)
 		if h.count == 0 {
 			if h.entry != nil {
 				h.entry.Stop()
 				h.entry = nil
+				held = time.Since(h.since)
 			}
 			h.lease = 0
 		}
 	})
+	return held
+}
+
+// leaseData is what the watchdog keeps of a lease for the Client: how to
+// renew it and which kind of lock it is (for events).
+type leaseData struct {
+	renew renewKind
+	kind  kind
+}
+
+// lost reports a lease the watchdog found lost (the WithOnLost callback).
+func (c *Client) lost(l watchdog.Lease, err error) {
+	if c.opts.observer == nil {
+		return
+	}
+	k := holdKey{l.Key, l.Field}
+	var held time.Duration
+	if since := c.holds.since(k); !since.IsZero() {
+		held = time.Since(since)
+	}
+	cause := ErrLockLost
+	if err == watchdog.ErrClosed {
+		cause = ErrClosed
+	}
+	c.observe(context.Background(), Event{Op: "lost", Kind: l.Data.(leaseData).kind.String(), Lock: l.Key,
+		Start: time.Now(), Held: held, Err: cause})
 }
 
 // releaseLease is the lease a release re-applies while holds remain: the

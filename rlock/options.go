@@ -29,8 +29,11 @@ type options struct {
 	fairWait        time.Duration
 	syncReplicas    int
 	syncTimeout     time.Duration
+	observer        Observer
 	errs            []error
 }
+
+var errNilObserver = errors.New("nil observer")
 
 // newOptions applies opts over the defaults; invalid values make it fail
 // with ErrInvalidArgument.

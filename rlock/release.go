@@ -28,6 +28,7 @@ func (h *handle) unlock(ctx context.Context) error {
 		return err
 	}
 	c := h.c
+	start := time.Now()
 	rctx, cancel := cleanupCtx(ctx)
 	defer cancel()
 	k := holdKey{h.name, h.field(ctx)}
@@ -39,9 +40,11 @@ func (h *handle) unlock(ctx context.Context) error {
 		c.holds.exit(k, hs)
 		return opErr(op, h.name, err)
 	}
-	_, err = c.releaseOnce(rctx, h, k, hs)
+	_, held, err := c.releaseOnce(rctx, h, k, hs)
 	c.holds.exit(k, hs)
-	return opErr(op, h.name, err)
+	err = opErr(op, h.name, err)
+	c.observe(ctx, Event{Op: "unlock", Kind: h.kind.String(), Lock: h.name, Start: start, Duration: time.Since(start), Held: held, Err: err})
+	return err
 }
 
 // releaseOnce runs the release script for one hold of the entered hold k
@@ -50,7 +53,8 @@ func (h *handle) unlock(ctx context.Context) error {
 // that cannot reach Redis, the settle is kept to run before the owner's next
 // call, the ledger counts the hold as given back, and the error says the
 // release may not have taken effect.
-func (c *Client) releaseOnce(ctx context.Context, h *handle, k holdKey, hs *hold) (left int, err error) {
+// held is how long the owner held the lock, when its last hold went.
+func (c *Client) releaseOnce(ctx context.Context, h *handle, k holdKey, hs *hold) (left int, held time.Duration, err error) {
 	known, wasLost := hs.count, hs.lost()
 	lease := c.releaseLease(hs)
 	for attempt := 0; ; attempt++ {
@@ -62,12 +66,12 @@ func (c *Client) releaseOnce(ctx context.Context, h *handle, k holdKey, hs *hold
 		switch {
 		case errors.As(err, &ab):
 		case err != nil:
-			return 0, err
+			return 0, 0, err
 		case o.outcome() == notRun && attempt < 3 && ctx.Err() == nil:
 			time.Sleep(time.Duration(attempt+1) * 10 * time.Millisecond)
 			continue
 		case o.outcome() == notRun:
-			return 0, o.replyErr()
+			return 0, 0, o.replyErr()
 		case o.outcome() == replied:
 			return c.releaseReply(k, hs, o.v, false)
 		}
@@ -86,26 +90,26 @@ func (c *Client) releaseOnce(ctx context.Context, h *handle, k holdKey, hs *hold
 			return c.releaseReply(k, hs, v, known == 1 && !wasLost)
 		}
 		c.keepUnsettled(k, hs, func(ctx context.Context) error { _, err := settle(ctx); return err })
-		c.released(k, hs, known-1)
-		return 0, fmt.Errorf("the release may not have taken effect (it is retried before the owner's next call on this lock, and the lease ends it otherwise): %w", serr)
+		held = c.released(k, hs, known-1)
+		return 0, held, fmt.Errorf("the release may not have taken effect (it is retried before the owner's next call on this lock, and the lease ends it otherwise): %w", serr)
 	}
 }
 
 // releaseReply reads a release script's reply: the holds left, or -1 when
 // the owner held none (ErrNotHeld, unless noneMeansReleased).
-func (c *Client) releaseReply(k holdKey, hs *hold, v any, noneMeansReleased bool) (int, error) {
+func (c *Client) releaseReply(k holdKey, hs *hold, v any, noneMeansReleased bool) (int, time.Duration, error) {
 	if e, ok := v.(replyError); ok {
-		return 0, e
+		return 0, 0, e
 	}
 	n, ok := v.(int64)
 	if !ok {
-		return 0, errUnexpected(v)
+		return 0, 0, errUnexpected(v)
 	}
-	c.released(k, hs, int(n))
+	held := c.released(k, hs, int(n))
 	if n == -1 && !noneMeansReleased {
-		return 0, ErrNotHeld
+		return 0, held, ErrNotHeld
 	}
-	return max(int(n), 0), nil
+	return max(int(n), 0), held, nil
 }
 
 // awaitLost waits, within ctx, for the op of a call whose caller stopped

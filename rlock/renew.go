@@ -17,7 +17,7 @@ func (c *Client) renew(ctx context.Context, leases []watchdog.Lease) ([]watchdog
 	ops := make([]*op, len(leases))
 	for i, l := range leases {
 		s, keys := renewScript, []string{l.Key}
-		if l.Data.(renewKind) == renewRead {
+		if l.Data.(leaseData).renew == renewRead {
 			s, keys = readRenewScript, []string{l.Key, layout.ReadTimeoutPrefix(l.Key, l.Field)}
 		}
 		ops[i] = newOp(ctx, s, keys, []any{ms, l.Field})

@@ -100,6 +100,7 @@ type Scheduler struct {
 	interval time.Duration
 	retry    time.Duration
 	log      *slog.Logger
+	onLost   func(Lease, error)
 
 	mu       sync.Mutex
 	due      dueHeap
@@ -110,6 +111,7 @@ type Scheduler struct {
 	done     chan struct{}
 	rounds   int64     // RenewFunc calls made, for tests and benchmarks
 	armed    time.Time // when the run loop's timer fires next (zero: not armed)
+	justLost []*Entry  // lost and not yet passed to onLost
 }
 
 // Entry is one watched lease.
@@ -136,6 +138,13 @@ func WithLogger(l *slog.Logger) Option {
 			s.log = l
 		}
 	}
+}
+
+// WithOnLost sets a function called with each lease that is lost (and the
+// reason, ErrLost or ErrClosed), on the Scheduler's goroutine (or Close's),
+// after the Lost channel closed. It must not block.
+func WithOnLost(f func(Lease, error)) Option {
+	return func(s *Scheduler) { s.onLost = f }
 }
 
 // New starts a Scheduler that renews leases of length lease every lease/3.
@@ -272,7 +281,8 @@ func (e *Entry) Deadline() time.Time {
 	return e.deadline
 }
 
-// lose marks the entry lost. Called with mu held.
+// lose marks the entry lost and queues it for the onLost callback (see
+// notify). Called with mu held.
 func (e *Entry) lose(err error) {
 	if e.stopped {
 		return
@@ -283,6 +293,24 @@ func (e *Entry) lose(err error) {
 		heap.Remove(&e.s.due, e.index)
 	}
 	close(e.lost)
+	if e.s.onLost != nil {
+		e.s.justLost = append(e.s.justLost, e)
+	}
+}
+
+// notify calls onLost for the entries lost since the last call. Called
+// without mu.
+func (s *Scheduler) notify() {
+	if s.onLost == nil {
+		return
+	}
+	s.mu.Lock()
+	lost := s.justLost
+	s.justLost = nil
+	s.mu.Unlock()
+	for _, e := range lost {
+		s.onLost(e.lease, e.err)
+	}
 }
 
 // Close stops renewing and reports every lease still watched as lost with
@@ -291,8 +319,8 @@ func (e *Entry) lose(err error) {
 // finishes in the background and changes nothing. Later calls do nothing.
 func (s *Scheduler) Close() {
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	if s.closed {
+		s.mu.Unlock()
 		return
 	}
 	s.closed = true
@@ -303,6 +331,8 @@ func (s *Scheduler) Close() {
 	for e := range s.inflight {
 		e.lose(ErrClosed)
 	}
+	s.mu.Unlock()
+	s.notify()
 }
 
 // Done returns a channel closed when the Scheduler's goroutine has ended
@@ -362,8 +392,10 @@ func (s *Scheduler) tick() {
 	}
 	s.mu.Unlock()
 
+	s.notify()
 	for start := 0; start < len(batch); start += MaxBatch {
 		s.renewChunk(batch[start:min(start+MaxBatch, len(batch))])
+		s.notify()
 	}
 }
 

@@ -1,0 +1,83 @@
+package rlock
+
+import (
+	"context"
+	"time"
+)
+
+// Observer receives what a Client's locks do, for metrics, traces and
+// logs (see WithObserver; the module github.com/goredisson/goredisson/rlockotel
+// adapts it to OpenTelemetry). Observe is called synchronously on the
+// goroutine that made the call (for a loss, on the watchdog's), after the
+// operation ended: it must be fast, must not block, and must not call back
+// into the Client.
+type Observer interface {
+	Observe(ctx context.Context, e Event)
+}
+
+// Event is one operation of a lock, or the loss of a hold.
+type Event struct {
+	// Op is what happened: "lock", "trylock", "unlock", "forceunlock",
+	// or "lost" (a hold was lost: its lease ran out without a confirmed
+	// renewal, it was force-unlocked, or the Client closed while it was
+	// held), and "acquire"/"release" for the synchronizers.
+	Op string
+	// Kind is the lock type: "lock", "fairlock", "spinlock", "fencedlock",
+	// "readlock", "writelock", "semaphore", "permitsemaphore",
+	// "countdownlatch".
+	Kind string
+	// Lock is the lock's name. It is unbounded user input: keep it out of
+	// metric attributes.
+	Lock string
+	// Start is when the operation began; Duration how long it took (for an
+	// acquisition: the wait).
+	Start    time.Time
+	Duration time.Duration
+	// Attempts counts the acquire scripts an acquisition ran: every one but
+	// a successful last one found the lock taken (contention).
+	Attempts int
+	// Acquired reports that an acquisition took a hold.
+	Acquired bool
+	// Held is how long the owner held the lock, set when its last hold was
+	// given back or lost.
+	Held time.Duration
+	// Err is the operation's error (nil on success; nil too for a TryLock
+	// whose wait ran out). For "lost" it is ErrLockLost or ErrClosed.
+	Err error
+}
+
+// WithObserver makes the Client report every lock operation to o (default:
+// none). A nil o is ErrInvalidArgument.
+func WithObserver(o Observer) Option {
+	return func(opts *options) {
+		if o == nil {
+			opts.errs = append(opts.errs, errNilObserver)
+			return
+		}
+		opts.observer = o
+	}
+}
+
+// observe reports an event when the Client has an Observer.
+func (c *Client) observe(ctx context.Context, e Event) {
+	if c.opts.observer != nil {
+		c.opts.observer.Observe(ctx, e)
+	}
+}
+
+// kindName names a lock kind in events.
+func (k kind) String() string {
+	switch k {
+	case kindSpin:
+		return "spinlock"
+	case kindFenced:
+		return "fencedlock"
+	case kindFair:
+		return "fairlock"
+	case kindRead:
+		return "readlock"
+	case kindWrite:
+		return "writelock"
+	}
+	return "lock"
+}
