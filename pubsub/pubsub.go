@@ -7,10 +7,11 @@
 // Redis has confirmed the subscription, so a waiter that subscribes and then
 // checks the lock cannot miss an unlock published in between.
 //
-// Each message wakes waiters of its channel only. By default a message wakes
-// one waiter (the one that has waited longest), as Redisson's per-channel
-// semaphore does; messages for which the WakeAll predicate holds wake all of
-// them. When the subscription connection is re-established (go-redis
+// Each message wakes waiters of its channel only: by default one (the one
+// that has waited longest), as Redisson's per-channel semaphore does; the
+// Wake function (WithWake) may ask for n of them or all of them, from the
+// channel and the message. Wakes that find nobody blocked are kept for the
+// next Waits (at most one per Sub of the channel). When the subscription connection is re-established (go-redis
 // reconnects and re-subscribes by itself), every waiter on every channel is
 // woken, because messages published during the outage are lost.
 //
@@ -51,10 +52,14 @@ const DefaultLinger = time.Second
 // Option configures a Hub.
 type Option func(*Hub)
 
-// WithWakeAll sets the predicate that decides, from a message's payload,
-// whether it wakes all waiters of its channel rather than one.
-func WithWakeAll(f func(payload string) bool) Option {
-	return func(h *Hub) { h.wakeAll = f }
+// WakeAll is what a Wake function returns for a message that wakes every
+// waiter of its channel.
+const WakeAll = -1
+
+// WithWake sets the function that decides how many waiters of a channel a
+// message wakes: WakeAll, 0, or up to n. Default: one.
+func WithWake(f func(channel, payload string) int) Option {
+	return func(h *Hub) { h.wake = f }
 }
 
 // WithLinger sets how long a channel stays subscribed after its last waiter
@@ -88,7 +93,7 @@ func WithSharded(on bool) Option {
 // concurrent use. The zero value is not usable: call New.
 type Hub struct {
 	rdb     redis.UniversalClient
-	wakeAll func(string) bool
+	wake    func(channel, payload string) int
 	linger  time.Duration
 	log     *slog.Logger
 	sharded bool
@@ -122,7 +127,7 @@ type channel struct {
 	ready   chan struct{} // closed when want and nothing is pending
 	subs    map[*Sub]struct{}
 	queue   []*Sub // Subs blocked in Wait, oldest first
-	permit  bool   // a wake-one that found nobody blocked
+	permits int    // wakes that found nobody blocked, at most len(subs)
 	idle    *time.Timer
 }
 
@@ -145,13 +150,13 @@ func (h *Hub) shard(name string) int {
 // New returns a Hub for rdb. No connection is opened until the first Subscribe.
 func New(rdb redis.UniversalClient, opts ...Option) *Hub {
 	h := &Hub{
-		rdb:     rdb,
-		wakeAll: func(string) bool { return false },
-		linger:  DefaultLinger,
-		log:     slog.Default(),
-		chans:   make(map[string]*channel),
-		conns:   make(map[int]*conn),
-		done:    make(chan struct{}),
+		rdb:    rdb,
+		wake:   func(string, string) int { return 1 },
+		linger: DefaultLinger,
+		log:    slog.Default(),
+		chans:  make(map[string]*channel),
+		conns:  make(map[int]*conn),
+		done:   make(chan struct{}),
 	}
 	for _, o := range opts {
 		o(h)
@@ -372,11 +377,11 @@ func (h *Hub) deliver(name, payload string) {
 	if ch == nil {
 		return
 	}
-	if h.wakeAll(payload) {
+	if n := h.wake(name, payload); n == WakeAll {
 		ch.wakeAll()
-		return
+	} else {
+		ch.wakeN(n)
 	}
-	ch.wakeOne()
 }
 
 // wakeAll marks every Sub of the channel woken, blocked in Wait or not.
@@ -387,15 +392,15 @@ func (ch *channel) wakeAll() {
 	ch.queue = ch.queue[:0]
 }
 
-// wakeOne wakes the longest-blocked Sub, or leaves a permit for the next Wait.
-func (ch *channel) wakeOne() {
-	if len(ch.queue) == 0 {
-		ch.permit = true
-		return
+// wakeN wakes the n longest-blocked Subs; wakes that find nobody blocked
+// are kept as permits for the next Waits, at most one per Sub.
+func (ch *channel) wakeN(n int) {
+	for ; n > 0 && len(ch.queue) > 0; n-- {
+		s := ch.queue[0]
+		ch.queue = ch.queue[1:]
+		s.signal()
 	}
-	s := ch.queue[0]
-	ch.queue = ch.queue[1:]
-	s.signal()
+	ch.permits = min(ch.permits+n, len(ch.subs))
 }
 
 func (s *Sub) signal() {
@@ -441,8 +446,8 @@ func (s *Sub) Wait(ctx context.Context, timeout time.Duration) (bool, error) {
 		return true, nil
 	default:
 	}
-	if s.ch.permit {
-		s.ch.permit = false
+	if s.ch.permits > 0 {
+		s.ch.permits--
 		s.held = true
 		h.mu.Unlock()
 		return true, nil
@@ -507,7 +512,7 @@ func (s *Sub) Close() {
 	}
 	if unused && !h.closed {
 		// It may have been the only wake of an unlock: hand it on.
-		ch.wakeOne()
+		ch.wakeN(1)
 	}
 	ch.refs--
 	if ch.refs > 0 || h.closed {
@@ -544,7 +549,7 @@ func (h *Hub) unsubscribeIdle(ch *channel, tp **time.Timer) {
 	}
 	ch.idle = nil
 	ch.want = false
-	ch.permit = false
+	ch.permits = 0
 	h.dropIfUnused(ch)
 	h.mu.Unlock()
 	if err := h.send(context.Background(), false, ch.name); err != nil {

@@ -2,6 +2,8 @@ package pubsub_test
 
 import (
 	"context"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -62,7 +64,16 @@ var _ = Describe("Hub", func() {
 		ctx = context.Background()
 		raw = server.Client()
 		rdb := server.Client()
-		hub = pubsub.New(rdb, pubsub.WithLinger(0), pubsub.WithWakeAll(func(p string) bool { return p == "1" }))
+		hub = pubsub.New(rdb, pubsub.WithLinger(0), pubsub.WithWake(func(channel, p string) int {
+			switch {
+			case p == "1":
+				return pubsub.WakeAll
+			case strings.HasPrefix(channel, "n:"):
+				n, _ := strconv.Atoi(p)
+				return n
+			}
+			return 1
+		}))
 		DeferCleanup(func() {
 			_ = hub.Close()
 			Expect(rdb.Close()).To(Succeed())
@@ -133,6 +144,20 @@ var _ = Describe("Hub", func() {
 			Eventually(o).Should(Receive(Equal(outcome{true, nil})))
 		}
 		Consistently(other).WithTimeout(100 * time.Millisecond).ShouldNot(Receive())
+	})
+
+	It("wakes as many waiters as a message asks for, and keeps the rest as permits for Subs not yet waiting", func() {
+		subs := []*pubsub.Sub{subscribe("n:sem"), subscribe("n:sem"), subscribe("n:sem"), subscribe("n:sem")}
+		w0, w1 := waitIn(subs[0], -1), waitIn(subs[1], -1)
+		Eventually(func() int { return hub.Waiters("n:sem") }).Should(Equal(2))
+		raw.Publish(ctx, "n:sem", "3") // three permits: two blocked waiters and one Sub about to wait
+		Eventually(w0).Should(Receive(Equal(outcome{true, nil})))
+		Eventually(w1).Should(Receive(Equal(outcome{true, nil})))
+		Expect(subs[2].Wait(ctx, time.Second)).To(BeTrue())
+		Expect(subs[3].Wait(ctx, 50*time.Millisecond)).To(BeFalse(), "no more than the message said")
+		for _, s := range subs {
+			s.Used()
+		}
 	})
 
 	It("keeps a wake that found nobody waiting for the next Wait", func() {

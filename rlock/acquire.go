@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"time"
-
-	"github.com/goredisson/goredisson/pubsub"
 )
 
 // forever is the wait of Lock and LockLease: until held or ctx ends.
@@ -75,136 +73,31 @@ type attempt struct {
 	attempts int // acquire scripts sent
 }
 
-// remain returns how much of the wait is left (ok false when it ran out);
-// unbounded waits have all the time in the world.
-func (a *attempt) remain() (time.Duration, bool) {
-	if a.deadline.IsZero() {
-		return -1, true
-	}
-	d := time.Until(a.deadline)
-	return d, d > 0
-}
-
-// wait takes the lock, waiting for unlock messages between attempts. It
-// tries once; if the lock is taken and wait allows, it subscribes to the
-// lock's channel (confirmed by Redis), then alternates attempts and waits
-// for a message, each wait bounded by the TTL the last attempt returned,
-// the rest of the wait and ctx. A message is only a reason to try again; a
-// message taken by a waiter that leaves without trying is handed on.
+// wait takes the lock, waiting for unlock messages between attempts (see
+// Client.waitFor); a pause is bounded by the TTL the last attempt saw.
 func (a *attempt) wait(wait time.Duration) (bool, error) {
 	c := a.h.c
-	channel := a.h.channel(a.field)
-	// When the channel is already subscribed (the lock is contended here),
-	// join it before the first attempt: then one failed attempt is enough
-	// before waiting.
-	var sub *pubsub.Sub
-	if wait != 0 {
-		sub = c.hub.SubscribeIfReady(channel)
-	}
-	defer func() {
-		if sub != nil {
-			sub.Close()
-		}
-	}()
-	held, ttl, _, err := a.try(wait != 0)
-	if held || wait == 0 || (err != nil && !a.retryable(err)) {
-		return held, err
-	}
-	lastErr := err
-	tried := true
-	if sub == nil {
-		if sub, err = a.subscribe(channel); sub == nil {
-			return false, a.waitEnded(err, lastErr)
-		}
-		tried = false
-	}
-	backoff := 10 * time.Millisecond
-	for {
-		if !tried {
-			var reached bool
-			held, ttl, reached, err = a.try(true)
-			if reached {
-				sub.Used()
-			}
-			if held {
-				return true, nil
-			}
-		}
-		tried = false
-		pause := ttl
-		switch {
-		case err != nil && !a.retryable(err):
-			return false, err
-		case err != nil:
-			// Redis is failing (down, restarting, failing over): keep
-			// waiting with a growing pause, and report the error if the
-			// wait runs out.
-			lastErr, pause = err, backoff
-			backoff = min(2*backoff, maxBackoff)
-			c.logger().Debug("goredisson: acquire attempt failed, retrying", "lock", a.h.name, "err", err)
-		default:
-			lastErr, backoff = nil, 10*time.Millisecond
-			if pause < 0 {
+	return c.waitFor(a.ctx, waitSpec{
+		channel:  a.h.channel(a.field),
+		once:     wait == 0,
+		deadline: a.deadline,
+		try: func() (bool, time.Duration, bool, error) {
+			held, ttl, reached, err := a.try(wait != 0)
+			if err == nil && ttl < 0 {
 				// No expiry on the key: only an unlock message (or a
 				// reconnect) will tell; look again after a watchdog lease.
-				pause = c.opts.watchdogTimeout
+				ttl = c.opts.watchdogTimeout
 			}
-		}
-		remain, ok := a.remain()
-		if !ok {
-			return false, a.waitEnded(nil, lastErr)
-		}
-		if remain >= 0 {
-			pause = min(pause, remain)
-		}
-		if _, err := sub.Wait(a.ctx, pause); err != nil {
-			return false, a.waitEnded(err, lastErr)
-		}
-	}
-}
-
-// subscribe subscribes to channel within the rest of the wait; a nil Sub
-// comes with the reason (nil: the wait ran out).
-func (a *attempt) subscribe(channel string) (*pubsub.Sub, error) {
-	sctx := a.ctx
-	if !a.deadline.IsZero() {
-		var cancel context.CancelFunc
-		sctx, cancel = context.WithDeadline(a.ctx, a.deadline)
-		defer cancel()
-	}
-	sub, err := a.h.c.hub.Subscribe(sctx, channel)
-	switch {
-	case err == nil:
-		return sub, nil
-	case a.ctx.Err() != nil || errors.Is(err, pubsub.ErrClosed):
-		return nil, err
-	}
-	return nil, nil // the wait ran out while subscribing
-}
-
-// waitEnded is the error of a wait that ended without the lock: err (ctx's
-// end, Close, nil when the wait ran out) with the last Redis error, if any.
-func (a *attempt) waitEnded(err, lastErr error) error {
-	switch {
-	case errors.Is(err, pubsub.ErrClosed):
-		return ErrClosed
-	case err != nil && lastErr != nil:
-		return fmt.Errorf("%w (last Redis error: %w)", err, lastErr)
-	case err != nil:
-		return err
-	case lastErr != nil:
-		return fmt.Errorf("wait ran out: %w", lastErr)
-	}
-	return nil
+			return held, ttl, reached, err
+		},
+		retryable: a.retryable,
+	})
 }
 
 // retryable reports whether a failed attempt may be tried again: not when
 // ctx is done, the Client closed, or the failure is a refusal.
 func (a *attempt) retryable(err error) bool {
-	c := a.h.c
-	var re replyError
-	return a.ctx.Err() == nil && !c.closed.Load() && !errors.Is(err, ErrReplicaSync) &&
-		!errors.Is(err, ErrInvalidArgument) && !(errors.As(err, &re) && !re.notRun())
+	return a.h.c.retryable(a.ctx, err)
 }
 
 // spin takes a SpinLock: it retries with exponential backoff and full
@@ -230,9 +123,9 @@ func (a *attempt) spin(wait time.Duration) (bool, error) {
 		if err == nil && ttl >= 0 {
 			pause = min(pause, ttl)
 		}
-		remain, ok := a.remain()
+		remain, ok := remaining(a.deadline)
 		if !ok {
-			return false, a.waitEnded(nil, lastErr)
+			return false, waitEnded(nil, lastErr)
 		}
 		if remain >= 0 {
 			pause = min(pause, remain)
@@ -242,7 +135,7 @@ func (a *attempt) spin(wait time.Duration) (bool, error) {
 		case <-t.C:
 		case <-a.ctx.Done():
 			t.Stop()
-			return false, a.waitEnded(a.ctx.Err(), lastErr)
+			return false, waitEnded(a.ctx.Err(), lastErr)
 		case <-c.done:
 			t.Stop()
 			return false, ErrClosed

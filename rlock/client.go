@@ -65,7 +65,7 @@ func NewClient(rdb redis.UniversalClient, opts ...Option) (*Client, error) {
 	c.batch.cluster, c.cluster = rdb.(*redis.ClusterClient)
 	c.hub = pubsub.New(rdb,
 		pubsub.WithLogger(o.logger),
-		pubsub.WithWakeAll(func(payload string) bool { return payload == layout.ReadUnlockMessage }),
+		pubsub.WithWake(layout.Wakes),
 		pubsub.WithSharded(o.publishCommand == "spublish"),
 	)
 	c.wd = watchdog.New(c.renew, o.watchdogTimeout, watchdog.WithLogger(o.logger), watchdog.WithOnLost(c.lost))

@@ -7,7 +7,10 @@
 // braces (a hash tag) unless it already has one.
 package layout
 
-import "strings"
+import (
+	"strconv"
+	"strings"
+)
 
 // Messages published on a lock's channel (Redisson's LockPubSub).
 const (
@@ -109,4 +112,51 @@ func HasHashTag(key string) bool {
 // slots.
 func SlotSafe(name string) bool {
 	return HasHashTag(name) || !strings.ContainsAny(name, "{}")
+}
+
+// Channels and messages of Redisson's synchronizers.
+const (
+	semaphorePrefix = "redisson_sc"
+	latchPrefix     = "redisson_countdownlatch__channel__"
+	// LatchZeroMessage opens a count-down latch: every waiter goes on.
+	LatchZeroMessage = "0"
+	// LatchNewCountMessage announces a count set anew.
+	LatchNewCountMessage = "1"
+)
+
+// SemaphoreChannel is the channel of a Semaphore and of a
+// PermitExpirableSemaphore: redisson_sc:{name}. Its messages are the number
+// of permits available (or added).
+func SemaphoreChannel(name string) string { return PrefixName(semaphorePrefix, name) }
+
+// LatchChannel is the channel of a CountDownLatch. Redisson puts the name in
+// braces whatever it holds: redisson_countdownlatch__channel__{name}.
+func LatchChannel(name string) string { return latchPrefix + "{" + name + "}" }
+
+// PermitTimeouts is a PermitExpirableSemaphore's sorted set of permit ids
+// scored by their expiry: {name}:timeout.
+func PermitTimeouts(name string) string { return SuffixName(name, "timeout") }
+
+// Wakes tells how many waiters of a channel a message wakes, as Redisson's
+// pub/sub services do: a semaphore's message, a number of permits, wakes
+// that many; a latch's "0" wakes all (its "1" none); a read-write lock's
+// "1" wakes all; any other lock message wakes one. (It returns -1 for all,
+// which is pubsub.WakeAll.)
+func Wakes(channel, payload string) int {
+	switch {
+	case strings.HasPrefix(channel, latchPrefix):
+		if payload == LatchZeroMessage {
+			return -1
+		}
+		return 0
+	case strings.HasPrefix(channel, semaphorePrefix+":"):
+		n, err := strconv.Atoi(payload)
+		if err != nil || n < 0 {
+			return 1 // not a count: a hint to try again
+		}
+		return n
+	case payload == ReadUnlockMessage:
+		return -1
+	}
+	return 1
 }

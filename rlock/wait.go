@@ -1,0 +1,150 @@
+package rlock
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/goredisson/goredisson/pubsub"
+)
+
+// waitSpec is one wait for something that messages on a channel announce:
+// a lock freed, permits released, a latch opened.
+type waitSpec struct {
+	channel  string
+	once     bool      // one attempt, no waiting
+	deadline time.Time // end of the wait; zero: until ctx ends
+	// try makes one attempt. ok ends the wait; otherwise pause bounds the
+	// sleep before the next attempt (negative: until a message), and
+	// reached reports that Redis answered it (a wake that prompted the
+	// attempt was acted on).
+	try func() (ok bool, pause time.Duration, reached bool, err error)
+	// retryable reports whether a failed attempt may be tried again.
+	retryable func(err error) bool
+}
+
+// waitFor runs a wait. It tries once; if that fails and the wait allows, it
+// subscribes to the channel (confirmed by Redis, so that nothing published
+// after the next attempt is missed), then alternates attempts and waits for
+// a message, each wait bounded by the attempt's pause, the rest of the wait
+// and ctx. A message is only a reason to try again; a wake taken by a
+// waiter that leaves without trying is handed on (see pubsub.Sub.Used).
+// While Redis fails, attempts go on with a growing pause (up to a second)
+// and the last error is reported if the wait runs out. It returns (false,
+// nil) when the wait ran out.
+func (c *Client) waitFor(ctx context.Context, w waitSpec) (bool, error) {
+	// When the channel is already subscribed (contended here), join it
+	// before the first attempt: then one failed attempt is enough.
+	var sub *pubsub.Sub
+	if !w.once {
+		sub = c.hub.SubscribeIfReady(w.channel)
+	}
+	defer func() {
+		if sub != nil {
+			sub.Close()
+		}
+	}()
+	ok, pause, _, err := w.try()
+	if ok || w.once || (err != nil && !w.retryable(err)) {
+		return ok, err
+	}
+	lastErr := err
+	tried := true
+	if sub == nil {
+		if sub, err = c.subscribe(ctx, w.channel, w.deadline); sub == nil {
+			return false, waitEnded(err, lastErr)
+		}
+		tried = false
+	}
+	backoff := 10 * time.Millisecond
+	for {
+		if !tried {
+			var reached bool
+			ok, pause, reached, err = w.try()
+			if reached {
+				sub.Used()
+			}
+			if ok {
+				return true, nil
+			}
+		}
+		tried = false
+		switch {
+		case err != nil && !w.retryable(err):
+			return false, err
+		case err != nil:
+			// Redis is failing (down, restarting, failing over): keep
+			// waiting with a growing pause.
+			lastErr, pause = err, backoff
+			backoff = min(2*backoff, maxBackoff)
+			c.logger().Debug("goredisson: attempt failed, retrying", "channel", w.channel, "err", err)
+		default:
+			lastErr, backoff = nil, 10*time.Millisecond
+		}
+		remain, ok := remaining(w.deadline)
+		if !ok {
+			return false, waitEnded(nil, lastErr)
+		}
+		if remain >= 0 && (pause < 0 || remain < pause) {
+			pause = remain
+		}
+		if _, err := sub.Wait(ctx, pause); err != nil {
+			return false, waitEnded(err, lastErr)
+		}
+	}
+}
+
+// subscribe subscribes to channel within the rest of the wait; a nil Sub
+// comes with the reason (nil: the wait ran out).
+func (c *Client) subscribe(ctx context.Context, channel string, deadline time.Time) (*pubsub.Sub, error) {
+	sctx := ctx
+	if !deadline.IsZero() {
+		var cancel context.CancelFunc
+		sctx, cancel = context.WithDeadline(ctx, deadline)
+		defer cancel()
+	}
+	sub, err := c.hub.Subscribe(sctx, channel)
+	switch {
+	case err == nil:
+		return sub, nil
+	case ctx.Err() != nil || errors.Is(err, pubsub.ErrClosed):
+		return nil, err
+	}
+	return nil, nil // the wait ran out while subscribing
+}
+
+// remaining returns how much of a wait is left (ok false when it ran out);
+// a wait without deadline has all the time in the world (-1).
+func remaining(deadline time.Time) (time.Duration, bool) {
+	if deadline.IsZero() {
+		return -1, true
+	}
+	d := time.Until(deadline)
+	return d, d > 0
+}
+
+// waitEnded is the error of a wait that ended without success: err (ctx's
+// end, Close, nil when the wait ran out) with the last Redis error, if any.
+func waitEnded(err, lastErr error) error {
+	switch {
+	case errors.Is(err, pubsub.ErrClosed):
+		return ErrClosed
+	case err != nil && lastErr != nil:
+		return fmt.Errorf("%w (last Redis error: %w)", err, lastErr)
+	case err != nil:
+		return err
+	case lastErr != nil:
+		return fmt.Errorf("wait ran out: %w", lastErr)
+	}
+	return nil
+}
+
+// retryable reports whether a failed attempt may be tried again: not when
+// ctx is done, the Client closed, or the failure is a refusal (an error
+// reply that is not a redirection or a transient state).
+func (c *Client) retryable(ctx context.Context, err error) bool {
+	var re replyError
+	return ctx.Err() == nil && !c.closed.Load() && !errors.Is(err, ErrReplicaSync) &&
+		!errors.Is(err, ErrInvalidArgument) && !(errors.As(err, &re) && !re.notRun())
+}
