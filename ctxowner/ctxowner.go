@@ -18,6 +18,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"net/http"
 	"runtime"
 	"strconv"
 	"strings"
@@ -90,18 +91,21 @@ func From(ctx context.Context) (id string, ok bool) {
 
 // Of returns the owner id a lock uses for a call made with ctx: ContextPrefix
 // followed by the context's owner id when ctx carries one, otherwise the
-// calling goroutine's number in decimal. Call it on the goroutine that makes
-// the lock call.
+// calling goroutine's number in decimal (a read of the goroutine's own
+// trace header, a few microseconds; a context owner costs a context lookup).
+// Call it on the goroutine that makes the lock call.
 func Of(ctx context.Context) string {
 	if ctx != nil {
-		if id, ok := ctx.Value(ownerKey{}).(pinned); ok {
-			return string(id)
+		switch v := ctx.Value(ownerKey{}).(type) {
+		case pinned:
+			return string(v)
+		case string:
+			if v != "" {
+				return ContextPrefix + v
+			}
 		}
 	}
-	if id, ok := From(ctx); ok {
-		return ContextPrefix + id
-	}
-	return strconv.FormatUint(GoroutineID(), 10)
+	return strconv.FormatUint(goroutineID(), 10)
 }
 
 // Pin returns a copy of ctx whose owner is fixed to Of(ctx) as seen by the
@@ -118,11 +122,11 @@ func Pin(ctx context.Context) context.Context {
 	return context.WithValue(ctx, ownerKey{}, pinned(Of(ctx)))
 }
 
-// GoroutineID returns the number of the calling goroutine, as the runtime
+// goroutineID returns the number of the calling goroutine, as the runtime
 // prints it in stack traces. It reads the first line of the goroutine's own
-// trace (about a microsecond, see BenchmarkGoroutineID); context owners avoid
-// this cost altogether.
-func GoroutineID() uint64 {
+// trace (a few microseconds, see BenchmarkOfGoroutineOwner); context owners
+// avoid this cost altogether.
+func goroutineID() uint64 {
 	var buf [64]byte
 	n := runtime.Stack(buf[:], false)
 	// The trace starts with "goroutine <id> [".
@@ -135,4 +139,18 @@ func GoroutineID() uint64 {
 		id = id*10 + uint64(c-'0')
 	}
 	return id
+}
+
+// Middleware gives every request its own owner: the handler and every
+// goroutine it starts with the request's context own what they lock, and
+// nothing else does. A request whose context already carries an owner (an
+// outer middleware attached one) keeps it. Attach an owner at every entry
+// point: HTTP handlers, consumers of a queue, jobs.
+func Middleware(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if _, ok := From(r.Context()); !ok {
+			r = r.WithContext(New(r.Context()))
+		}
+		next.ServeHTTP(w, r)
+	})
 }

@@ -2,6 +2,8 @@ package ctxowner_test
 
 import (
 	"context"
+	"net/http"
+	"net/http/httptest"
 	"strconv"
 	"strings"
 	"sync"
@@ -81,15 +83,6 @@ func TestGoroutineOwners(t *testing.T) {
 	}
 }
 
-// BenchmarkGoroutineID measures the cost of a goroutine owner (a read of
-// the goroutine's own trace header).
-func BenchmarkGoroutineID(b *testing.B) {
-	b.ReportAllocs()
-	for b.Loop() {
-		ctxowner.GoroutineID()
-	}
-}
-
 // BenchmarkOfContextOwner measures the cost of a context owner.
 func BenchmarkOfContextOwner(b *testing.B) {
 	ctx := ctxowner.New(context.Background())
@@ -110,7 +103,7 @@ func BenchmarkOfGoroutineOwner(b *testing.B) {
 
 func TestPin(t *testing.T) {
 	ctx := context.Background()
-	mine := strconv.FormatUint(ctxowner.GoroutineID(), 10)
+	mine := ctxowner.Of(ctx)
 	pinned := ctxowner.Pin(ctx)
 	if got := ctxowner.Of(pinned); got != mine {
 		t.Fatalf("Of(Pin(ctx)) = %q on the pinning goroutine, want %q", got, mine)
@@ -133,5 +126,36 @@ func TestPin(t *testing.T) {
 	}
 	if got := ctxowner.Of(ctxowner.WithID(pinned, "8")); got != "ctx:8" {
 		t.Fatalf("a later WithID must override a pin; Of = %q", got)
+	}
+}
+
+func TestMiddlewareGivesEachRequestItsOwner(t *testing.T) {
+	owners := make(chan string, 3)
+	h := ctxowner.Middleware(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		id, ok := ctxowner.From(r.Context())
+		if !ok {
+			t.Error("the request carries no owner")
+		}
+		// A goroutine the handler starts with the request's context is the
+		// same owner.
+		done := make(chan string)
+		go func() { done <- ctxowner.Of(r.Context()) }()
+		if got := <-done; got != ctxowner.Of(r.Context()) {
+			t.Errorf("goroutine of the request: owner %q, want %q", got, ctxowner.Of(r.Context()))
+		}
+		owners <- id
+	}))
+	for range 2 {
+		h.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest(http.MethodGet, "/", nil))
+	}
+	a, b := <-owners, <-owners
+	if a == b {
+		t.Fatalf("two requests share owner %q", a)
+	}
+	// An owner attached further out is kept.
+	req := httptest.NewRequest(http.MethodGet, "/", nil)
+	h.ServeHTTP(httptest.NewRecorder(), req.WithContext(ctxowner.WithID(req.Context(), "outer")))
+	if got := <-owners; got != "outer" {
+		t.Fatalf("owner %q, want the outer one", got)
 	}
 }

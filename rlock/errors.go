@@ -10,8 +10,9 @@ import (
 // the lock; test them with errors.Is.
 var (
 	// ErrNotHeld is returned when the caller's owner does not hold the lock
-	// it tried to unlock (Redisson's IllegalMonitorStateException). Nothing
-	// changed.
+	// it tried to unlock (Redisson's IllegalMonitorStateException), and when
+	// a permit id to release is unknown, released already or expired.
+	// Nothing changed.
 	ErrNotHeld = errors.New("lock not held by this owner")
 	// ErrClosed is returned by every call on a Client that was closed, and
 	// to waiters and calls in flight when it closes.

@@ -2,6 +2,7 @@ package rlock_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"time"
@@ -118,4 +119,89 @@ func ExampleReadWriteLock() {
 	_ = rw.ReadLock().Unlock(a)
 	_ = rw.ReadLock().Unlock(b)
 	// Output: second reader: true writer: false
+}
+
+// A Semaphore bounds how many callers, in any process, work at once.
+func ExampleSemaphore() {
+	rdb := redis.NewClient(&redis.Options{Addr: redisAddr})
+	defer rdb.Close()
+	client, _ := rlock.NewClient(rdb)
+	defer client.Close()
+	ctx := context.Background()
+
+	sem := client.NewSemaphore("example:downloads")
+	_, _ = sem.TrySetPermits(ctx, 2) // once, by whoever sets the service up
+	_ = sem.Acquire(ctx, 1)
+	ok, _ := sem.TryAcquire(ctx, 2, 0) // two more: only one is left
+	left, _ := sem.AvailablePermits(ctx)
+	fmt.Println(ok, left)
+	_ = sem.Release(ctx, 1)
+	left, _ = sem.AvailablePermits(ctx)
+	fmt.Println(left)
+	_, _ = rdb.Del(ctx, "example:downloads").Result()
+	// Output:
+	// false 1
+	// 2
+}
+
+// A PermitExpirableSemaphore's permits free themselves at the end of their
+// lease, so a holder that dies does not keep one forever.
+func ExamplePermitExpirableSemaphore() {
+	rdb := redis.NewClient(&redis.Options{Addr: redisAddr})
+	defer rdb.Close()
+	client, _ := rlock.NewClient(rdb)
+	defer client.Close()
+	ctx := context.Background()
+
+	sem := client.NewPermitExpirableSemaphore("example:seats")
+	_, _ = sem.TrySetPermits(ctx, 1)
+	id, _ := sem.Acquire(ctx, 10*time.Second) // the seat is ours for 10 s at most
+	_, ok, _ := sem.TryAcquire(ctx, 0, time.Second)
+	fmt.Println(len(id), ok)
+	fmt.Println(sem.Release(ctx, id))
+	fmt.Println(errors.Is(sem.Release(ctx, id), rlock.ErrNotHeld))
+	_, _ = rdb.Del(ctx, "example:seats").Result()
+	// Output:
+	// 32 false
+	// <nil>
+	// true
+}
+
+// A CountDownLatch lets callers wait until others, anywhere, are done.
+func ExampleCountDownLatch() {
+	rdb := redis.NewClient(&redis.Options{Addr: redisAddr})
+	defer rdb.Close()
+	client, _ := rlock.NewClient(rdb)
+	defer client.Close()
+	ctx := context.Background()
+
+	latch := client.NewCountDownLatch("example:shards-loaded")
+	_, _ = latch.TrySetCount(ctx, 3)
+	for range 3 {
+		go func() { _ = latch.CountDown(ctx) }() // three loaders, in any process
+	}
+	_ = latch.Await(ctx)
+	n, _ := latch.Count(ctx)
+	fmt.Println("all loaded:", n == 0)
+	// Output: all loaded: true
+}
+
+// Do is the critical section of a ported Spring @DistributedLock: it takes
+// the lock (one attempt here), runs the function with a context that ends
+// if the lock is lost, and unlocks.
+func ExampleDo() {
+	rdb := redis.NewClient(&redis.Options{Addr: redisAddr})
+	defer rdb.Close()
+	client, _ := rlock.NewClient(rdb)
+	defer client.Close()
+	lock := client.NewLock("example:nightly-report")
+
+	err := rlock.Do(context.Background(), lock, 0, 0, func(ctx context.Context) error {
+		fmt.Println("writing the report")
+		return nil
+	})
+	fmt.Println(err)
+	// Output:
+	// writing the report
+	// <nil>
 }

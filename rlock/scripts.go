@@ -36,6 +36,9 @@ var (
 	fairAcquireScript   = mustScript("fair_acquire")
 	fairReleaseScript   = mustScript("fair_release")
 	fairForceScript     = mustScript("fair_forceunlock")
+	semaphoreScript     = mustScript("semaphore")
+	permitsScript       = mustScript("permits")
+	latchScript         = mustScript("latch")
 )
 
 func mustScript(name string) *script {

@@ -1,0 +1,31 @@
+-- latch.lua: the operations of a CountDownLatch (Redisson's
+-- RedissonCountDownLatch): a counter under the name, and its channel
+-- redisson_countdownlatch__channel__{name}: "0" when the count reaches
+-- zero (every waiter goes on), "1" when a count is set.
+-- KEYS[1]  the latch (a counter)
+-- KEYS[2]  the channel
+-- ARGV[1]  operation:
+--          'countdown' count down by one; at zero the key is deleted and
+--                      "0" published; returns the count left
+--          'set'       ARGV[3]=n: set the count if the latch has none;
+--                      returns 1 when set, else 0
+-- ARGV[2]  publish command: "publish" or "spublish"
+local op = ARGV[1]
+if op == 'countdown' then
+    local v = redis.call('decr', KEYS[1])
+    if v <= 0 then
+        redis.call('del', KEYS[1])
+    end
+    if v == 0 then
+        redis.call(ARGV[2], KEYS[2], '0')
+    end
+    return v
+elseif op == 'set' then
+    if redis.call('exists', KEYS[1]) == 0 then
+        redis.call('set', KEYS[1], ARGV[3])
+        redis.call(ARGV[2], KEYS[2], '1')
+        return 1
+    end
+    return 0
+end
+return redis.error_reply('latch.lua: unknown operation ' .. tostring(op))

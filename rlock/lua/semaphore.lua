@@ -1,0 +1,50 @@
+-- semaphore.lua: the operations of a Semaphore (Redisson's
+-- RedissonSemaphore): a string counter of available permits under the name,
+-- and its channel redisson_sc:{name}, on which every change publishes the
+-- permits now available (a waiter wakes for each).
+-- KEYS[1]  the semaphore (a counter)
+-- KEYS[2]  the channel, redisson_sc:{name}
+-- ARGV[1]  operation:
+--          'acquire' ARGV[2]=n: take n permits if that many are available;
+--                    returns 1 when taken, else 0
+--          'release' ARGV[2]=n: give n permits back; returns the permits now
+--                    available
+--          'set'     ARGV[2]=n: set the permits if the semaphore has none
+--                    yet; returns 1 when set, else 0
+--          'add'     ARGV[2]=n: add n permits (n < 0 removes); returns the
+--                    permits now available
+--          'drain'   take every available permit; returns how many
+-- ARGV[3]  publish command: "publish" or "spublish"
+local op, n = ARGV[1], tonumber(ARGV[2])
+if op == 'acquire' then
+    local value = redis.call('get', KEYS[1])
+    if value ~= false and tonumber(value) >= n then
+        redis.call('decrby', KEYS[1], n)
+        return 1
+    end
+    return 0
+elseif op == 'release' then
+    local value = redis.call('incrby', KEYS[1], n)
+    redis.call(ARGV[3], KEYS[2], value)
+    return value
+elseif op == 'set' then
+    if redis.call('get', KEYS[1]) == false then
+        redis.call('set', KEYS[1], n)
+        redis.call(ARGV[3], KEYS[2], n)
+        return 1
+    end
+    return 0
+elseif op == 'add' then
+    local value = tonumber(redis.call('get', KEYS[1]) or '0') + n
+    redis.call('set', KEYS[1], value)
+    redis.call(ARGV[3], KEYS[2], value)
+    return value
+elseif op == 'drain' then
+    local value = redis.call('get', KEYS[1])
+    if value == false then
+        return 0
+    end
+    redis.call('set', KEYS[1], 0)
+    return tonumber(value)
+end
+return redis.error_reply('semaphore.lua: unknown operation ' .. tostring(op))

@@ -1,0 +1,220 @@
+package rlock
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/goredisson/goredisson/internal/layout"
+)
+
+// Semaphore is a count of permits in Redis that every client of one name
+// shares, Java (Redisson's RSemaphore) and Go alike [getSemaphore]: a
+// string counter under the name, and the channel redisson_sc:{name}, on
+// which every release publishes the permits available; a waiter sleeps
+// until such a message (or a safety bound of one watchdog timeout) and
+// tries again. Permits belong to nobody: any caller may release any
+// number, as with Redisson. Setting up the permits is the application's
+// (TrySetPermits, AddPermits); a semaphore with none set has none.
+//
+// Counts below zero are ErrInvalidArgument where Redisson throws
+// (acquire, release); zero permits are taken and released at once, as in
+// Redisson. A wait that ends (ctx, wait) takes nothing: an acquire in
+// flight as it ends is given back once its reply comes. Limit: if that
+// reply never comes (the connection broke after the command was sent), the
+// client cannot know whether the permits were taken, and says so in its
+// log; Redisson has the same limit.
+type Semaphore struct{ s syncHandle }
+
+// NewSemaphore returns the semaphore of the given name [getSemaphore].
+func (c *Client) NewSemaphore(name string) *Semaphore {
+	return &Semaphore{s: syncHandle{c: c, name: name, kind: "semaphore"}}
+}
+
+func (s *Semaphore) handle() *syncHandle {
+	if s == nil {
+		return nil
+	}
+	return &s.s
+}
+
+func (s *Semaphore) keys() []string {
+	return []string{s.s.name, layout.SemaphoreChannel(s.s.name)}
+}
+
+// op runs one semaphore.lua operation.
+func (s *Semaphore) op(ctx context.Context, name, op string, n int) (int64, error) {
+	h := s.handle()
+	if err := h.check(ctx, name); err != nil {
+		return 0, err
+	}
+	v, err := h.run(ctx, semaphoreScript, s.keys(), op, n, h.c.opts.publishCommand)
+	return v, opErr(name, h.name, err)
+}
+
+// TrySetPermits sets the number of permits if none were set yet and
+// reports whether it did [trySetPermits]. n < 0 is ErrInvalidArgument.
+func (s *Semaphore) TrySetPermits(ctx context.Context, n int) (bool, error) {
+	if n < 0 {
+		return false, opErr("trysetpermits", s.handle().nameOr(), fmt.Errorf("%w: %d permits", ErrInvalidArgument, n))
+	}
+	v, err := s.op(ctx, "trysetpermits", "set", n)
+	return v == 1, err
+}
+
+// AddPermits adds n permits (n < 0 takes them away) [addPermits].
+func (s *Semaphore) AddPermits(ctx context.Context, n int) error {
+	_, err := s.op(ctx, "addpermits", "add", n)
+	return err
+}
+
+// AvailablePermits returns the permits available now [availablePermits].
+func (s *Semaphore) AvailablePermits(ctx context.Context) (int, error) {
+	h := s.handle()
+	if err := h.check(ctx, "availablepermits"); err != nil {
+		return 0, err
+	}
+	n, err := h.c.commandInt(ctx, "get", h.name)
+	return int(n), opErr("availablepermits", h.name, err)
+}
+
+// DrainPermits takes every available permit and returns how many
+// [drainPermits].
+func (s *Semaphore) DrainPermits(ctx context.Context) (int, error) {
+	v, err := s.op(ctx, "drainpermits", "drain", 0)
+	return int(v), err
+}
+
+// Release gives n permits back and wakes waiters for them [release(n)].
+// n < 0 is ErrInvalidArgument. A release whose reply was lost is not sent
+// again (it could give the permits twice): the error says it may not have
+// taken effect.
+func (s *Semaphore) Release(ctx context.Context, n int) error {
+	h := s.handle()
+	if err := h.check(ctx, "release"); err != nil {
+		return err
+	}
+	start := time.Now()
+	var err error
+	switch {
+	case n < 0:
+		err = opErr("release", h.nameOr(), fmt.Errorf("%w: %d permits", ErrInvalidArgument, n))
+	case n > 0:
+		_, err = s.op(ctx, "release", "release", n)
+		var ab errAbandoned
+		if errors.As(err, &ab) {
+			err = opErr("release", h.name, fmt.Errorf("the release may not have taken effect: %w", ab.reason))
+		}
+	}
+	h.observe(ctx, "release", start, 0, false, err)
+	return err
+}
+
+// Acquire takes n permits, waiting until they are available or ctx ends
+// [acquire(n)]. n < 0 is ErrInvalidArgument.
+func (s *Semaphore) Acquire(ctx context.Context, n int) error {
+	_, err := s.acquire(ctx, "acquire", n, -1)
+	return err
+}
+
+// TryAcquire takes n permits within wait (<= 0: one attempt) and reports
+// whether it did [tryAcquire(n, wait)]. n < 0, or a wait below 1 ms, is
+// ErrInvalidArgument.
+func (s *Semaphore) TryAcquire(ctx context.Context, n int, wait time.Duration) (bool, error) {
+	return s.acquire(ctx, "tryacquire", n, max(wait, 0))
+}
+
+// acquire waits up to wait (negative: until ctx ends).
+func (s *Semaphore) acquire(ctx context.Context, op string, n int, wait time.Duration) (bool, error) {
+	h := s.handle()
+	if err := h.check(ctx, op); err != nil {
+		return false, err
+	}
+	if n < 0 {
+		return false, opErr(op, h.name, fmt.Errorf("%w: %d permits", ErrInvalidArgument, n))
+	}
+	if err := checkWait(wait); err != nil {
+		return false, opErr(op, h.name, err)
+	}
+	if n == 0 {
+		return true, nil
+	}
+	start, attempts := time.Now(), 0
+	ok, err := h.c.waitFor(ctx, waitSpec{
+		channel:  layout.SemaphoreChannel(h.name),
+		once:     wait == 0,
+		deadline: waitDeadline(wait),
+		try: func() (bool, time.Duration, bool, error) {
+			attempts++
+			ok, reached, err := s.tryOnce(ctx, n)
+			return ok, h.safetyPause(), reached, err
+		},
+		retryable: func(err error) bool { return h.c.retryable(ctx, err) },
+	})
+	err = opErr(op, h.name, h.c.ctxOr(ctx, err))
+	h.observe(ctx, "acquire", start, attempts, ok, err)
+	return ok, err
+}
+
+// tryOnce runs the acquire once. A call its caller stopped waiting for is
+// given back in the background once its reply comes.
+func (s *Semaphore) tryOnce(ctx context.Context, n int) (ok, reached bool, err error) {
+	c := s.s.c
+	o := newOp(ctx, semaphoreScript, s.keys(), []any{"acquire", n, c.opts.publishCommand})
+	err = c.exec(ctx, o)
+	switch {
+	case err != nil:
+		var ab errAbandoned
+		if errors.As(err, &ab) {
+			go s.giveBackLost(o, n)
+			return false, false, ab.reason
+		}
+		return false, false, err
+	case o.outcome() == unknown:
+		go s.giveBackLost(o, n)
+		return false, false, o.err
+	case o.outcome() == notRun:
+		return false, false, o.replyErr()
+	}
+	if err := o.replyErr(); err != nil {
+		return false, true, err
+	}
+	return o.v == int64(1), true, nil
+}
+
+// giveBackLost waits for an acquire whose caller left and gives back the
+// permits it took.
+func (s *Semaphore) giveBackLost(lost *op, n int) {
+	c := s.s.c
+	ctx, cancel := cleanupCtx(lost.ctx)
+	defer cancel()
+	if !c.awaitLost(ctx, lost) {
+		c.logger().Warn("goredisson: an acquire of a semaphore lost its reply; its permits may have been taken and cannot be given back",
+			"semaphore", s.s.name, "permits", n)
+		return
+	}
+	if lost.v != int64(1) {
+		return
+	}
+	if _, err := s.s.run(ctx, semaphoreScript, s.keys(), "release", n, c.opts.publishCommand); err != nil {
+		c.logger().Warn("goredisson: could not give back the permits of an acquire whose caller had left",
+			"semaphore", s.s.name, "permits", n, "err", err)
+	}
+}
+
+func (s *syncHandle) nameOr() string {
+	if s == nil {
+		return ""
+	}
+	return s.name
+}
+
+// observe reports a synchronizer's operation to the Client's Observer.
+func (s *syncHandle) observe(ctx context.Context, op string, start time.Time, attempts int, acquired bool, err error) {
+	if s == nil || s.c == nil {
+		return
+	}
+	s.c.observe(ctx, Event{Op: op, Kind: s.kind, Lock: s.name, Start: start, Duration: time.Since(start),
+		Attempts: attempts, Acquired: acquired, Err: err})
+}

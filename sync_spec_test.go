@@ -1,0 +1,356 @@
+package goredisson_test
+
+import (
+	"context"
+	"encoding/hex"
+	"errors"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/goredisson/goredisson/ctxowner"
+	"github.com/goredisson/goredisson/internal/redistest"
+	"github.com/goredisson/goredisson/rlock"
+)
+
+var _ = Describe("Semaphore", func() {
+	var (
+		e   *env
+		ctx context.Context
+	)
+	BeforeEach(func() {
+		e = newEnv()
+		ctx = context.Background()
+	})
+
+	It("never lets more holders in than permits, across 2 Clients x 8 goroutines", func() {
+		clients := []*rlock.Client{e.client(), e.client()}
+		Expect(clients[0].NewSemaphore("sem-bound").TrySetPermits(ctx, 3)).To(BeTrue())
+		var inside, most atomic.Int32
+		var wg sync.WaitGroup
+		for i := range 16 {
+			wg.Add(1)
+			go func() {
+				defer GinkgoRecover()
+				defer wg.Done()
+				sem := clients[i%2].NewSemaphore("sem-bound")
+				for range 15 {
+					Expect(sem.Acquire(ctx, 1)).To(Succeed())
+					n := inside.Add(1)
+					for m := most.Load(); n > m && !most.CompareAndSwap(m, n); m = most.Load() {
+					}
+					time.Sleep(time.Millisecond) // the critical section
+					inside.Add(-1)
+					Expect(sem.Release(ctx, 1)).To(Succeed())
+				}
+			}()
+		}
+		waitAll(&wg)
+		Expect(most.Load()).To(And(BeNumerically("<=", 3), BeNumerically(">=", 2)))
+		Expect(clients[0].NewSemaphore("sem-bound").AvailablePermits(ctx)).To(Equal(3))
+	})
+
+	It("keeps Redisson's layout and wakes a waiter of another Client within a round trip of a release", func() {
+		sem := e.client().NewSemaphore("sem-wake")
+		Expect(sem.TrySetPermits(ctx, 1)).To(BeTrue())
+		Expect(sem.TrySetPermits(ctx, 5)).To(BeFalse(), "set already")
+		Expect(e.raw.Get(ctx, "sem-wake").Val()).To(Equal("1"), "a string counter under the name")
+		Expect(sem.Acquire(ctx, 1)).To(Succeed())
+
+		sub := e.raw.Subscribe(ctx, "redisson_sc:{sem-wake}")
+		DeferCleanup(sub.Close)
+		_, err := sub.Receive(ctx)
+		Expect(err).NotTo(HaveOccurred())
+		got := make(chan time.Time, 1)
+		go func() {
+			defer GinkgoRecover()
+			Expect(e.client().NewSemaphore("sem-wake").Acquire(ctx, 1)).To(Succeed())
+			got <- time.Now()
+		}()
+		Eventually(func() int64 { return e.numSub("redisson_sc:{sem-wake}") }).Should(BeEquivalentTo(2))
+		Consistently(got).WithTimeout(200 * time.Millisecond).ShouldNot(Receive())
+		released := time.Now()
+		Expect(sem.Release(ctx, 1)).To(Succeed())
+		var at time.Time
+		Eventually(got).WithTimeout(2 * time.Second).Should(Receive(&at))
+		Expect(at.Sub(released)).To(BeNumerically("<", 200*time.Millisecond))
+		var msg *redis.Message
+		Eventually(sub.Channel()).Should(Receive(&msg))
+		Expect(msg.Payload).To(Equal("1"), "a release publishes the permits available")
+	})
+
+	It("takes several permits at once, times out, drains and adds", func() {
+		sem := e.client().NewSemaphore("sem-many")
+		Expect(sem.AddPermits(ctx, 5)).To(Succeed())
+		Expect(sem.TryAcquire(ctx, 3, 0)).To(BeTrue())
+		Expect(sem.AvailablePermits(ctx)).To(Equal(2))
+		start := time.Now()
+		Expect(sem.TryAcquire(ctx, 3, 150*time.Millisecond)).To(BeFalse())
+		Expect(time.Since(start)).To(BeNumerically(">=", 150*time.Millisecond))
+		Expect(sem.TryAcquire(ctx, 3, -1)).To(BeFalse(), "a wait <= 0 is one attempt")
+		Expect(sem.Release(ctx, 3)).To(Succeed())
+		Expect(sem.DrainPermits(ctx)).To(Equal(5))
+		Expect(sem.AvailablePermits(ctx)).To(BeZero())
+		Expect(sem.AddPermits(ctx, -2)).To(Succeed())
+		Expect(sem.AvailablePermits(ctx)).To(Equal(-2))
+		Expect(sem.Acquire(ctx, 0)).To(Succeed(), "zero permits are taken at once, as in Redisson")
+	})
+
+	It("refuses negative counts and waits below 1 ms with ErrInvalidArgument", func() {
+		sem := e.client().NewSemaphore("sem-bad")
+		Expect(sem.Acquire(ctx, -1)).To(MatchError(rlock.ErrInvalidArgument))
+		Expect(sem.Release(ctx, -1)).To(MatchError(rlock.ErrInvalidArgument))
+		_, err := sem.TrySetPermits(ctx, -1)
+		Expect(err).To(MatchError(rlock.ErrInvalidArgument))
+		_, err = sem.TryAcquire(ctx, 1, 10)
+		Expect(err).To(MatchError(rlock.ErrInvalidArgument))
+		Expect(e.client().NewSemaphore("").Acquire(ctx, 1)).To(MatchError(rlock.ErrInvalidArgument))
+		Expect(e.raw.DBSize(ctx).Val()).To(BeZero())
+	})
+
+	It("leaves nothing behind when a wait is cancelled", func() {
+		sem := e.client().NewSemaphore("sem-cancel")
+		Expect(sem.TrySetPermits(ctx, 0)).To(BeTrue())
+		cctx, cancel := context.WithCancel(ctx)
+		done := make(chan error, 1)
+		go func() { done <- sem.Acquire(cctx, 1) }()
+		Eventually(func() int64 { return e.numSub("redisson_sc:{sem-cancel}") }).Should(BeEquivalentTo(1))
+		cancel()
+		Eventually(done).Should(Receive(MatchError(context.Canceled)))
+		Expect(sem.AvailablePermits(ctx)).To(BeZero())
+		Expect(sem.Release(ctx, 1)).To(Succeed())
+		Expect(sem.AvailablePermits(ctx)).To(Equal(1), "the cancelled waiter took nothing")
+		Eventually(func() int64 { return e.numSub("redisson_sc:{sem-cancel}") }).WithTimeout(3 * time.Second).Should(BeZero())
+	})
+
+	It("returns by its deadline while Redis hangs, and takes nothing", Label("fault"), func() {
+		srv, err := redistest.Start()
+		Expect(err).NotTo(HaveOccurred())
+		DeferCleanup(srv.Close)
+		c, rdb := clientAndRedis(srv.Addr)
+		sem := c.NewSemaphore("sem-hung")
+		Expect(sem.TrySetPermits(ctx, 1)).To(BeTrue())
+		Expect(srv.Pause()).To(Succeed())
+		dctx, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
+		defer cancel()
+		start := time.Now()
+		err = sem.Acquire(dctx, 1)
+		Expect(time.Since(start)).To(BeNumerically("<", 500*time.Millisecond))
+		Expect(err).To(MatchError(context.DeadlineExceeded))
+		Expect(srv.Resume()).To(Succeed())
+		// The abandoned acquire ran when Redis came back; its permit was
+		// given back once its reply came.
+		Eventually(func() string { return rdb.Get(ctx, "sem-hung").Val() }).WithTimeout(6 * time.Second).Should(Equal("1"))
+	})
+})
+
+var _ = Describe("PermitExpirableSemaphore", func() {
+	var (
+		e   *env
+		ctx context.Context
+	)
+	BeforeEach(func() {
+		e = newEnv()
+		ctx = context.Background()
+	})
+
+	It("hands out permits with ids in Redisson's layout, releases them by id and refuses unknown ones", func() {
+		sem := e.client().NewPermitExpirableSemaphore("psem")
+		Expect(sem.TrySetPermits(ctx, 2)).To(BeTrue())
+		a, err := sem.Acquire(ctx, 0)
+		Expect(err).NotTo(HaveOccurred())
+		b, ok, err := sem.TryAcquire(ctx, 0, time.Minute)
+		Expect(ok, err).To(BeTrue())
+		Expect(a).To(MatchRegexp(`^[0-9a-f]{32}$`), "the hex of 16 random bytes, as Redisson's ids")
+		_, ok, err = sem.TryAcquire(ctx, 100*time.Millisecond, 0)
+		Expect(ok, err).To(BeFalse())
+
+		raw, _ := hex.DecodeString(b)
+		Expect(e.raw.ZScore(ctx, "{psem}:timeout", string(raw)).Val()).To(BeNumerically(">", float64(time.Now().UnixMilli())))
+		rawA, _ := hex.DecodeString(a)
+		Expect(e.raw.ZScore(ctx, "{psem}:timeout", string(rawA)).Val()).To(BeEquivalentTo(922337203685477), "a permit that never expires")
+		Expect(e.raw.Get(ctx, "psem").Val()).To(Equal("0"))
+
+		Expect(sem.Release(ctx, a)).To(Succeed())
+		Expect(sem.Release(ctx, a)).To(MatchError(rlock.ErrNotHeld), "already released")
+		Expect(sem.Release(ctx, "00112233445566778899aabbccddeeff")).To(MatchError(rlock.ErrNotHeld))
+		Expect(sem.Release(ctx, "not hex")).To(MatchError(rlock.ErrInvalidArgument))
+		Expect(sem.AvailablePermits(ctx)).To(Equal(1))
+		Expect(sem.Release(ctx, b)).To(Succeed())
+	})
+
+	It("frees a permit at the end of its lease and wakes a waiter for it", func() {
+		sem := e.client().NewPermitExpirableSemaphore("psem-lease")
+		Expect(sem.TrySetPermits(ctx, 1)).To(BeTrue())
+		id, err := sem.Acquire(ctx, time.Second)
+		Expect(err).NotTo(HaveOccurred())
+		start := time.Now()
+		other, ok, err := e.client().NewPermitExpirableSemaphore("psem-lease").TryAcquire(ctx, 5*time.Second, 0)
+		Expect(ok, err).To(BeTrue(), "the waiter got the permit when the lease ran out")
+		Expect(time.Since(start)).To(And(BeNumerically(">=", 800*time.Millisecond), BeNumerically("<", 3*time.Second)))
+		Expect(sem.Release(ctx, id)).To(MatchError(rlock.ErrNotHeld), "an expired permit")
+		Expect(sem.Release(ctx, other)).To(Succeed())
+	})
+
+	It("never lets more holders in than permits, across 2 Clients", func() {
+		clients := []*rlock.Client{e.client(), e.client()}
+		Expect(clients[0].NewPermitExpirableSemaphore("psem-bound").TrySetPermits(ctx, 2)).To(BeTrue())
+		var inside, most atomic.Int32
+		var wg sync.WaitGroup
+		for i := range 8 {
+			wg.Add(1)
+			go func() {
+				defer GinkgoRecover()
+				defer wg.Done()
+				sem := clients[i%2].NewPermitExpirableSemaphore("psem-bound")
+				for range 10 {
+					id, err := sem.Acquire(ctx, time.Minute)
+					Expect(err).NotTo(HaveOccurred())
+					n := inside.Add(1)
+					for m := most.Load(); n > m && !most.CompareAndSwap(m, n); m = most.Load() {
+					}
+					time.Sleep(time.Millisecond)
+					inside.Add(-1)
+					Expect(sem.Release(ctx, id)).To(Succeed())
+				}
+			}()
+		}
+		waitAll(&wg)
+		Expect(most.Load()).To(BeNumerically("<=", 2))
+	})
+
+	It("leaves nothing behind when a wait is cancelled", func() {
+		sem := e.client().NewPermitExpirableSemaphore("psem-cancel")
+		Expect(sem.TrySetPermits(ctx, 0)).To(BeTrue())
+		cctx, cancel := context.WithCancel(ctx)
+		done := make(chan error, 1)
+		go func() { _, err := sem.Acquire(cctx, 0); done <- err }()
+		Eventually(func() int64 { return e.numSub("redisson_sc:{psem-cancel}") }).Should(BeEquivalentTo(1))
+		cancel()
+		Eventually(done).Should(Receive(MatchError(context.Canceled)))
+		Expect(e.raw.ZCard(ctx, "{psem-cancel}:timeout").Val()).To(BeZero())
+		Expect(sem.AvailablePermits(ctx)).To(BeZero())
+	})
+})
+
+var _ = Describe("CountDownLatch", func() {
+	var (
+		e   *env
+		ctx context.Context
+	)
+	BeforeEach(func() {
+		e = newEnv()
+		ctx = context.Background()
+	})
+
+	It("wakes every awaiter of every Client on the last CountDown, within a round trip", func() {
+		latch := e.client().NewCountDownLatch("latch")
+		Expect(latch.TrySetCount(ctx, 3)).To(BeTrue())
+		Expect(latch.TrySetCount(ctx, 5)).To(BeFalse())
+		Expect(latch.Count(ctx)).To(BeEquivalentTo(3))
+		sub := e.raw.Subscribe(ctx, "redisson_countdownlatch__channel__{latch}")
+		DeferCleanup(sub.Close)
+		_, err := sub.Receive(ctx)
+		Expect(err).NotTo(HaveOccurred())
+
+		clients := []*rlock.Client{e.client(), e.client()}
+		got := make(chan time.Time, 6)
+		for i := range 6 {
+			go func() {
+				defer GinkgoRecover()
+				Expect(clients[i%2].NewCountDownLatch("latch").Await(ctx)).To(Succeed())
+				got <- time.Now()
+			}()
+		}
+		Eventually(func() int64 { return e.numSub("redisson_countdownlatch__channel__{latch}") }).Should(BeEquivalentTo(3))
+		Expect(latch.CountDown(ctx)).To(Succeed())
+		Expect(latch.CountDown(ctx)).To(Succeed())
+		Consistently(got).WithTimeout(200 * time.Millisecond).ShouldNot(Receive())
+		last := time.Now()
+		Expect(latch.CountDown(ctx)).To(Succeed())
+		for range 6 {
+			var at time.Time
+			Eventually(got).WithTimeout(2 * time.Second).Should(Receive(&at))
+			Expect(at.Sub(last)).To(BeNumerically("<", 200*time.Millisecond))
+		}
+		var msg *redis.Message
+		Eventually(sub.Channel()).Should(Receive(&msg))
+		Expect(msg.Payload).To(Equal("0"))
+		Expect(e.raw.Exists(ctx, "latch").Val()).To(BeZero(), "an open latch has no key")
+		Expect(latch.Await(ctx)).To(Succeed(), "an open latch does not wait")
+		Expect(latch.Count(ctx)).To(BeZero())
+	})
+
+	It("ends an Await with ctx and refuses a negative count", func() {
+		latch := e.client().NewCountDownLatch("latch-ctx")
+		Expect(latch.TrySetCount(ctx, 1)).To(BeTrue())
+		dctx, cancel := context.WithTimeout(ctx, 150*time.Millisecond)
+		defer cancel()
+		Expect(latch.Await(dctx)).To(MatchError(context.DeadlineExceeded))
+		_, err := latch.TrySetCount(ctx, -1)
+		Expect(err).To(MatchError(rlock.ErrInvalidArgument))
+	})
+})
+
+var _ = Describe("Do", func() {
+	var (
+		e   *env
+		ctx context.Context
+	)
+	BeforeEach(func() {
+		e = newEnv()
+		ctx = context.Background()
+	})
+
+	It("runs fn holding the lock, under an owner of its own, and unlocks after", func() {
+		lock := e.client().NewLock("do")
+		var inside bool
+		err := rlock.Do(ctx, lock, 0, 0, func(fctx context.Context) error {
+			_, ok := ctxowner.From(fctx)
+			Expect(ok).To(BeTrue(), "Do attached an owner")
+			inside, _ = lock.IsHeldByCurrent(fctx)
+			Expect(lock.Lock(fctx)).To(Succeed(), "fn's own calls re-enter")
+			return lock.Unlock(fctx)
+		})
+		Expect(err).NotTo(HaveOccurred())
+		Expect(inside).To(BeTrue())
+		Expect(lock.IsLocked(ctx)).To(BeFalse())
+	})
+
+	It("returns ErrBusy when the lock is held elsewhere, and fn's error joined with the unlock's", func() {
+		lock := e.client().NewLock("do-busy")
+		holder := ctxowner.New(ctx)
+		Expect(lock.Lock(holder)).To(Succeed())
+		called := false
+		err := rlock.Do(ctx, lock, 100*time.Millisecond, 0, func(context.Context) error { called = true; return nil })
+		Expect(err).To(MatchError(rlock.ErrBusy))
+		Expect(called).To(BeFalse())
+		Expect(lock.Unlock(holder)).To(Succeed())
+
+		boom := errors.New("boom")
+		err = rlock.Do(ctx, lock, 0, 0, func(fctx context.Context) error {
+			_, _ = lock.ForceUnlock(context.Background()) // the lock is broken under fn
+			return boom
+		})
+		Expect(err).To(And(MatchError(boom), MatchError(rlock.ErrNotHeld)))
+	})
+
+	It("ends fn's context when the lock is lost, and unlocks even after the caller's ctx ended", func() {
+		lock := e.client(rlock.WithWatchdogTimeout(time.Second)).NewLock("do-lost")
+		err := rlock.Do(ctx, lock, 0, 0, func(fctx context.Context) error {
+			_, _ = lock.ForceUnlock(context.Background())
+			<-fctx.Done()
+			return context.Cause(fctx)
+		})
+		Expect(err).To(MatchError(rlock.ErrLockLost))
+
+		rctx, cancel := context.WithCancel(ctx)
+		Expect(rlock.Do(rctx, lock, 0, 0, func(context.Context) error { cancel(); return nil })).To(Succeed())
+		Expect(lock.IsLocked(ctx)).To(BeFalse())
+		Expect(rlock.Do(ctx, nil, 0, 0, func(context.Context) error { return nil })).To(MatchError(rlock.ErrInvalidArgument))
+	})
+})
