@@ -235,3 +235,27 @@ var _ = Describe("FencedLock", func() {
 		Expect(context.Cause(lctx)).To(MatchError(rlock.ErrLockLost))
 	})
 })
+
+var _ = Describe("non-reentrant Lock", func() {
+	var (
+		e   *env
+		ctx context.Context
+	)
+	BeforeEach(func() {
+		e = newEnv()
+		ctx = context.Background()
+	})
+
+	It("refuses its holder's re-entry with ErrReentry, as Redisson's, and excludes a Lock of the same name", func() {
+		c := e.client()
+		lock := c.NewNonReentrantLock("non-reentrant")
+		owner := ctxowner.WithID(ctx, "4")
+		Expect(lock.Lock(owner)).To(Succeed())
+		Expect(lock.TryLock(owner, 0, 0)).Error().To(MatchError(rlock.ErrReentry))
+		Expect(lock.Lock(owner)).To(MatchError(rlock.ErrReentry), "no wait: a refusal")
+		Expect(e.raw.HGetAll(ctx, "non-reentrant").Val()).To(Equal(map[string]string{c.ID() + ":ctx:4": "1"}))
+		Expect(e.client().NewLock("non-reentrant").TryLock(ctxowner.New(ctx), 0, 0)).To(BeFalse())
+		Expect(lock.Unlock(owner)).To(Succeed())
+		Expect(lock.IsLocked(ctx)).To(BeFalse())
+	})
+})

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"strings"
 	"time"
 )
 
@@ -187,6 +188,9 @@ func (a *attempt) try(queue bool) (held bool, ttl time.Duration, reached bool, e
 	}
 	defer c.holds.exit(a.key, hs)
 	if err := o.replyErr(); err != nil {
+		if e, ok := err.(replyError); ok && strings.Contains(string(e), "NON_REENTRANT_REACQUIRE") {
+			err = ErrReentry
+		}
 		return false, 0, true, err
 	}
 	if r, ok := ints(o.v); ok && len(r) > 0 {

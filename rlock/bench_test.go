@@ -325,7 +325,7 @@ func BenchmarkFloor(b *testing.B) {
 		rdb.Del(ctx, "bench:floor:set")
 		sets = append(sets, time.Since(s))
 		s = time.Now()
-		if err := acq.Run(ctx, rdb, []string{"bench:floor", "goredisson_cancel:{bench:floor}"}, 30000, "f", i).Err(); err != nil {
+		if err := acq.Run(ctx, rdb, []string{"bench:floor", "goredisson_cancel:{bench:floor}"}, 30000, "f", i, "1").Err(); err != nil {
 			b.Fatal(err)
 		}
 		if err := rel.Run(ctx, rdb, []string{"bench:floor", "goredisson_cancel:{bench:floor}", "redisson_lock__channel:{bench:floor}"},

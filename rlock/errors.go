@@ -21,6 +21,10 @@ var (
 	// nil lock in a group, a nil context, a lease or wait below 1 ms, and an
 	// option value that makes no sense.
 	ErrInvalidArgument = errors.New("invalid argument")
+	// ErrReentry is returned when the owner that holds a non-reentrant lock
+	// (NewNonReentrantLock) takes it again (Redisson's
+	// IllegalMonitorStateException "is non-reentrant"). Nothing changed.
+	ErrReentry = errors.New("non-reentrant lock already held by this owner")
 	// ErrBusy is returned by Do when the lock was not acquired within its
 	// wait.
 	ErrBusy = errors.New("lock busy")

@@ -20,6 +20,7 @@ const (
 	kindFair               // FairLock: RLock hash + queue; each waiter on its own channel
 	kindRead               // the read side of a ReadWriteLock
 	kindWrite              // the write side of a ReadWriteLock
+	kindNonReentrant       // Lock from NewNonReentrantLock: RLock hash, re-entry refused
 )
 
 // handle is what every lock value holds: the Client, the lock's name and
@@ -112,7 +113,11 @@ func (h *handle) acquireCall(field string, keep time.Duration, n uint64, fairWai
 	case kindWrite:
 		return writeAcquireScript, keys, args
 	}
-	return acquireScript, keys, args
+	reentrant := "1"
+	if h.kind == kindNonReentrant {
+		reentrant = "0"
+	}
+	return acquireScript, keys, append(args, reentrant)
 }
 
 // Modes of a release script (lib/settle.lua).

@@ -70,6 +70,14 @@ func (c *Client) NewLock(name string) *Lock {
 	return &Lock{h: handle{c: c, name: name, kind: kindLock}}
 }
 
+// NewNonReentrantLock returns the non-reentrant lock of the given name
+// [getNonReentrantLock]: the Lock layout and messages, so it excludes Lock
+// holders of the same name, but its holder taking it again gets ErrReentry
+// instead of a second hold.
+func (c *Client) NewNonReentrantLock(name string) *Lock {
+	return &Lock{h: handle{c: c, name: name, kind: kindNonReentrant}}
+}
+
 // handle returns the lock's handle (nil-safe).
 func (l *Lock) handle() *handle {
 	if l == nil {

@@ -22,9 +22,9 @@ type Event struct {
 	// renewal, it was force-unlocked, or the Client closed while it was
 	// held), and "acquire"/"release" for the synchronizers.
 	Op string
-	// Kind is the lock type: "lock", "fairlock", "spinlock", "fencedlock",
-	// "readlock", "writelock", "semaphore", "permitsemaphore",
-	// "countdownlatch".
+	// Kind is the lock type: "lock", "nonreentrantlock", "fairlock",
+	// "spinlock", "fencedlock", "readlock", "writelock", "semaphore",
+	// "permitsemaphore", "countdownlatch".
 	Kind string
 	// Lock is the lock's name. It is unbounded user input: keep it out of
 	// metric attributes.
@@ -78,6 +78,8 @@ func (k kind) String() string {
 		return "readlock"
 	case kindWrite:
 		return "writelock"
+	case kindNonReentrant:
+		return "nonreentrantlock"
 	}
 	return "lock"
 }

@@ -145,6 +145,6 @@ func waitEnded(err, lastErr error) error {
 // reply that is not a redirection or a transient state).
 func (c *Client) retryable(ctx context.Context, err error) bool {
 	var re replyError
-	return ctx.Err() == nil && !c.closed.Load() && !errors.Is(err, ErrReplicaSync) &&
+	return ctx.Err() == nil && !c.closed.Load() && !errors.Is(err, ErrReplicaSync) && !errors.Is(err, ErrReentry) &&
 		!errors.Is(err, ErrInvalidArgument) && !(errors.As(err, &re) && !re.notRun())
 }
