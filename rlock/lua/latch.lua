@@ -10,6 +10,7 @@
 --          'set'       ARGV[3]=n: set the count if the latch has none;
 --                      returns 1 when set, else 0
 -- ARGV[2]  publish command: "publish" or "spublish"
+-- Returns: what each operation above says.
 local op = ARGV[1]
 if op == 'countdown' then
     local v = redis.call('decr', KEYS[1])

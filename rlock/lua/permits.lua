@@ -25,6 +25,7 @@
 --          'set'     ARGV[3]=n: set the permits if there are none yet;
 --                    returns 1 when set, else 0
 -- ARGV[2]  publish command: "publish" or "spublish"
+-- Returns: what each operation above says.
 local never = 922337203685477
 local t = redis.call('time')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)

@@ -15,6 +15,7 @@
 --                    permits now available
 --          'drain'   take every available permit; returns how many
 -- ARGV[3]  publish command: "publish" or "spublish"
+-- Returns: what each operation above says.
 local op, n = ARGV[1], tonumber(ARGV[2])
 if op == 'acquire' then
     local value = redis.call('get', KEYS[1])
