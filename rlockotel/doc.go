@@ -18,7 +18,8 @@
 //	goredisson.lock.wait.duration  histogram  s              how long acquisitions waited
 //	goredisson.lock.acquisitions   counter    {acquisition}  holds taken
 //	goredisson.lock.contention     counter    {attempt}      acquisition attempts that found the lock taken
-//	goredisson.lock.hold.duration  histogram  s              how long an owner held a lock, until its release
+//	goredisson.lock.hold.duration  histogram  s              how long owners held a lock: until they released
+//	                                                         their last hold, or lost it
 //	goredisson.lock.lost           counter    {hold}         holds lost (lease ran out, force-unlocked, Client closed)
 //	goredisson.lock.errors         counter    {error}        operations that failed, by error.type
 //
@@ -26,19 +27,28 @@
 //
 //	goredisson.lock.kind       every instrument: "lock", "fairlock", "spinlock", "fencedlock",
 //	                           "readlock", "writelock" (and the synchronizers' kinds)
-//	goredisson.lock.operation  wait.duration, acquisitions, contention, errors: the event's Op
-//	                           ("lock", "trylock", "locktoken", "trylocktoken", "unlock", ...)
+//	goredisson.lock.operation  every instrument but lost: the event's Op ("lock", "trylock",
+//	                           "locktoken", "trylocktoken", "unlock", ...; "lost" on
+//	                           hold.duration for a hold that was lost)
 //	goredisson.lock.outcome    wait.duration: "acquired", "busy" (a TryLock whose wait ran
 //	                           out) or "error"
 //	error.type                 errors, lost, and wait.duration when the outcome is "error"
 //
+// The acquisitions are the events of Op "lock", "trylock", "locktoken",
+// "trylocktoken", "acquire" and "tryacquire"; the releases "unlock" and
+// "release". A release that failed records no hold time (after a loss the
+// owner's Unlock fails with rlock.ErrNotHeld: the "lost" event recorded the
+// hold, up to the loss). Other Ops get a span and, when they fail, a count
+// in errors.
+//
 // The lock's name is never a metric attribute: names are unbounded user
 // input, and every name would make a time series of its own. Spans carry it.
 //
-// Contention counts, for an acquisition that took the lock, its attempts but
-// the last; for one whose wait ran out or whose context ended, all of them;
-// for one that failed otherwise, all but the last (which is taken to be the
-// one that failed).
+// Contention counts, for an acquisition that took the lock or failed, its
+// attempts but the last; for one whose wait ran out, all of them. (When a
+// context ends during a wait, its last attempt found the lock taken too, but
+// the event cannot tell that from a context that ended during an attempt:
+// the count errs low.)
 //
 // error.type is, for errors of package rlock and context, a fixed word:
 //

@@ -34,6 +34,10 @@ type redisError interface {
 	RedisError()
 }
 
+// rlockReplyError is the Go type of the Redis error replies that rlock reads
+// itself (unexported, and without go-redis's RedisError method).
+const rlockReplyError = "github.com/goredisson/goredisson/rlock.replyError"
+
 // errorType is the error.type attribute of err (see the package
 // documentation for its values).
 func errorType(err error) attribute.KeyValue {
@@ -55,7 +59,15 @@ func errorTypeName(err error) string {
 	if errors.As(err, &ne) && ne.Timeout() {
 		return "timeout"
 	}
-	return goType(err)
+	c := cause(err)
+	switch name := semconv.ErrorType(c).Value.AsString(); name {
+	case rlockReplyError:
+		return redisCode(c.Error())
+	case "*errors.errorString", "*fmt.wrapErrors", "*errors.joinError", "*rlock.Error":
+		return semconv.ErrorTypeOther.Value.AsString()
+	default:
+		return name
+	}
 }
 
 // redisCode is the error code of a Redis error reply: its first word when
@@ -74,18 +86,11 @@ func notCodeRune(r rune) bool {
 	return (r < 'A' || r > 'Z') && r != '_' && r != '-'
 }
 
-// goType names err by the Go type of its cause below rlock's *Error and
-// fmt's wrappers, as OpenTelemetry's conventions name exceptions by their
-// type; an anonymous error (errors.New, fmt.Errorf without %w) is "_OTHER".
-func goType(err error) string {
+// cause is err below rlock's *Error wrappers.
+func cause(err error) error {
 	var le *rlock.Error
 	for errors.As(err, &le) && le.Err != nil {
 		err = le.Err
 	}
-	name := semconv.ErrorType(err).Value.AsString()
-	switch name {
-	case "*errors.errorString", "*fmt.wrapErrors", "*errors.joinError", "*rlock.Error":
-		return semconv.ErrorTypeOther.Value.AsString()
-	}
-	return name
+	return err
 }

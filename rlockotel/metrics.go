@@ -46,7 +46,7 @@ func newInstruments(m metric.Meter) (*instruments, error) {
 	i.contention, errs[2] = m.Int64Counter(ContentionName, metric.WithUnit("{attempt}"),
 		metric.WithDescription("Acquisition attempts that found the lock taken."))
 	i.hold, errs[3] = m.Float64Histogram(HoldDurationName, metric.WithUnit("s"),
-		metric.WithDescription("How long owners held locks, until their last hold was released."),
+		metric.WithDescription("How long owners held locks, until they released their last hold or lost it."),
 		metric.WithExplicitBucketBoundaries(holdBuckets...))
 	i.lost, errs[4] = m.Int64Counter(LostName, metric.WithUnit("{hold}"),
 		metric.WithDescription("Holds of locks lost: lease ran out without renewal, force-unlocked, or the Client closed."))
@@ -67,11 +67,14 @@ func (i *instruments) record(ctx context.Context, e rlock.Event, base []attribut
 	case opAcquisition:
 		i.acquisition(ctx, e, base, kind, op)
 	case opRelease:
-		if e.Held > 0 {
-			i.hold.Record(ctx, e.Held.Seconds(), with(base, kind))
+		if e.Held > 0 && e.Err == nil {
+			i.hold.Record(ctx, e.Held.Seconds(), with(base, kind, op))
 		}
 	case opLost:
 		i.lost.Add(ctx, 1, with(base, kind, errorType(e.Err)))
+		if e.Held > 0 {
+			i.hold.Record(ctx, e.Held.Seconds(), with(base, kind, op))
+		}
 		return
 	}
 	if e.Err != nil {
@@ -98,24 +101,16 @@ func (i *instruments) acquisition(ctx context.Context, e rlock.Event, base []att
 }
 
 // contention is how many of an acquisition's attempts found the lock taken:
-// all but a successful last one; all when the wait ran out or was ended (by
-// its context or the Client's Close); all but the last when an attempt
-// failed otherwise.
+// all but a successful or failed last one, all when the wait ran out.
+// (For an acquisition whose context ended while it waited, the last attempt
+// found the lock taken too, but the event cannot tell it from one whose
+// context ended during an attempt: the count errs low.)
 func contention(e rlock.Event) int {
 	n := e.Attempts
-	switch {
-	case e.Err == nil && e.Acquired:
-		n--
-	case e.Err != nil && !endedWait(e.Err):
+	if e.Acquired || e.Err != nil {
 		n--
 	}
 	return max(n, 0)
-}
-
-// endedWait reports an error that ends a wait from outside rather than
-// failing an attempt.
-func endedWait(err error) bool {
-	return errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) || errors.Is(err, rlock.ErrClosed)
 }
 
 // with is a measurement's attributes: base and kv, in a new slice (base is
