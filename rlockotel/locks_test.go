@@ -163,8 +163,8 @@ var _ = Describe("Observer on real locks", func() {
 		Expect(metrics).To(HaveLen(6), "every instrument recorded")
 		for name := range metrics {
 			for _, p := range w.points(name) {
-				Expect(metricKeys).To(ContainElements(keys(p.attrs)), name)
-				for _, v := range p.attrs {
+				Expect(metricKeys).To(ContainElements(keys(p.Attrs)), name)
+				for _, v := range p.Attrs {
 					Expect(v).NotTo(ContainSubstring("secret"), name)
 				}
 			}

@@ -87,10 +87,10 @@ func (w *world) client(opts ...rlock.Option) *rlock.Client {
 // point is one data point of a metric: its attributes, and its value (a
 // counter's) or count and sum (a histogram's).
 type point struct {
-	attrs map[string]string
-	value int64
-	count uint64
-	sum   float64
+	Attrs map[string]string
+	Value int64
+	Count uint64
+	Sum   float64
 }
 
 // collect reads every metric of the Observer's scope, by name.
@@ -117,11 +117,11 @@ func (w *world) points(name string) []point {
 	switch d := w.collect()[name].Data.(type) {
 	case metricdata.Sum[int64]:
 		for _, dp := range d.DataPoints {
-			out = append(out, point{attrs: attrMap(dp.Attributes), value: dp.Value})
+			out = append(out, point{Attrs: attrMap(dp.Attributes), Value: dp.Value})
 		}
 	case metricdata.Histogram[float64]:
 		for _, dp := range d.DataPoints {
-			out = append(out, point{attrs: attrMap(dp.Attributes), count: dp.Count, sum: dp.Sum})
+			out = append(out, point{Attrs: attrMap(dp.Attributes), Count: dp.Count, Sum: dp.Sum})
 		}
 	}
 	return out
@@ -133,7 +133,7 @@ func (w *world) total(name string, match map[string]string) int64 {
 	GinkgoHelper()
 	var n int64
 	for _, p := range w.matching(name, match) {
-		n += p.value + int64(p.count)
+		n += p.Value + int64(p.Count)
 	}
 	return n
 }
@@ -143,7 +143,7 @@ func (w *world) sum(name string, match map[string]string) float64 {
 	GinkgoHelper()
 	var s float64
 	for _, p := range w.matching(name, match) {
-		s += p.sum
+		s += p.Sum
 	}
 	return s
 }
@@ -156,7 +156,7 @@ func (w *world) matching(name string, match map[string]string) []point {
 	for _, p := range w.points(name) {
 		ok := true
 		for k, v := range match {
-			ok = ok && p.attrs[k] == v
+			ok = ok && p.Attrs[k] == v
 		}
 		if ok {
 			out = append(out, p)
