@@ -75,7 +75,7 @@ func errorTypeName(err error) string {
 // "redis".
 func redisCode(msg string) string {
 	code, _, _ := strings.Cut(msg, " ")
-	if code == "" || len(code) > 32 || strings.ToUpper(code) != code || strings.ContainsFunc(code, notCodeRune) {
+	if code == "" || len(code) > 32 || strings.ContainsFunc(code, notCodeRune) {
 		return "redis"
 	}
 	return code
