@@ -13,6 +13,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"math"
 	"os"
 	"runtime"
 	"strconv"
@@ -33,15 +34,16 @@ func main() {
 	flag.DurationVar(&cfg.parallelFor, "parallel-for", 2*time.Second, "(b) duration of a run")
 	flag.DurationVar(&cfg.contendFor, "contend-for", 4*time.Second, "(c) duration of a run")
 	flag.IntVar(&cfg.wdLocks, "watchdog-locks", 10000, "(d) locks held")
+	flag.IntVar(&cfg.memLocks, "mem-locks", 10000, "(m) locks held to measure Redis memory per lock")
 	flag.DurationVar(&cfg.wdFor, "watchdog-for", 30*time.Second, "(d) duration of a run (0 skips (d))")
-	flag.StringVar(&cfg.only, "only", "", "comma-separated parts to run: a,b,c,d (default all)")
+	flag.StringVar(&cfg.only, "only", "", "comma-separated parts to run: a,b,m,c,d (default all)")
 	libNames := flag.String("libs", "", "comma-separated libraries to measure (default all), e.g. \"goredisson RLock,redsync\"")
 	flag.BoolVar(&verbose, "v", false, "log the Redis commands of every contention run")
 	flag.StringVar(&cfg.out, "out", "results.md", "Markdown output file")
 	flag.StringVar(&cfg.plot, "plot", "results.png", "PNG plot file")
 	flag.Parse()
-	if cfg.runs < 1 || cfg.pairs < 10 || cfg.parallelFor <= 0 || cfg.contendFor <= 0 || cfg.wdLocks < 1 || cfg.wdFor < 0 {
-		fmt.Fprintln(os.Stderr, "bench: --runs >= 1, --pairs >= 10, positive durations and --watchdog-locks >= 1 required")
+	if cfg.runs < 1 || cfg.pairs < 10 || cfg.parallelFor <= 0 || cfg.contendFor <= 0 || cfg.wdLocks < 1 || cfg.memLocks < 1 || cfg.wdFor < 0 {
+		fmt.Fprintln(os.Stderr, "bench: --runs >= 1, --pairs >= 10, positive durations, --watchdog-locks >= 1 and --mem-locks >= 1 required")
 		os.Exit(2)
 	}
 	if *libNames != "" {
@@ -64,7 +66,7 @@ func main() {
 
 type config struct {
 	addr                           string
-	runs, pairs, wdLocks           int
+	runs, pairs, wdLocks, memLocks int
 	parallelFor, contendFor, wdFor time.Duration
 	only, out, plot                string
 }
@@ -102,42 +104,14 @@ func run(cfg config) error {
 	rep.redisVersion = redisVersion(addr)
 	logf("%s (%s); %d runs per figure", what, rep.redisVersion, cfg.runs)
 
-	rep.redisBench = redisBenchmark(addr)
 	runID := strconv.FormatInt(time.Now().UnixNano(), 36)
 	// Run-major: every library is measured in every run, one after
 	// another, so that all see the same machine state (this VM's round
 	// trip swings between modes).
 	for r := range cfg.runs {
-		p50, p99, err := pingRTT(addr, 5000)
-		if err != nil {
-			return err
-		}
-		rep.pingP50 = append(rep.pingP50, float64(p50))
-		rep.pingP99 = append(rep.pingP99, float64(p99))
-		logf("PING run %d: p50 %v p99 %v", r+1, p50, p99)
 		id := runID + ":" + strconv.Itoa(r)
-		for _, l := range libs {
-			if l.tuned {
-				continue
-			}
-			if cfg.part("a") {
-				res, err := uncontended(l, addr, cfg.pairs, id)
-				if err != nil {
-					return fmt.Errorf("(a) %s: %w", l.name, err)
-				}
-				rep.add("a", l.name, "pairs/s", res.PerSec)
-				rep.add("a", l.name, "p50", float64(res.P50))
-				rep.add("a", l.name, "p99", float64(res.P99))
-				logf("(a) %-20s run %d: %.0f pairs/s p50 %v p99 %v", l.name, r+1, res.PerSec, res.P50, res.P99)
-			}
-			if cfg.part("b") {
-				perSec, err := parallelOwnKeys(l, addr, 64, cfg.parallelFor, id)
-				if err != nil {
-					return fmt.Errorf("(b) %s: %w", l.name, err)
-				}
-				rep.add("b", l.name, "pairs/s", perSec)
-				logf("(b) %-20s run %d: %.0f pairs/s", l.name, r+1, perSec)
-			}
+		if err := measureRun(rep, cfg, addr, r, id); err != nil {
+			return err
 		}
 	}
 	if cfg.part("c") {
@@ -179,6 +153,83 @@ func run(cfg config) error {
 		logf("wrote %s and %s", cfg.out, cfg.plot)
 	}
 	return nil
+}
+
+// measureRun measures the physical limit, (a), (b) and (m) of every
+// library once.
+func measureRun(rep *report, cfg config, addr string, r int, id string) error {
+	p50, p99, err := pingRTT(addr, 5000)
+	if err != nil {
+		return err
+	}
+	rep.pingP50 = append(rep.pingP50, float64(p50))
+	rep.pingP99 = append(rep.pingP99, float64(p99))
+	logf("PING run %d: p50 %v p99 %v", r+1, p50, p99)
+	limit := math.NaN() // (b)'s physical limit: SET rps / 2
+	if cfg.part("b") {
+		if rps, line, err := setRPS(addr); err != nil {
+			logf("no physical limit for (b): %v", err)
+		} else {
+			limit = rps / 2
+			rep.setRPS = append(rep.setRPS, rps)
+			rep.benchLines = append(rep.benchLines, line)
+			logf("redis-benchmark run %d: %s", r+1, line)
+		}
+	}
+	for _, l := range libs {
+		if l.contendedOnly {
+			continue
+		}
+		if cfg.part("a") {
+			res, err := uncontended(l, addr, cfg.pairs, id)
+			if err != nil {
+				return fmt.Errorf("(a) %s: %w", l.name, err)
+			}
+			rep.add("a", l.name, "pairs/s", res.PerSec)
+			rep.add("a", l.name, "p50", float64(res.P50))
+			rep.add("a", l.name, "p99", float64(res.P99))
+			rep.add("a", l.name, "allocs", res.Allocs)
+			rep.add("a", l.name, "bytes", res.Bytes)
+			logf("(a) %-20s run %d: %.0f pairs/s p50 %v p99 %v, %.1f allocs %.0f B per pair", l.name, r+1, res.PerSec, res.P50, res.P99, res.Allocs, res.Bytes)
+		}
+		if cfg.part("b") {
+			perSec, err := parallelOwnKeys(l, addr, 64, cfg.parallelFor, id)
+			if err != nil {
+				return fmt.Errorf("(b) %s: %w", l.name, err)
+			}
+			rep.add("b", l.name, "pairs/s", perSec)
+			if !math.IsNaN(limit) {
+				rep.add("b", l.name, "share", perSec/limit)
+			}
+			logf("(b) %-20s run %d: %.0f pairs/s, %.0f%% of SET rps / 2", l.name, r+1, perSec, 100*perSec/limit)
+		}
+		if cfg.part("m") {
+			res, err := memoryOnOwnServer(l, cfg, addr, id)
+			if err != nil {
+				return fmt.Errorf("(m) %s: %w", l.name, err)
+			}
+			rep.add("m", l.name, "per lock", res.PerLock)
+			rep.add("m", l.name, "left", res.LeftPerLock)
+			logf("(m) %-20s run %d: %.0f B per held lock, %.0f B per lock left after unlock", l.name, r+1, res.PerLock, res.LeftPerLock)
+		}
+	}
+	return nil
+}
+
+// memoryOnOwnServer measures (m) on a fresh private redis-server of its
+// own, so that no key of another measurement (goredisson's markers live on
+// for seconds after a release) expires during it; on addr when the
+// benchmark was given a Redis (--redis).
+func memoryOnOwnServer(l lib, cfg config, addr, id string) (memResult, error) {
+	if cfg.addr == "" {
+		s, err := redistest.Start()
+		if err != nil {
+			return memResult{}, err
+		}
+		defer s.Close()
+		addr = s.Addr
+	}
+	return redisMemory(l, addr, cfg.memLocks, id)
 }
 
 func redisVersion(addr string) string {
