@@ -115,26 +115,14 @@ func run(cfg config) error {
 		}
 	}
 	if cfg.part("c") {
-		for _, cc := range contendConfigs {
-			for r := range cfg.runs {
-				for _, l := range libs {
-					id := runID + ":" + strconv.Itoa(r)
-					res, err := contended(l, addr, cc.goroutines, cc.procs, time.Millisecond, cc.think, cfg.contendFor, id)
-					if err != nil {
-						return fmt.Errorf("(c) %s %s: %w", cc.label, l.name, err)
-					}
-					rep.addContend(cc.label, l.name, res)
-					logf("(c) %-26s %-20s run %d: %.0f acq/s gap p50 %v p99 %v retake %.2f wait p99 %v max %v fair %.2f cmds/acq %.1f redis cpu %.2f errors %d overlaps %d %s",
-						cc.label, l.name, r+1, res.AcqPerSec, res.GapP50, res.GapP99, res.Retake, res.WaitP99, res.WaitMax, res.Fairness, res.CmdsPerAcq, res.RedisCPU, res.Errors, res.Overlaps, res.Err)
-				}
-			}
-		}
+		contendAll(rep, cfg, addr, runID)
 	}
 	if cfg.part("d") && cfg.wdFor > 0 {
 		for r := range cfg.runs {
 			res, err := watchdogCost(addr, cfg.wdLocks, cfg.wdFor, runID+":"+strconv.Itoa(r))
 			if err != nil {
-				return fmt.Errorf("(d): %w", err)
+				rep.fail("d", rlockName, r, err)
+				continue
 			}
 			rep.watchdog = append(rep.watchdog, res)
 			logf("(d) run %d: %d locks for %v: %d round trips, %d commands, %.2f trips/tick/1000 locks, client CPU %v",
@@ -153,6 +141,25 @@ func run(cfg config) error {
 		logf("wrote %s and %s", cfg.out, cfg.plot)
 	}
 	return nil
+}
+
+// contendAll runs (c): every configuration, run and library.
+func contendAll(rep *report, cfg config, addr, runID string) {
+	for _, cc := range contendConfigs {
+		for r := range cfg.runs {
+			for _, l := range libs {
+				id := runID + ":" + strconv.Itoa(r)
+				res, err := contended(l, addr, cc.goroutines, cc.procs, time.Millisecond, cc.think, cfg.contendFor, id)
+				if err != nil {
+					rep.fail("c:"+cc.label, l.name, r, err)
+					continue
+				}
+				rep.addContend(cc.label, l.name, r, res)
+				logf("(c) %-26s %-20s run %d: %.0f acq/s gap p50 %v p99 %v retake %.2f wait p99 %v max %v fair %.2f cmds/acq %.1f redis cpu %.2f errors %d overlaps %d %s",
+					cc.label, l.name, r+1, res.AcqPerSec, res.GapP50, res.GapP99, res.Retake, res.WaitP99, res.WaitMax, res.Fairness, res.CmdsPerAcq, res.RedisCPU, res.Errors, res.Overlaps, res.Err)
+			}
+		}
+	}
 }
 
 // measureRun measures the physical limit, (a), (b) and (m) of every
@@ -181,39 +188,55 @@ func measureRun(rep *report, cfg config, addr string, r int, id string) error {
 			continue
 		}
 		if cfg.part("a") {
-			res, err := uncontended(l, addr, cfg.pairs, id)
-			if err != nil {
-				return fmt.Errorf("(a) %s: %w", l.name, err)
-			}
-			rep.add("a", l.name, "pairs/s", res.PerSec)
-			rep.add("a", l.name, "p50", float64(res.P50))
-			rep.add("a", l.name, "p99", float64(res.P99))
-			rep.add("a", l.name, "allocs", res.Allocs)
-			rep.add("a", l.name, "bytes", res.Bytes)
-			logf("(a) %-20s run %d: %.0f pairs/s p50 %v p99 %v, %.1f allocs %.0f B per pair", l.name, r+1, res.PerSec, res.P50, res.P99, res.Allocs, res.Bytes)
+			measureA(rep, cfg, l, addr, r, id)
 		}
 		if cfg.part("b") {
-			perSec, err := parallelOwnKeys(l, addr, 64, cfg.parallelFor, id)
-			if err != nil {
-				return fmt.Errorf("(b) %s: %w", l.name, err)
-			}
-			rep.add("b", l.name, "pairs/s", perSec)
-			if !math.IsNaN(limit) {
-				rep.add("b", l.name, "share", perSec/limit)
-			}
-			logf("(b) %-20s run %d: %.0f pairs/s, %.0f%% of SET rps / 2", l.name, r+1, perSec, 100*perSec/limit)
+			measureB(rep, cfg, l, addr, r, id, limit)
 		}
 		if cfg.part("m") {
-			res, err := memoryOnOwnServer(l, cfg, addr, id)
-			if err != nil {
-				return fmt.Errorf("(m) %s: %w", l.name, err)
-			}
-			rep.add("m", l.name, "per lock", res.PerLock)
-			rep.add("m", l.name, "left", res.LeftPerLock)
-			logf("(m) %-20s run %d: %.0f B per held lock, %.0f B per lock left after unlock", l.name, r+1, res.PerLock, res.LeftPerLock)
+			measureM(rep, cfg, l, addr, r, id)
 		}
 	}
 	return nil
+}
+
+func measureA(rep *report, cfg config, l lib, addr string, r int, id string) {
+	res, err := uncontended(l, addr, cfg.pairs, id)
+	if err != nil {
+		rep.fail("a", l.name, r, err)
+		return
+	}
+	rep.add("a", l.name, "pairs/s", res.PerSec)
+	rep.add("a", l.name, "p50", float64(res.P50))
+	rep.add("a", l.name, "p99", float64(res.P99))
+	rep.add("a", l.name, "allocs", res.Allocs)
+	rep.add("a", l.name, "bytes", res.Bytes)
+	logf("(a) %-20s run %d: %.0f pairs/s p50 %v p99 %v, %.1f allocs %.0f B per pair", l.name, r+1, res.PerSec, res.P50, res.P99, res.Allocs, res.Bytes)
+}
+
+// measureB measures (b); limit is the run's physical limit (NaN: unknown).
+func measureB(rep *report, cfg config, l lib, addr string, r int, id string, limit float64) {
+	perSec, err := parallelOwnKeys(l, addr, 64, cfg.parallelFor, id)
+	if err != nil {
+		rep.fail("b", l.name, r, err)
+		return
+	}
+	rep.add("b", l.name, "pairs/s", perSec)
+	if !math.IsNaN(limit) {
+		rep.add("b", l.name, "share", perSec/limit)
+	}
+	logf("(b) %-20s run %d: %.0f pairs/s, %.0f%% of SET rps / 2", l.name, r+1, perSec, 100*perSec/limit)
+}
+
+func measureM(rep *report, cfg config, l lib, addr string, r int, id string) {
+	res, err := memoryOnOwnServer(l, cfg, addr, id)
+	if err != nil {
+		rep.fail("m", l.name, r, err)
+		return
+	}
+	rep.add("m", l.name, "per lock", res.PerLock)
+	rep.add("m", l.name, "left", res.LeftPerLock)
+	logf("(m) %-20s run %d: %.0f B per held lock, %.0f B per lock left after unlock", l.name, r+1, res.PerLock, res.LeftPerLock)
 }
 
 // memoryOnOwnServer measures (m) on a fresh private redis-server of its

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net"
 	"os"
@@ -129,6 +130,49 @@ func setRPS(addr string) (float64, string, error) {
 	return 0, "", fmt.Errorf("redis-benchmark: no SET summary in %q", out)
 }
 
+// --- hung calls
+
+// stallTimeout is how long a measurement may go without any lock or unlock
+// call returning: then its context is cancelled, and the calls still
+// waiting fail (a hung call is an error of the library, not a figure).
+const stallTimeout = 10 * time.Second
+
+var errStalled = fmt.Errorf("no lock or unlock call returned for %v (a call hung)", stallTimeout)
+
+// withStallGuard returns a context cancelled with cause errStalled once
+// progress has not moved for stallTimeout, and its stop function.
+func withStallGuard(progress *atomic.Int64) (context.Context, func()) {
+	ctx, cancel := context.WithCancelCause(context.Background())
+	done := make(chan struct{})
+	go func() {
+		t := time.NewTicker(stallTimeout / 20)
+		defer t.Stop()
+		last, since := progress.Load(), time.Now()
+		for {
+			select {
+			case <-done:
+				return
+			case now := <-t.C:
+				if p := progress.Load(); p != last {
+					last, since = p, now
+				} else if now.Sub(since) >= stallTimeout {
+					cancel(errStalled)
+					return
+				}
+			}
+		}
+	}()
+	return ctx, func() { close(done); cancel(nil) }
+}
+
+// stalled returns err, or errStalled if ctx was cancelled by its guard.
+func stalled(ctx context.Context, err error) error {
+	if cause := context.Cause(ctx); err != nil && errors.Is(cause, errStalled) {
+		return fmt.Errorf("%w: %v", cause, err)
+	}
+	return err
+}
+
 // --- (a) uncontended pairs
 
 type pairsResult struct {
@@ -149,13 +193,17 @@ func uncontended(l lib, addr string, n int, run string) (pairsResult, error) {
 		return pairsResult{}, err
 	}
 	defer closeLib()
-	ctx := context.Background()
+	var progress atomic.Int64
+	ctx, stop := withStallGuard(&progress)
+	defer stop()
 	m := newMutex(ctx, "bench:a:"+run)
 	pair := func() error {
 		if err := m.lock(); err != nil {
-			return err
+			return stalled(ctx, err)
 		}
-		return m.unlock()
+		err := m.unlock()
+		progress.Add(1)
+		return stalled(ctx, err)
 	}
 	for range n / 10 { // warms up connections and scripts
 		if err := pair(); err != nil {
@@ -194,8 +242,9 @@ func parallelOwnKeys(l lib, addr string, goroutines int, d time.Duration, run st
 		return 0, err
 	}
 	defer closeLib()
-	ctx := context.Background()
-	var pairs atomic.Int64
+	var pairs, progress atomic.Int64
+	ctx, stop := withStallGuard(&progress)
+	defer stop()
 	var firstErr atomic.Value
 	start := time.Now().Add(200 * time.Millisecond)
 	end := start.Add(d)
@@ -205,21 +254,19 @@ func parallelOwnKeys(l lib, addr string, goroutines int, d time.Duration, run st
 		go func() {
 			defer wg.Done()
 			m := newMutex(ctx, "bench:b:"+run+":"+strconv.Itoa(g))
-			for time.Now().Before(start) { // warm up until the start
-				if m.lock() != nil || m.unlock() != nil {
-					break
+			for now := time.Now(); now.Before(end); now = time.Now() {
+				err := m.lock()
+				if err == nil {
+					err = m.unlock()
 				}
-			}
-			for time.Now().Before(end) {
-				if err := m.lock(); err != nil {
-					firstErr.CompareAndSwap(nil, err)
+				progress.Add(1)
+				if err != nil {
+					firstErr.CompareAndSwap(nil, stalled(ctx, err))
 					return
 				}
-				if err := m.unlock(); err != nil {
-					firstErr.CompareAndSwap(nil, err)
-					return
+				if !now.Before(start) { // until the start, warm-up
+					pairs.Add(1)
 				}
-				pairs.Add(1)
 			}
 		}()
 	}
@@ -257,7 +304,9 @@ func redisMemory(l lib, addr string, n int, run string) (memResult, error) {
 		return memResult{}, err
 	}
 	defer closeLib()
-	ctx := context.Background()
+	var progress atomic.Int64
+	ctx, stop := withStallGuard(&progress)
+	defer stop()
 	prefix := "bench:m:" + run + ":"
 	ms := make([]mutex, n)
 	for i := range ms {
@@ -269,12 +318,17 @@ func redisMemory(l lib, addr string, n int, run string) (memResult, error) {
 	for w := range warm {
 		warm[w] = newMutex(ctx, prefix+"warm:"+strconv.Itoa(w))
 	}
+	call := func(f func() error) error {
+		err := f()
+		progress.Add(1)
+		return stalled(ctx, err)
+	}
 	if err := inParallel(warm, func(m mutex) error {
 		for range 10 {
-			if err := m.lock(); err != nil {
+			if err := call(m.lock); err != nil {
 				return err
 			}
-			if err := m.unlock(); err != nil {
+			if err := call(m.unlock); err != nil {
 				return err
 			}
 		}
@@ -290,7 +344,7 @@ func redisMemory(l lib, addr string, n int, run string) (memResult, error) {
 	if err != nil {
 		return memResult{}, err
 	}
-	if err := inParallel(ms, func(m mutex) error { return m.lock() }); err != nil {
+	if err := inParallel(ms, func(m mutex) error { return call(m.lock) }); err != nil {
 		return memResult{}, err
 	}
 	time.Sleep(settle)
@@ -298,7 +352,7 @@ func redisMemory(l lib, addr string, n int, run string) (memResult, error) {
 	if err != nil {
 		return memResult{}, err
 	}
-	if err := inParallel(ms, func(m mutex) error { return m.unlock() }); err != nil {
+	if err := inParallel(ms, func(m mutex) error { return call(m.unlock) }); err != nil {
 		return memResult{}, err
 	}
 	time.Sleep(settle)

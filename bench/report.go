@@ -36,7 +36,7 @@ func (r *report) add(part, lib, metric string, v float64) {
 	r.values[k] = append(r.values[k], v)
 }
 
-func (r *report) addContend(cfg, lib string, c contendResult) {
+func (r *report) addContend(cfg, lib string, run int, c contendResult) {
 	p := "c:" + cfg
 	r.add(p, lib, "acq/s", c.AcqPerSec)
 	r.add(p, lib, "gap p50", float64(c.GapP50))
@@ -50,11 +50,38 @@ func (r *report) addContend(cfg, lib string, c contendResult) {
 	r.add(p, lib, "errors", float64(c.Errors))
 	r.add(p, lib, "overlaps", float64(c.Overlaps))
 	if c.Err != "" {
-		if r.errNotes == nil {
-			r.errNotes = map[string][]string{}
+		r.note(p, lib, run, c.Err)
+	}
+}
+
+// fail records that a measurement of lib failed (it has no figure for that
+// run) and logs it.
+func (r *report) fail(part, lib string, run int, err error) {
+	logf("(%s) %s run %d failed: %v", part, lib, run+1, err)
+	r.note(part, lib, run, "failed, no figure: "+err.Error())
+}
+
+// note records an error of a run, printed under the part's table.
+func (r *report) note(part, lib string, run int, msg string) {
+	if r.errNotes == nil {
+		r.errNotes = map[string][]string{}
+	}
+	k := part + "|" + lib
+	r.errNotes[k] = append(r.errNotes[k], fmt.Sprintf("run %d: %s", run+1, msg))
+}
+
+// notes renders the errors of part, one line per library.
+func (r *report) notes(b *strings.Builder, parts ...string) {
+	for _, p := range parts {
+		for _, l := range libs {
+			if ns := r.errNotes[p+"|"+l.name]; len(ns) > 0 {
+				name := "(" + p + ")"
+				if cfg, ok := strings.CutPrefix(p, "c:"); ok {
+					name = "(c) " + cfg
+				}
+				fmt.Fprintf(b, "\nErrors of %s in %s: %s.\n", l.name, name, strings.Join(ns, "; "))
+			}
 		}
-		k := p + "|" + lib
-		r.errNotes[k] = append(r.errNotes[k], fmt.Sprintf("run %d: %s", len(r.values[p+"|"+lib+"|errors"]), c.Err))
 	}
 }
 
@@ -158,6 +185,7 @@ func (r *report) markdown() string {
 				fNum(p50/ping)+"×", fNum(p50/naiveP50)+"×",
 				r.cell("b", l.name, "pairs/s", fNum), r.cell("b", l.name, "share", fPct))
 		}
+		r.notes(&b, "a", "b")
 	}
 	if r.cfg.part("a") || r.cfg.part("m") {
 		fmt.Fprintf(&b, "\n## Client allocations per pair and Redis memory per held lock\n\n")
@@ -171,6 +199,7 @@ func (r *report) markdown() string {
 				r.cell("a", l.name, "allocs", fNum), r.cell("a", l.name, "bytes", fNum),
 				r.cell("m", l.name, "per lock", fNum), r.cell("m", l.name, "left", fNum))
 		}
+		r.notes(&b, "m")
 	}
 	if r.cfg.part("c") {
 		for _, cc := range contendConfigs {
@@ -184,11 +213,7 @@ func (r *report) markdown() string {
 					r.cell(p, l.name, "fairness", fNum), r.cell(p, l.name, "cmds/acq", fNum), r.cell(p, l.name, "redis cpu", fPct),
 					r.cell(p, l.name, "errors", fNum), r.cell(p, l.name, "overlaps", fNum))
 			}
-			for _, l := range libs {
-				if notes := r.errNotes[p+"|"+l.name]; len(notes) > 0 {
-					fmt.Fprintf(&b, "\nErrors of %s: %s.\n", l.name, strings.Join(notes, "; "))
-				}
-			}
+			r.notes(&b, p)
 		}
 	}
 	if len(r.watchdog) > 0 {
@@ -197,8 +222,9 @@ func (r *report) markdown() string {
 		for i, w := range r.watchdog {
 			fmt.Fprintf(&b, "| %d | %d | %d | %d | %.2f | %v |\n", i+1, w.Ticks, w.Trips, w.Cmds, w.TripsPerTickPerK, w.ClientCPU.Round(time.Millisecond))
 		}
-		fmt.Fprintf(&b, "\nredsync and redislock have no watchdog: keeping %d locks alive costs their caller one Extend/Refresh round trip per lock per refresh.\n", r.watchdog[0].Locks)
+		fmt.Fprintf(&b, "\nredsync and redislock have no watchdog: keeping %d locks alive costs their caller one Extend/Refresh round trip per lock per refresh. rueidislock extends each lock by itself, one script call per key every KeyValidity / 2.\n", r.watchdog[0].Locks)
 	}
+	r.notes(&b, "d")
 	b.WriteString(r.targets())
 	return b.String()
 }
