@@ -130,6 +130,13 @@ func fDur(v float64) string {
 	return fmt.Sprintf("%.1f s", d.Seconds())
 }
 
+func fTimes(v float64) string {
+	if math.IsNaN(v) {
+		return "-"
+	}
+	return fNum(v) + "×"
+}
+
 func fPct(v float64) string {
 	if math.IsNaN(v) {
 		return "-"
@@ -182,7 +189,7 @@ func (r *report) markdown() string {
 			p50 := r.median("a", l.name, "p50")
 			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s | %s |\n", l.name,
 				r.cell("a", l.name, "pairs/s", fNum), r.cell("a", l.name, "p50", fDur), r.cell("a", l.name, "p99", fDur),
-				fNum(p50/ping)+"×", fNum(p50/naiveP50)+"×",
+				fTimes(p50/ping), fTimes(p50/naiveP50),
 				r.cell("b", l.name, "pairs/s", fNum), r.cell("b", l.name, "share", fPct))
 		}
 		r.notes(&b, "a", "b")
