@@ -68,7 +68,7 @@ var allLibs = []lib{
 	{name: "redislock", settings: "default NoRetry, caller calls Obtain again at once; TTL 8 s", open: openRedislock(false)},
 	{name: "redislock tuned", settings: "LinearBackoff(1 ms), TTL 8 s", contendedOnly: true, open: openRedislock(true)},
 	{name: "rueidislock", settings: "defaults: KeyMajority 2 (3 keys), KeyValidity 5 s extended every 2.5 s, waiters woken by client-side-caching invalidations", open: openRueidislock(false)},
-	{name: "rueidislock tuned", settings: "KeyMajority 1 (1 key) and NoLoopTracking, as its README advises for one Redis >= 7.0.5", open: openRueidislock(true)},
+	{name: "rueidislock tuned", settings: "KeyMajority 1 (1 key) and NoLoopTracking, as its README advises for one Redis >= 7.0.5; TryNextAfter 1 s (the timeout of each acquiring call; 20 ms by default)", open: openRueidislock(true)},
 	{name: naiveName, settings: "SET NX PX 8 s, Lua compare-and-delete, polls every 1 ms", open: openNaive},
 }
 

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"time"
 
 	"github.com/redis/rueidis"
 	"github.com/redis/rueidis/rueidislock"
@@ -54,8 +55,17 @@ func openRueidislock(tuned bool) func(e env) (newMutexFunc, func(), error) {
 			},
 		}
 		if tuned {
+			// One Redis: one key, and no invalidations for the
+			// connection's own writes (its README's advice). With one
+			// key there is no next key to try, so TryNextAfter is only
+			// the timeout of each acquiring call: its 20 ms default
+			// fails calls that Redis did execute on a loaded machine,
+			// and with NoLoopTracking such a caller was then never woken
+			// again in our runs (a hung WithContext even on a key of its
+			// own, in (b)).
 			opt.KeyMajority = 1
 			opt.NoLoopTracking = true
+			opt.TryNextAfter = time.Second
 		}
 		l, err := rueidislock.NewLocker(opt)
 		if err != nil {
