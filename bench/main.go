@@ -118,7 +118,7 @@ func run(cfg config) error {
 	if cfg.part("c") {
 		contendAll(rep, cfg, addr, runID)
 	}
-	if cfg.part("d") && cfg.wdFor > 0 {
+	if _, err := findSelected(rlockName); err == nil && cfg.part("d") && cfg.wdFor > 0 {
 		for r := range cfg.runs {
 			res, err := watchdogCost(addr, cfg.wdLocks, cfg.wdFor, runID+":"+strconv.Itoa(r))
 			if err != nil {
