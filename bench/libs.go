@@ -18,8 +18,9 @@ import (
 )
 
 // mutex is one owner's handle on one lock of a library, bound to the
-// owner's context: every call is made with it (the contention runs give it
-// a deadline, so that a lock call never returns later than it).
+// owner's context: every call is made with it. Every measurement ends that
+// context some seconds after it should have ended (a deadline in (c), a
+// guard against stalls elsewhere), so that no call waits forever.
 type mutex interface {
 	lock() error
 	unlock() error
