@@ -17,36 +17,76 @@ import (
 	"github.com/goredisson/goredisson/rlock"
 )
 
-// mutex is one owner's handle on one lock of a library.
+// mutex is one owner's handle on one lock of a library, bound to the
+// owner's context: every call is made with it. Every measurement ends that
+// context some seconds after it should have ended (a deadline in (c), a
+// guard against stalls elsewhere), so that no call waits forever.
 type mutex interface {
-	lock(ctx context.Context) error
-	unlock(ctx context.Context) error
+	lock() error
+	unlock() error
 }
+
+// newMutexFunc makes an owner's mutex on key, bound to ctx.
+type newMutexFunc func(ctx context.Context, key string) mutex
 
 // lib is a lock library in one configuration. A process opens it once
 // (one client per process, as applications do) and makes a mutex per owner.
 type lib struct {
 	name     string // column label
 	settings string // what the configuration is, for the README table
-	tuned    bool   // a tuned configuration, measured in (c) only
-	open     func(rdb *redis.Client) (newMutex func(key string) mutex, close func(), err error)
+	// contendedOnly marks a tuned configuration whose settings act only
+	// while waiting: measured in (c) only, as its uncontended figures are
+	// its defaults'.
+	contendedOnly bool
+	open          func(e env) (newMutex newMutexFunc, close func(), err error)
 }
+
+// env is what a process gives a library to open on: its go-redis client
+// (whose hook counts the commands), and for libraries with a client of
+// their own, the address and the counter to count into.
+type env struct {
+	rdb  *redis.Client
+	addr string
+	cnt  *counter // nil: not counted
+}
+
+// The rows the targets name.
+const (
+	rlockName = "goredisson RLock"
+	naiveName = "naive SET NX PX"
+)
 
 // leaseTTL is the lease of the peers' locks (redsync's default expiry).
 const leaseTTL = 8 * time.Second
 
-var libs = []lib{
-	{name: "goredisson RLock", settings: "watchdog lease (30 s), waiters woken by pub/sub", open: openRLock(false)},
+// allLibs are the libraries and configurations measured; libs the ones
+// --libs selects.
+var allLibs = []lib{
+	{name: rlockName, settings: "watchdog lease (30 s), waiters woken by pub/sub", open: openRLock(false)},
 	{name: "goredisson FairLock", settings: "watchdog lease (30 s), FIFO queue, head woken by pub/sub", open: openRLock(true)},
 	{name: "redsync", settings: "defaults: expiry 8 s, 32 tries, retry delay 50-250 ms random", open: openRedsync(false)},
-	{name: "redsync tuned", settings: "expiry 8 s, unlimited tries, retry delay 1 ms", tuned: true, open: openRedsync(true)},
+	{name: "redsync tuned", settings: "expiry 8 s, unlimited tries, retry delay 1 ms", contendedOnly: true, open: openRedsync(true)},
 	{name: "redislock", settings: "default NoRetry, caller calls Obtain again at once; TTL 8 s", open: openRedislock(false)},
-	{name: "redislock tuned", settings: "LinearBackoff(1 ms), TTL 8 s", tuned: true, open: openRedislock(true)},
-	{name: "naive SET NX PX", settings: "SET NX PX 8 s, Lua compare-and-delete, polls every 1 ms", open: openNaive},
+	{name: "redislock tuned", settings: "LinearBackoff(1 ms), TTL 8 s", contendedOnly: true, open: openRedislock(true)},
+	{name: "rueidislock", settings: "defaults: KeyMajority 2 (3 keys), KeyValidity 5 s extended every 2.5 s, waiters woken by client-side-caching invalidations", open: openRueidislock(false)},
+	{name: "rueidislock tuned", settings: "KeyMajority 1 (1 key) and NoLoopTracking, as its README advises for one Redis >= 7.0.5; TryNextAfter 1 s (the timeout of each acquiring call; 20 ms by default)", open: openRueidislock(true)},
+	{name: naiveName, settings: "SET NX PX 8 s, Lua compare-and-delete, polls every 1 ms", open: openNaive},
+}
+
+var libs = allLibs
+
+// findSelected returns the library of libs named name.
+func findSelected(name string) (lib, error) {
+	for _, l := range libs {
+		if l.name == name {
+			return l, nil
+		}
+	}
+	return lib{}, fmt.Errorf("library %q not selected", name)
 }
 
 func findLib(name string) (lib, error) {
-	for _, l := range libs {
+	for _, l := range allLibs {
 		if l.name == name {
 			return l, nil
 		}
@@ -56,26 +96,26 @@ func findLib(name string) (lib, error) {
 
 // --- goredisson
 
+// rmutex's owner context carries the owner's id (ctxowner) and the
+// benchmark's deadline if any.
 type rmutex struct {
 	l     rlock.Locker
 	owner context.Context
 }
 
-// The owner's context carries its id; the benchmark's contexts carry
-// nothing else (no deadline), so they are not combined.
-func (m *rmutex) lock(context.Context) error   { return m.l.Lock(m.owner) }
-func (m *rmutex) unlock(context.Context) error { return m.l.Unlock(m.owner) }
+func (m *rmutex) lock() error   { return m.l.Lock(m.owner) }
+func (m *rmutex) unlock() error { return m.l.Unlock(m.owner) }
 
 var ownerSeq atomic.Int64
 
-func openRLock(fair bool) func(rdb *redis.Client) (func(string) mutex, func(), error) {
-	return func(rdb *redis.Client) (func(string) mutex, func(), error) {
-		c, err := rlock.NewClient(rdb)
+func openRLock(fair bool) func(e env) (newMutexFunc, func(), error) {
+	return func(e env) (newMutexFunc, func(), error) {
+		c, err := rlock.NewClient(e.rdb)
 		if err != nil {
 			return nil, nil, err
 		}
-		return func(key string) mutex {
-			owner := ctxowner.WithID(context.Background(), "bench-"+strconv.FormatInt(ownerSeq.Add(1), 10))
+		return func(ctx context.Context, key string) mutex {
+			owner := ctxowner.WithID(ctx, "bench-"+strconv.FormatInt(ownerSeq.Add(1), 10))
 			if fair {
 				return &rmutex{l: c.NewFairLock(key), owner: owner}
 			}
@@ -86,51 +126,57 @@ func openRLock(fair bool) func(rdb *redis.Client) (func(string) mutex, func(), e
 
 // --- redsync
 
-type redsyncMutex struct{ m *redsync.Mutex }
+type redsyncMutex struct {
+	ctx context.Context
+	m   *redsync.Mutex
+}
 
-func (m *redsyncMutex) lock(ctx context.Context) error {
+func (m *redsyncMutex) lock() error {
 	for {
-		err := m.m.LockContext(ctx)
-		if errors.Is(err, redsync.ErrFailed) && ctx.Err() == nil {
+		err := m.m.LockContext(m.ctx)
+		if errors.Is(err, redsync.ErrFailed) && m.ctx.Err() == nil {
 			continue // out of tries: a caller that must get the lock tries again
 		}
 		return err
 	}
 }
 
-func (m *redsyncMutex) unlock(ctx context.Context) error {
-	_, err := m.m.UnlockContext(ctx)
+func (m *redsyncMutex) unlock() error {
+	_, err := m.m.UnlockContext(m.ctx)
 	return err
 }
 
-func openRedsync(tuned bool) func(rdb *redis.Client) (func(string) mutex, func(), error) {
-	return func(rdb *redis.Client) (func(string) mutex, func(), error) {
-		rs := redsync.New(goredis.NewPool(rdb))
+func openRedsync(tuned bool) func(e env) (newMutexFunc, func(), error) {
+	return func(e env) (newMutexFunc, func(), error) {
+		rs := redsync.New(goredis.NewPool(e.rdb))
 		opts := []redsync.Option{redsync.WithExpiry(leaseTTL)}
 		if tuned {
 			opts = append(opts, redsync.WithTries(1<<30), redsync.WithRetryDelay(time.Millisecond))
 		}
-		return func(key string) mutex { return &redsyncMutex{m: rs.NewMutex(key, opts...)} }, func() {}, nil
+		return func(ctx context.Context, key string) mutex {
+			return &redsyncMutex{ctx: ctx, m: rs.NewMutex(key, opts...)}
+		}, func() {}, nil
 	}
 }
 
 // --- bsm/redislock
 
 type redislockMutex struct {
+	ctx   context.Context
 	c     *redislock.Client
 	key   string
 	tuned bool
 	held  *redislock.Lock
 }
 
-func (m *redislockMutex) lock(ctx context.Context) error {
+func (m *redislockMutex) lock() error {
 	opt := &redislock.Options{}
 	if m.tuned {
 		opt.RetryStrategy = redislock.LinearBackoff(time.Millisecond)
 	}
 	for {
-		l, err := m.c.Obtain(ctx, m.key, leaseTTL, opt)
-		if errors.Is(err, redislock.ErrNotObtained) && ctx.Err() == nil {
+		l, err := m.c.Obtain(m.ctx, m.key, leaseTTL, opt)
+		if errors.Is(err, redislock.ErrNotObtained) && m.ctx.Err() == nil {
 			continue
 		}
 		m.held = l
@@ -138,12 +184,14 @@ func (m *redislockMutex) lock(ctx context.Context) error {
 	}
 }
 
-func (m *redislockMutex) unlock(ctx context.Context) error { return m.held.Release(ctx) }
+func (m *redislockMutex) unlock() error { return m.held.Release(m.ctx) }
 
-func openRedislock(tuned bool) func(rdb *redis.Client) (func(string) mutex, func(), error) {
-	return func(rdb *redis.Client) (func(string) mutex, func(), error) {
-		c := redislock.New(rdb)
-		return func(key string) mutex { return &redislockMutex{c: c, key: key, tuned: tuned} }, func() {}, nil
+func openRedislock(tuned bool) func(e env) (newMutexFunc, func(), error) {
+	return func(e env) (newMutexFunc, func(), error) {
+		c := redislock.New(e.rdb)
+		return func(ctx context.Context, key string) mutex {
+			return &redislockMutex{ctx: ctx, c: c, key: key, tuned: tuned}
+		}, func() {}, nil
 	}
 }
 
@@ -152,31 +200,32 @@ func openRedislock(tuned bool) func(rdb *redis.Client) (func(string) mutex, func
 var naiveRelease = redis.NewScript(`if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) end return 0`)
 
 type naiveMutex struct {
+	ctx   context.Context
 	rdb   *redis.Client
 	key   string
 	value string
 }
 
-func (m *naiveMutex) lock(ctx context.Context) error {
+func (m *naiveMutex) lock() error {
 	for {
-		ok, err := m.rdb.SetNX(ctx, m.key, m.value, leaseTTL).Result()
+		ok, err := m.rdb.SetNX(m.ctx, m.key, m.value, leaseTTL).Result()
 		if err != nil || ok {
 			return err
 		}
 		select {
 		case <-time.After(time.Millisecond):
-		case <-ctx.Done():
-			return ctx.Err()
+		case <-m.ctx.Done():
+			return m.ctx.Err()
 		}
 	}
 }
 
-func (m *naiveMutex) unlock(ctx context.Context) error {
-	return naiveRelease.Run(ctx, m.rdb, []string{m.key}, m.value).Err()
+func (m *naiveMutex) unlock() error {
+	return naiveRelease.Run(m.ctx, m.rdb, []string{m.key}, m.value).Err()
 }
 
-func openNaive(rdb *redis.Client) (func(string) mutex, func(), error) {
-	return func(key string) mutex {
-		return &naiveMutex{rdb: rdb, key: key, value: "owner-" + strconv.FormatInt(ownerSeq.Add(1), 10) + "-" + strconv.FormatInt(time.Now().UnixNano(), 36)}
+func openNaive(e env) (newMutexFunc, func(), error) {
+	return func(ctx context.Context, key string) mutex {
+		return &naiveMutex{ctx: ctx, rdb: e.rdb, key: key, value: "owner-" + strconv.FormatInt(ownerSeq.Add(1), 10) + "-" + strconv.FormatInt(time.Now().UnixNano(), 36)}
 	}, func() {}, nil
 }

@@ -1,6 +1,7 @@
 // Command bench measures goredisson beside go-redsync/redsync,
-// bsm/redislock and a naive SET NX PX lock, against one Redis in one run,
-// and writes a Markdown table and a PNG plot.
+// bsm/redislock, redis/rueidis's rueidislock and a naive SET NX PX lock,
+// against one Redis in one run, writes a Markdown table and a PNG plot, and
+// marks each target of issue 16 PASS or MISSED.
 //
 //	go run .                 (from bench/; or make bench from the repository root)
 //	go run . --redis ADDR    (use a running Redis instead of a private one)
@@ -13,6 +14,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"math"
 	"os"
 	"runtime"
 	"strconv"
@@ -33,15 +35,16 @@ func main() {
 	flag.DurationVar(&cfg.parallelFor, "parallel-for", 2*time.Second, "(b) duration of a run")
 	flag.DurationVar(&cfg.contendFor, "contend-for", 4*time.Second, "(c) duration of a run")
 	flag.IntVar(&cfg.wdLocks, "watchdog-locks", 10000, "(d) locks held")
+	flag.IntVar(&cfg.memLocks, "mem-locks", 10000, "(m) locks held to measure Redis memory per lock")
 	flag.DurationVar(&cfg.wdFor, "watchdog-for", 30*time.Second, "(d) duration of a run (0 skips (d))")
-	flag.StringVar(&cfg.only, "only", "", "comma-separated parts to run: a,b,c,d (default all)")
+	flag.StringVar(&cfg.only, "only", "", "comma-separated parts to run: a,b,m,c,d (default all)")
 	libNames := flag.String("libs", "", "comma-separated libraries to measure (default all), e.g. \"goredisson RLock,redsync\"")
 	flag.BoolVar(&verbose, "v", false, "log the Redis commands of every contention run")
 	flag.StringVar(&cfg.out, "out", "results.md", "Markdown output file")
 	flag.StringVar(&cfg.plot, "plot", "results.png", "PNG plot file")
 	flag.Parse()
-	if cfg.runs < 1 || cfg.pairs < 10 || cfg.parallelFor <= 0 || cfg.contendFor <= 0 || cfg.wdLocks < 1 || cfg.wdFor < 0 {
-		fmt.Fprintln(os.Stderr, "bench: --runs >= 1, --pairs >= 10, positive durations and --watchdog-locks >= 1 required")
+	if cfg.runs < 1 || cfg.pairs < 10 || cfg.parallelFor <= 0 || cfg.contendFor <= 0 || cfg.wdLocks < 1 || cfg.memLocks < 1 || cfg.wdFor < 0 {
+		fmt.Fprintln(os.Stderr, "bench: --runs >= 1, --pairs >= 10, positive durations, --watchdog-locks >= 1 and --mem-locks >= 1 required")
 		os.Exit(2)
 	}
 	if *libNames != "" {
@@ -64,7 +67,7 @@ func main() {
 
 type config struct {
 	addr                           string
-	runs, pairs, wdLocks           int
+	runs, pairs, wdLocks, memLocks int
 	parallelFor, contendFor, wdFor time.Duration
 	only, out, plot                string
 }
@@ -102,65 +105,25 @@ func run(cfg config) error {
 	rep.redisVersion = redisVersion(addr)
 	logf("%s (%s); %d runs per figure", what, rep.redisVersion, cfg.runs)
 
-	rep.redisBench = redisBenchmark(addr)
 	runID := strconv.FormatInt(time.Now().UnixNano(), 36)
 	// Run-major: every library is measured in every run, one after
 	// another, so that all see the same machine state (this VM's round
 	// trip swings between modes).
 	for r := range cfg.runs {
-		p50, p99, err := pingRTT(addr, 5000)
-		if err != nil {
-			return err
-		}
-		rep.pingP50 = append(rep.pingP50, float64(p50))
-		rep.pingP99 = append(rep.pingP99, float64(p99))
-		logf("PING run %d: p50 %v p99 %v", r+1, p50, p99)
 		id := runID + ":" + strconv.Itoa(r)
-		for _, l := range libs {
-			if l.tuned {
-				continue
-			}
-			if cfg.part("a") {
-				res, err := uncontended(l, addr, cfg.pairs, id)
-				if err != nil {
-					return fmt.Errorf("(a) %s: %w", l.name, err)
-				}
-				rep.add("a", l.name, "pairs/s", res.PerSec)
-				rep.add("a", l.name, "p50", float64(res.P50))
-				rep.add("a", l.name, "p99", float64(res.P99))
-				logf("(a) %-20s run %d: %.0f pairs/s p50 %v p99 %v", l.name, r+1, res.PerSec, res.P50, res.P99)
-			}
-			if cfg.part("b") {
-				perSec, err := parallelOwnKeys(l, addr, 64, cfg.parallelFor, id)
-				if err != nil {
-					return fmt.Errorf("(b) %s: %w", l.name, err)
-				}
-				rep.add("b", l.name, "pairs/s", perSec)
-				logf("(b) %-20s run %d: %.0f pairs/s", l.name, r+1, perSec)
-			}
+		if err := measureRun(rep, cfg, addr, r, id); err != nil {
+			return err
 		}
 	}
 	if cfg.part("c") {
-		for _, cc := range contendConfigs {
-			for r := range cfg.runs {
-				for _, l := range libs {
-					id := runID + ":" + strconv.Itoa(r)
-					res, err := contended(l, addr, cc.goroutines, cc.procs, time.Millisecond, cc.think, cfg.contendFor, id)
-					if err != nil {
-						return fmt.Errorf("(c) %s %s: %w", cc.label, l.name, err)
-					}
-					rep.addContend(cc.label, l.name, res)
-					logf("(c) %-26s %-20s run %d: %.0f acq/s gap p50 %v p99 %v retake %.2f wait p99 %v max %v fair %.2f cmds/acq %.1f redis cpu %.2f errors %d overlaps %d %s",
-						cc.label, l.name, r+1, res.AcqPerSec, res.GapP50, res.GapP99, res.Retake, res.WaitP99, res.WaitMax, res.Fairness, res.CmdsPerAcq, res.RedisCPU, res.Errors, res.Overlaps, res.Err)
-				}
-			}
-		}
+		contendAll(rep, cfg, addr, runID)
 	}
-	if cfg.part("d") && cfg.wdFor > 0 {
+	if _, err := findSelected(rlockName); err == nil && cfg.part("d") && cfg.wdFor > 0 {
 		for r := range cfg.runs {
 			res, err := watchdogCost(addr, cfg.wdLocks, cfg.wdFor, runID+":"+strconv.Itoa(r))
 			if err != nil {
-				return fmt.Errorf("(d): %w", err)
+				rep.fail("d", rlockName, r, err)
+				continue
 			}
 			rep.watchdog = append(rep.watchdog, res)
 			logf("(d) run %d: %d locks for %v: %d round trips, %d commands, %.2f trips/tick/1000 locks, client CPU %v",
@@ -179,6 +142,118 @@ func run(cfg config) error {
 		logf("wrote %s and %s", cfg.out, cfg.plot)
 	}
 	return nil
+}
+
+// contendAll runs (c): every configuration, run and library.
+func contendAll(rep *report, cfg config, addr, runID string) {
+	for _, cc := range contendConfigs {
+		for r := range cfg.runs {
+			for _, l := range libs {
+				id := runID + ":" + strconv.Itoa(r)
+				res, err := contended(l, addr, cc.goroutines, cc.procs, time.Millisecond, cc.think, cfg.contendFor, id)
+				if err != nil {
+					rep.fail("c:"+cc.label, l.name, r, err)
+					continue
+				}
+				rep.addContend(cc.label, l.name, r, res)
+				logf("(c) %-26s %-20s run %d: %.0f acq/s gap p50 %v p99 %v retake %.2f wait p99 %v max %v fair %.2f cmds/acq %.1f redis cpu %.2f errors %d overlaps %d %s",
+					cc.label, l.name, r+1, res.AcqPerSec, res.GapP50, res.GapP99, res.Retake, res.WaitP99, res.WaitMax, res.Fairness, res.CmdsPerAcq, res.RedisCPU, res.Errors, res.Overlaps, res.Err)
+			}
+		}
+	}
+}
+
+// measureRun measures the physical limit, (a), (b) and (m) of every
+// library once.
+func measureRun(rep *report, cfg config, addr string, r int, id string) error {
+	p50, p99, err := pingRTT(addr, 5000)
+	if err != nil {
+		return err
+	}
+	rep.pingP50 = append(rep.pingP50, float64(p50))
+	rep.pingP99 = append(rep.pingP99, float64(p99))
+	logf("PING run %d: p50 %v p99 %v", r+1, p50, p99)
+	limit := math.NaN() // (b)'s physical limit: SET rps / 2
+	if cfg.part("b") {
+		if rps, line, err := setRPS(addr); err != nil {
+			logf("no physical limit for (b): %v", err)
+		} else {
+			limit = rps / 2
+			rep.setRPS = append(rep.setRPS, rps)
+			rep.benchLines = append(rep.benchLines, line)
+			logf("redis-benchmark run %d: %s", r+1, line)
+		}
+	}
+	for _, l := range libs {
+		if l.contendedOnly {
+			continue
+		}
+		if cfg.part("a") {
+			measureA(rep, cfg, l, addr, r, id)
+		}
+		if cfg.part("b") {
+			measureB(rep, cfg, l, addr, r, id, limit)
+		}
+		if cfg.part("m") {
+			measureM(rep, cfg, l, addr, r, id)
+		}
+	}
+	return nil
+}
+
+func measureA(rep *report, cfg config, l lib, addr string, r int, id string) {
+	res, err := uncontended(l, addr, cfg.pairs, id)
+	if err != nil {
+		rep.fail("a", l.name, r, err)
+		return
+	}
+	rep.add("a", l.name, "pairs/s", res.PerSec)
+	rep.add("a", l.name, "p50", float64(res.P50))
+	rep.add("a", l.name, "p99", float64(res.P99))
+	rep.add("a", l.name, "allocs", res.Allocs)
+	rep.add("a", l.name, "bytes", res.Bytes)
+	logf("(a) %-20s run %d: %.0f pairs/s p50 %v p99 %v, %.1f allocs %.0f B per pair", l.name, r+1, res.PerSec, res.P50, res.P99, res.Allocs, res.Bytes)
+}
+
+// measureB measures (b); limit is the run's physical limit (NaN: unknown).
+func measureB(rep *report, cfg config, l lib, addr string, r int, id string, limit float64) {
+	perSec, err := parallelOwnKeys(l, addr, 64, cfg.parallelFor, id)
+	if err != nil {
+		rep.fail("b", l.name, r, err)
+		return
+	}
+	rep.add("b", l.name, "pairs/s", perSec)
+	if !math.IsNaN(limit) {
+		rep.add("b", l.name, "share", perSec/limit)
+	}
+	logf("(b) %-20s run %d: %.0f pairs/s, %.0f%% of SET rps / 2", l.name, r+1, perSec, 100*perSec/limit)
+}
+
+func measureM(rep *report, cfg config, l lib, addr string, r int, id string) {
+	res, err := memoryOnOwnServer(l, cfg, addr, id)
+	if err != nil {
+		rep.fail("m", l.name, r, err)
+		return
+	}
+	rep.add("m", l.name, "per lock", res.PerLock)
+	rep.add("m", l.name, "left", res.LeftPerLock)
+	logf("(m) %-20s run %d: %.0f B per held lock, %.0f B per lock left after unlock", l.name, r+1, res.PerLock, res.LeftPerLock)
+}
+
+// memoryOnOwnServer measures (m) on a fresh private redis-server of its
+// own, so that no key of another measurement (goredisson's markers live on
+// for seconds after a release) expires during it; on addr when the
+// benchmark was given a Redis (--redis).
+func memoryOnOwnServer(l lib, cfg config, addr, id string) (memResult, error) {
+	if cfg.addr == "" {
+		s, err := redistest.Start()
+		if err != nil {
+			return memResult{}, err
+		}
+		defer s.Close()
+		addr = s.Addr
+	}
+	return redisMemory(l, addr, cfg.memLocks, id)
 }
 
 func redisVersion(addr string) string {

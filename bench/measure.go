@@ -4,10 +4,12 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net"
 	"os"
 	"os/exec"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -100,27 +102,75 @@ func pingRTT(addr string, n int) (p50, p99 time.Duration, err error) {
 	return pct(d, 50), pct(d, 99), nil
 }
 
-// redisBenchmark runs redis-benchmark SET and GET when it is installed and
-// returns its summary lines.
-func redisBenchmark(addr string) []string {
+// benchClients is the number of connections of redis-benchmark: as many
+// as the goroutines of (b).
+const benchClients = 64
+
+// setRPS runs redis-benchmark SET (benchClients connections, no pipelining,
+// 200,000 requests) against addr and returns its requests per second and
+// its summary line.
+func setRPS(addr string) (float64, string, error) {
 	bin, err := exec.LookPath("redis-benchmark")
 	if err != nil {
-		return []string{"redis-benchmark not installed"}
+		return 0, "", fmt.Errorf("redis-benchmark not installed: %w", err)
 	}
 	host, port, _ := net.SplitHostPort(addr)
-	out, err := exec.Command(bin, "-h", host, "-p", port, "-t", "set,get", "-n", "100000", "-q").Output()
+	out, err := exec.Command(bin, "-h", host, "-p", port, "-t", "set", "-c", strconv.Itoa(benchClients), "-n", "200000", "-q").Output()
 	if err != nil {
-		return []string{"redis-benchmark failed: " + err.Error()}
+		return 0, "", fmt.Errorf("redis-benchmark: %w", err)
 	}
-	var lines []string
-	for _, l := range strings.Split(string(out), "\r") {
-		for _, l := range strings.Split(l, "\n") {
-			if strings.Contains(l, "requests per second") {
-				lines = append(lines, strings.TrimSpace(l))
-			}
+	// -q rewrites a progress line with \r and ends with the summary:
+	// "SET: 151057.41 requests per second, p50=0.175 msec".
+	for _, l := range strings.FieldsFunc(string(out), func(r rune) bool { return r == '\r' || r == '\n' }) {
+		if rest, ok := strings.CutPrefix(strings.TrimSpace(l), "SET: "); ok && strings.Contains(rest, "requests per second") {
+			rps, err := strconv.ParseFloat(strings.Fields(rest)[0], 64)
+			return rps, strings.TrimSpace(l), err
 		}
 	}
-	return lines
+	return 0, "", fmt.Errorf("redis-benchmark: no SET summary in %q", out)
+}
+
+// --- hung calls
+
+// stallTimeout is how long a measurement may go without any lock or unlock
+// call returning: then its context is cancelled, and the calls still
+// waiting fail (a hung call is an error of the library, not a figure).
+const stallTimeout = 10 * time.Second
+
+var errStalled = fmt.Errorf("no lock or unlock call returned for %v (a call hung)", stallTimeout)
+
+// withStallGuard returns a context cancelled with cause errStalled once
+// progress has not moved for stallTimeout, and its stop function.
+func withStallGuard(progress *atomic.Int64) (context.Context, func()) {
+	ctx, cancel := context.WithCancelCause(context.Background())
+	done := make(chan struct{})
+	go func() {
+		t := time.NewTicker(stallTimeout / 20)
+		defer t.Stop()
+		last, since := progress.Load(), time.Now()
+		for {
+			select {
+			case <-done:
+				return
+			case now := <-t.C:
+				if p := progress.Load(); p != last {
+					last, since = p, now
+				} else if now.Sub(since) >= stallTimeout {
+					cancel(errStalled)
+					return
+				}
+			}
+		}
+	}()
+	return ctx, func() { close(done); cancel(nil) }
+}
+
+// stalled returns err, or errStalled if ctx was cancelled by its guard.
+func stalled(ctx context.Context, err error) error {
+	if cause := context.Cause(ctx); err != nil && errors.Is(cause, errStalled) {
+		return fmt.Errorf("%w: %v", cause, err)
+	}
+	return err
 }
 
 // --- (a) uncontended pairs
@@ -128,36 +178,58 @@ func redisBenchmark(addr string) []string {
 type pairsResult struct {
 	PerSec   float64
 	P50, P99 time.Duration
+	// Allocs and Bytes are the process's heap allocations per pair over
+	// the measured pairs (runtime.MemStats Mallocs and TotalAlloc, as
+	// testing.AllocsPerRun reads them): the library's and its client's,
+	// background goroutines included.
+	Allocs, Bytes float64
 }
 
 func uncontended(l lib, addr string, n int, run string) (pairsResult, error) {
 	rdb := newRedis(addr, 4, nil)
 	defer rdb.Close()
-	newMutex, closeLib, err := l.open(rdb)
+	newMutex, closeLib, err := l.open(env{rdb: rdb, addr: addr})
 	if err != nil {
 		return pairsResult{}, err
 	}
 	defer closeLib()
-	ctx := context.Background()
-	m := newMutex("bench:a:" + run)
-	lat := make([]time.Duration, 0, n)
-	for i := range n + n/10 {
-		start := time.Now()
-		if err := m.lock(ctx); err != nil {
-			return pairsResult{}, err
+	var progress atomic.Int64
+	ctx, stop := withStallGuard(&progress)
+	defer stop()
+	m := newMutex(ctx, "bench:a:"+run)
+	pair := func() error {
+		if err := m.lock(); err != nil {
+			return stalled(ctx, err)
 		}
-		if err := m.unlock(ctx); err != nil {
+		err := m.unlock()
+		progress.Add(1)
+		return stalled(ctx, err)
+	}
+	for range n / 10 { // warms up connections and scripts
+		if err := pair(); err != nil {
 			return pairsResult{}, err
-		}
-		if i >= n/10 { // the first tenth warms up connections and scripts
-			lat = append(lat, time.Since(start))
 		}
 	}
+	lat := make([]time.Duration, n)
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	for i := range lat {
+		start := time.Now()
+		if err := pair(); err != nil {
+			return pairsResult{}, err
+		}
+		lat[i] = time.Since(start)
+	}
+	runtime.ReadMemStats(&after)
 	var total time.Duration
 	for _, d := range lat {
 		total += d
 	}
-	return pairsResult{PerSec: float64(len(lat)) / total.Seconds(), P50: pct(lat, 50), P99: pct(lat, 99)}, nil
+	return pairsResult{
+		PerSec: float64(n) / total.Seconds(), P50: pct(lat, 50), P99: pct(lat, 99),
+		Allocs: float64(after.Mallocs-before.Mallocs) / float64(n),
+		Bytes:  float64(after.TotalAlloc-before.TotalAlloc) / float64(n),
+	}, nil
 }
 
 // --- (b) many goroutines on keys of their own
@@ -165,13 +237,14 @@ func uncontended(l lib, addr string, n int, run string) (pairsResult, error) {
 func parallelOwnKeys(l lib, addr string, goroutines int, d time.Duration, run string) (float64, error) {
 	rdb := newRedis(addr, goroutines+8, nil)
 	defer rdb.Close()
-	newMutex, closeLib, err := l.open(rdb)
+	newMutex, closeLib, err := l.open(env{rdb: rdb, addr: addr})
 	if err != nil {
 		return 0, err
 	}
 	defer closeLib()
-	ctx := context.Background()
-	var pairs atomic.Int64
+	var pairs, progress atomic.Int64
+	ctx, stop := withStallGuard(&progress)
+	defer stop()
 	var firstErr atomic.Value
 	start := time.Now().Add(200 * time.Millisecond)
 	end := start.Add(d)
@@ -180,22 +253,20 @@ func parallelOwnKeys(l lib, addr string, goroutines int, d time.Duration, run st
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			m := newMutex("bench:b:" + run + ":" + strconv.Itoa(g))
-			for time.Now().Before(start) { // warm up until the start
-				if m.lock(ctx) != nil || m.unlock(ctx) != nil {
-					break
+			m := newMutex(ctx, "bench:b:"+run+":"+strconv.Itoa(g))
+			for now := time.Now(); now.Before(end); now = time.Now() {
+				err := m.lock()
+				if err == nil {
+					err = m.unlock()
 				}
-			}
-			for time.Now().Before(end) {
-				if err := m.lock(ctx); err != nil {
-					firstErr.CompareAndSwap(nil, err)
+				progress.Add(1)
+				if err != nil {
+					firstErr.CompareAndSwap(nil, stalled(ctx, err))
 					return
 				}
-				if err := m.unlock(ctx); err != nil {
-					firstErr.CompareAndSwap(nil, err)
-					return
+				if !now.Before(start) { // until the start, warm-up
+					pairs.Add(1)
 				}
-				pairs.Add(1)
 			}
 		}()
 	}
@@ -204,6 +275,140 @@ func parallelOwnKeys(l lib, addr string, goroutines int, d time.Duration, run st
 		return 0, err
 	}
 	return float64(pairs.Load()) / d.Seconds(), nil
+}
+
+// --- (m) Redis memory per held lock
+
+// memResult is the Redis memory a library's locks take: what n held locks
+// add, and what is left once they are released, per lock.
+type memResult struct {
+	PerLock, LeftPerLock float64 // bytes
+}
+
+// memWorkers is the number of goroutines (and connections) that take and
+// release the locks of a memory run.
+const memWorkers = 16
+
+// redisMemory holds n locks of l on keys of their own, taken by memWorkers
+// goroutines of one client, and reads Redis's memory before, while they are
+// held, and after their release. The memory is used_memory less the
+// buffers of the connected clients (mem_clients_normal), which change with
+// the traffic, not with the locks held.
+func redisMemory(l lib, addr string, n int, run string) (memResult, error) {
+	raw := newRedis(addr, 1, nil)
+	defer raw.Close()
+	rdb := newRedis(addr, memWorkers+4, nil)
+	defer rdb.Close()
+	newMutex, closeLib, err := l.open(env{rdb: rdb, addr: addr})
+	if err != nil {
+		return memResult{}, err
+	}
+	defer closeLib()
+	var progress atomic.Int64
+	ctx, stop := withStallGuard(&progress)
+	defer stop()
+	prefix := "bench:m:" + run + ":"
+	ms := make([]mutex, n)
+	for i := range ms {
+		ms[i] = newMutex(ctx, prefix+strconv.Itoa(i))
+	}
+	// Warm up connections and scripts on other keys, as many workers as
+	// the measured phases use.
+	warm := make([]mutex, memWorkers)
+	for w := range warm {
+		warm[w] = newMutex(ctx, prefix+"warm:"+strconv.Itoa(w))
+	}
+	call := func(f func() error) error {
+		err := f()
+		progress.Add(1)
+		return stalled(ctx, err)
+	}
+	if err := inParallel(warm, func(m mutex) error {
+		for range 10 {
+			if err := call(m.lock); err != nil {
+				return err
+			}
+			if err := call(m.unlock); err != nil {
+				return err
+			}
+		}
+		return nil
+	}); err != nil {
+		return memResult{}, err
+	}
+	// settle lets what a library does after a call returns (rueidislock
+	// takes its further keys in the background) finish before a reading.
+	const settle = 300 * time.Millisecond
+	time.Sleep(settle)
+	before, err := lockMemory(raw)
+	if err != nil {
+		return memResult{}, err
+	}
+	if err := inParallel(ms, func(m mutex) error { return call(m.lock) }); err != nil {
+		return memResult{}, err
+	}
+	time.Sleep(settle)
+	held, err := lockMemory(raw)
+	if err != nil {
+		return memResult{}, err
+	}
+	if err := inParallel(ms, func(m mutex) error { return call(m.unlock) }); err != nil {
+		return memResult{}, err
+	}
+	time.Sleep(settle)
+	after, err := lockMemory(raw)
+	if err != nil {
+		return memResult{}, err
+	}
+	return memResult{PerLock: float64(held-before) / float64(n), LeftPerLock: float64(after-before) / float64(n)}, nil
+}
+
+// inParallel calls fn on every mutex of ms from memWorkers goroutines, and
+// returns the first error.
+func inParallel(ms []mutex, fn func(mutex) error) error {
+	var next atomic.Int64
+	var firstErr atomic.Value
+	var wg sync.WaitGroup
+	for range memWorkers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := next.Add(1) - 1; i < int64(len(ms)); i = next.Add(1) - 1 {
+				if err := fn(ms[i]); err != nil {
+					firstErr.CompareAndSwap(nil, err)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	if err, ok := firstErr.Load().(error); ok {
+		return err
+	}
+	return nil
+}
+
+// lockMemory returns Redis's used_memory less mem_clients_normal (INFO
+// memory).
+func lockMemory(rdb *redis.Client) (int64, error) {
+	info, err := rdb.Info(context.Background(), "memory").Result()
+	if err != nil {
+		return 0, err
+	}
+	var used, clients int64 = -1, -1
+	for _, line := range strings.Split(info, "\n") {
+		k, v, _ := strings.Cut(strings.TrimSpace(line), ":")
+		switch k {
+		case "used_memory":
+			used, _ = strconv.ParseInt(v, 10, 64)
+		case "mem_clients_normal":
+			clients, _ = strconv.ParseInt(v, 10, 64)
+		}
+	}
+	if used < 0 || clients < 0 {
+		return 0, fmt.Errorf("INFO memory without used_memory or mem_clients_normal")
+	}
+	return used - clients, nil
 }
 
 // --- (c) one key, contended
@@ -235,6 +440,10 @@ type contendSpec struct {
 	Start, End  int64 // wall clock ns
 }
 
+// contendGrace is how long after a contention run's end a lock call may
+// still wait.
+const contendGrace = 10 * time.Second
+
 // contend runs spec's workers in this process, all on one lock.
 func contend(spec contendSpec) workerResult {
 	l, err := findLib(spec.Lib)
@@ -244,12 +453,15 @@ func contend(spec contendSpec) workerResult {
 	var cnt counter
 	rdb := newRedis(spec.Addr, spec.Workers+4, &cnt)
 	defer rdb.Close()
-	newMutex, closeLib, err := l.open(rdb)
+	newMutex, closeLib, err := l.open(env{rdb: rdb, addr: spec.Addr, cnt: &cnt})
 	if err != nil {
 		return workerResult{Err: err.Error()}
 	}
 	defer closeLib()
-	ctx := context.Background()
+	// A lock call still waiting contendGrace after the end fails with the
+	// deadline (an error of the run) rather than hanging the benchmark.
+	ctx, cancel := context.WithDeadline(context.Background(), time.Unix(0, spec.End).Add(contendGrace))
+	defer cancel()
 	results := make([][]section, spec.Workers)
 	var errs atomic.Int64
 	var firstErr atomic.Value
@@ -263,18 +475,21 @@ func contend(spec contendSpec) workerResult {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			m := newMutex(spec.Key)
+			m := newMutex(ctx, spec.Key)
 			id := spec.FirstWorker + w
 			for time.Now().UnixNano() < spec.End {
 				s := section{Worker: id, Asked: time.Now().UnixNano()}
-				if err := m.lock(ctx); err != nil {
+				if err := m.lock(); err != nil {
+					if ctx.Err() != nil {
+						err = fmt.Errorf("lock call still waiting %v after the run's end: %w", contendGrace, err)
+					}
 					errs.Add(1)
 					firstErr.CompareAndSwap(nil, err.Error())
 					continue
 				}
 				s.Got = time.Now().UnixNano()
 				time.Sleep(spec.Hold)
-				if err := m.unlock(ctx); err != nil {
+				if err := m.unlock(); err != nil {
 					errs.Add(1)
 					firstErr.CompareAndSwap(nil, err.Error())
 				}
@@ -512,7 +727,11 @@ func watchdogCost(addr string, locks int, window time.Duration, run string) (wat
 	cnt := counter{trace: verbose}
 	rdb := newRedis(addr, 16, &cnt)
 	defer rdb.Close()
-	newMutex, closeLib, err := libs[0].open(rdb)
+	rl, err := findLib(rlockName)
+	if err != nil {
+		return watchdogResult{}, err
+	}
+	newMutex, closeLib, err := rl.open(env{rdb: rdb, addr: addr, cnt: &cnt})
 	if err != nil {
 		return watchdogResult{}, err
 	}
@@ -520,8 +739,8 @@ func watchdogCost(addr string, locks int, window time.Duration, run string) (wat
 	ctx := context.Background()
 	ms := make([]mutex, locks)
 	for i := range ms {
-		ms[i] = newMutex("bench:d:" + run + ":" + strconv.Itoa(i))
-		if err := ms[i].lock(ctx); err != nil {
+		ms[i] = newMutex(ctx, "bench:d:"+run+":"+strconv.Itoa(i))
+		if err := ms[i].lock(); err != nil {
 			return watchdogResult{}, err
 		}
 	}
@@ -541,7 +760,7 @@ func watchdogCost(addr string, locks int, window time.Duration, run string) (wat
 	cnt.mu.Unlock()
 	res.TripsPerTickPerK = float64(res.Trips) / float64(max(1, res.Ticks)) / (float64(locks) / 1000)
 	for _, m := range ms {
-		if err := m.unlock(ctx); err != nil {
+		if err := m.unlock(); err != nil {
 			return res, err
 		}
 	}
