@@ -70,7 +70,8 @@ var _ = Describe("Observer", func() {
 		Expect(ok, err).To(BeFalse())
 		busy := rec.last("trylock")
 		Expect(busy.Acquired).To(BeFalse())
-		Expect(busy.Attempts).To(BeNumerically(">=", 2), "every attempt found the lock taken")
+		Expect(busy.Attempts).To(BeNumerically(">=", 2))
+		Expect(busy.Contended).To(Equal(busy.Attempts), "every attempt found the lock taken")
 		Expect(busy.Duration).To(BeNumerically(">=", 200*time.Millisecond))
 
 		time.Sleep(50 * time.Millisecond) // a hold time to see, not a wait for a result
@@ -87,7 +88,9 @@ var _ = Describe("Observer", func() {
 		Expect(fair.ForceUnlock(ctx)).To(BeTrue())
 		Eventually(func() rlock.Event { return rec.last("lost") }).WithTimeout(2 * time.Second).
 			Should(And(HaveField("Kind", "fairlock"), HaveField("Lock", "observed:fair"), HaveField("Err", MatchError(rlock.ErrLockLost))))
-		Expect(rec.ops()).To(ContainElements("lock lock", "lock trylock", "lock unlock", "fairlock lock", "fairlock lost"))
+		Expect(rec.ops()).To(ContainElements("lock lock", "lock trylock", "lock unlock", "fairlock lock", "fairlock forceunlock", "fairlock lost"))
+		Expect(lock.TryLock(holder, 10, 0)).Error().To(MatchError(rlock.ErrInvalidArgument))
+		Expect(rec.last("trylock").Err).To(MatchError(rlock.ErrInvalidArgument), "bad input is reported too")
 	})
 
 	It("refuses a nil observer", func() {

@@ -20,10 +20,11 @@ const maxBackoff = time.Second
 // the given lease (<= 0: watchdog) and returns the fencing token of a
 // FencedLock. It returns (0, false, nil) when the wait ran out.
 func (h *handle) acquire(ctx context.Context, op string, wait, lease time.Duration) (token int64, held bool, err error) {
+	start := time.Now()
 	if err := h.checkAcquire(op, ctx, wait, lease); err != nil {
+		h.observe(ctx, Event{Op: op, Start: start, Err: err})
 		return 0, false, err
 	}
-	start := time.Now()
 	a := &attempt{h: h, ctx: ctx, lease: lease, fairWait: h.fairWait}
 	a.field = h.field(ctx)
 	a.key = holdKey{h.name, a.field}
@@ -42,8 +43,7 @@ func (h *handle) acquire(ctx context.Context, op string, wait, lease time.Durati
 		a.leaveQueue()
 	}
 	err = opErr(h.opName(op), h.name, h.c.ctxOr(ctx, err))
-	h.c.observe(ctx, Event{Op: op, Kind: h.kind.String(), Lock: h.name, Start: start, Duration: time.Since(start),
-		Attempts: a.attempts, Acquired: held, Err: err})
+	h.observe(ctx, Event{Op: op, Start: start, Attempts: a.attempts, Contended: a.contended, Acquired: held, Err: err})
 	return a.token, held, err
 }
 
@@ -63,15 +63,16 @@ func (h *handle) checkAcquire(op string, ctx context.Context, wait, lease time.D
 
 // attempt is one acquisition in progress.
 type attempt struct {
-	h        *handle
-	ctx      context.Context
-	field    string
-	key      holdKey
-	lease    time.Duration
-	fairWait time.Duration // a fair waiter's threadWaitTime
-	deadline time.Time     // end of the wait (zero: none)
-	token    int64
-	attempts int // acquire scripts sent
+	h         *handle
+	ctx       context.Context
+	field     string
+	key       holdKey
+	lease     time.Duration
+	fairWait  time.Duration // a fair waiter's threadWaitTime
+	deadline  time.Time     // end of the wait (zero: none)
+	token     int64
+	attempts  int // acquire scripts sent
+	contended int // attempts that found the lock taken
 }
 
 // wait takes the lock, waiting for unlock messages between attempts (see
@@ -207,6 +208,7 @@ func (a *attempt) try(queue bool) (held bool, ttl time.Duration, reached bool, e
 	if !ok {
 		return false, 0, true, errUnexpected(o.v)
 	}
+	a.contended++
 	if pttl == -3 || pttl == -2 {
 		pttl = 0 // the key went away meanwhile: try again at once
 	}

@@ -34,11 +34,15 @@ func (h *handle) lock(ctx context.Context, lease time.Duration) error {
 }
 
 func (h *handle) forceUnlockOp(ctx context.Context) (bool, error) {
-	if err := h.check("forceunlock", ctx); err != nil {
-		return false, err
+	start := time.Now()
+	err := h.check("forceunlock", ctx)
+	var ok bool
+	if err == nil {
+		ok, err = h.forceUnlock(ctx)
+		err = opErr(h.opName("forceunlock"), h.name, err)
 	}
-	ok, err := h.forceUnlock(ctx)
-	return ok, opErr(h.opName("forceunlock"), h.name, err)
+	h.observe(ctx, Event{Op: "forceunlock", Start: start, Err: err})
+	return ok, err
 }
 
 func (h *handle) isLockedOp(ctx context.Context) (bool, error) {

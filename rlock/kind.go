@@ -14,13 +14,13 @@ import (
 type kind uint8
 
 const (
-	kindLock   kind = iota // Lock: RLock hash, waiters on redisson_lock__channel
-	kindSpin               // SpinLock: RLock hash, no messages, backoff
-	kindFenced             // FencedLock: RLock hash + token counter
-	kindFair               // FairLock: RLock hash + queue; each waiter on its own channel
-	kindRead               // the read side of a ReadWriteLock
-	kindWrite              // the write side of a ReadWriteLock
-	kindNonReentrant       // Lock from NewNonReentrantLock: RLock hash, re-entry refused
+	kindLock         kind = iota // Lock: RLock hash, waiters on redisson_lock__channel
+	kindSpin                     // SpinLock: RLock hash, no messages, backoff
+	kindFenced                   // FencedLock: RLock hash + token counter
+	kindFair                     // FairLock: RLock hash + queue; each waiter on its own channel
+	kindRead                     // the read side of a ReadWriteLock
+	kindWrite                    // the write side of a ReadWriteLock
+	kindNonReentrant             // Lock from NewNonReentrantLock: RLock hash, re-entry refused
 )
 
 // handle is what every lock value holds: the Client, the lock's name and

@@ -92,6 +92,6 @@ func (l *CountDownLatch) Await(ctx context.Context) error {
 		retryable: func(err error) bool { return h.c.retryable(ctx, err) },
 	})
 	err = opErr("await", h.name, h.c.ctxOr(ctx, err))
-	h.observe(ctx, "await", start, 0, err == nil, err)
+	h.observe(ctx, Event{Op: "await", Start: start, Err: err})
 	return err
 }

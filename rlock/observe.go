@@ -17,10 +17,12 @@ type Observer interface {
 
 // Event is one operation of a lock, or the loss of a hold.
 type Event struct {
-	// Op is what happened: "lock", "trylock", "unlock", "forceunlock",
-	// or "lost" (a hold was lost: its lease ran out without a confirmed
-	// renewal, it was force-unlocked, or the Client closed while it was
-	// held), and "acquire"/"release" for the synchronizers.
+	// Op is what happened: an acquisition ("lock", "trylock", and a
+	// FencedLock's "locktoken", "trylocktoken"; "acquire" and
+	// "tryacquire" of a semaphore), a release ("unlock"; a semaphore's
+	// "release"), "forceunlock", a latch's "await", or "lost": a hold was
+	// lost (its lease ran out without a confirmed renewal, it was
+	// force-unlocked or taken, or the Client closed while it was held).
 	Op string
 	// Kind is the lock type: "lock", "nonreentrantlock", "fairlock",
 	// "spinlock", "fencedlock", "readlock", "writelock", "semaphore",
@@ -33,16 +35,20 @@ type Event struct {
 	// acquisition: the wait).
 	Start    time.Time
 	Duration time.Duration
-	// Attempts counts the acquire scripts an acquisition ran: every one but
-	// a successful last one found the lock taken (contention).
-	Attempts int
+	// Attempts counts the attempts an acquisition sent to Redis; Contended
+	// those that found the lock (or the permits) taken.
+	Attempts  int
+	Contended int
 	// Acquired reports that an acquisition took a hold.
 	Acquired bool
-	// Held is how long the owner held the lock, set when its last hold was
-	// given back or lost.
+	// Held is how long the owner held the lock (from the send of its first
+	// hold's acquisition), set when its last hold was given back or lost.
+	// An unlock after a loss (ErrNotHeld) reports the time to that unlock.
 	Held time.Duration
 	// Err is the operation's error (nil on success; nil too for a TryLock
-	// whose wait ran out). For "lost" it is ErrLockLost or ErrClosed.
+	// whose wait ran out), invalid arguments and a closed Client included.
+	// For "lost" it is ErrLockLost or ErrClosed. An error reply of Redis
+	// satisfies go-redis's redis.Error (errors.As).
 	Err error
 }
 
@@ -82,4 +88,14 @@ func (k kind) String() string {
 		return "nonreentrantlock"
 	}
 	return "lock"
+}
+
+// observe reports an event of this lock (Kind, Lock and Duration filled in
+// here) when its Client has an Observer.
+func (h *handle) observe(ctx context.Context, e Event) {
+	if h == nil || h.c == nil || h.c.opts.observer == nil {
+		return
+	}
+	e.Kind, e.Lock, e.Duration = h.kind.String(), h.name, time.Since(e.Start)
+	h.c.opts.observer.Observe(ctx, e)
 }

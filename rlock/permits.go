@@ -100,7 +100,7 @@ func (p *PermitExpirableSemaphore) acquire(ctx context.Context, op string, wait,
 	if lease > 0 && lease < time.Millisecond {
 		return "", false, opErr(op, h.name, fmt.Errorf("%w: lease %v is below 1ms (use <= 0 for a permit that never expires)", ErrInvalidArgument, lease))
 	}
-	start, attempts := time.Now(), 0
+	start, attempts, contended := time.Now(), 0, 0
 	var id string
 	ok, err := h.c.waitFor(ctx, waitSpec{
 		channel:  layout.SemaphoreChannel(h.name),
@@ -112,6 +112,9 @@ func (p *PermitExpirableSemaphore) acquire(ctx context.Context, op string, wait,
 			var reached bool
 			var err error
 			id, pause, reached, err = p.tryOnce(ctx, lease)
+			if reached && id == "" && err == nil {
+				contended++
+			}
 			if pause < 0 || pause > h.safetyPause() {
 				pause = h.safetyPause()
 			}
@@ -120,7 +123,7 @@ func (p *PermitExpirableSemaphore) acquire(ctx context.Context, op string, wait,
 		retryable: func(err error) bool { return h.c.retryable(ctx, err) },
 	})
 	err = opErr(op, h.name, h.c.ctxOr(ctx, err))
-	h.observe(ctx, "acquire", start, attempts, ok, err)
+	h.observe(ctx, Event{Op: op, Start: start, Attempts: attempts, Contended: contended, Acquired: ok, Err: err})
 	if !ok {
 		id = ""
 	}
@@ -207,6 +210,6 @@ func (p *PermitExpirableSemaphore) Release(ctx context.Context, permitID string)
 		}
 	}
 	err = opErr("release", h.name, err)
-	h.observe(ctx, "release", start, 0, false, err)
+	h.observe(ctx, Event{Op: "release", Start: start, Err: err})
 	return err
 }

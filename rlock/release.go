@@ -24,26 +24,25 @@ func cleanupCtx(ctx context.Context) (context.Context, context.CancelFunc) {
 // error only when the release did not, or may not have, taken effect.
 func (h *handle) unlock(ctx context.Context) error {
 	op := h.opName("unlock")
+	start := time.Now()
 	if err := h.check("unlock", ctx); err != nil {
+		h.observe(ctx, Event{Op: "unlock", Start: start, Err: err})
 		return err
 	}
 	c := h.c
-	start := time.Now()
 	rctx, cancel := cleanupCtx(ctx)
 	defer cancel()
 	k := holdKey{h.name, h.field(ctx)}
+	var held time.Duration
 	hs, err := c.holds.enter(rctx, k, c.done)
-	if err != nil {
-		return opErr(op, h.name, err)
-	}
-	if err := c.runUnsettled(rctx, k, hs); err != nil {
+	if err == nil {
+		if err = c.runUnsettled(rctx, k, hs); err == nil {
+			_, held, err = c.releaseOnce(rctx, h, k, hs)
+		}
 		c.holds.exit(k, hs)
-		return opErr(op, h.name, err)
 	}
-	_, held, err := c.releaseOnce(rctx, h, k, hs)
-	c.holds.exit(k, hs)
 	err = opErr(op, h.name, err)
-	c.observe(ctx, Event{Op: "unlock", Kind: h.kind.String(), Lock: h.name, Start: start, Duration: time.Since(start), Held: held, Err: err})
+	h.observe(ctx, Event{Op: "unlock", Start: start, Held: held, Err: err})
 	return err
 }
 

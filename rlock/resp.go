@@ -7,10 +7,14 @@ import (
 )
 
 // replyError is an error reply from Redis (a RESP "-" or "!" line): the
-// command reached the server, and the server refused it or it failed.
+// command reached the server, and the server refused it or it failed. It
+// satisfies go-redis's redis.Error, so callers can tell it with errors.As.
 type replyError string
 
 func (e replyError) Error() string { return string(e) }
+
+// RedisError marks a Redis error reply (go-redis's redis.Error).
+func (e replyError) RedisError() {}
 
 // noScript reports whether e is Redis's NOSCRIPT reply: the script was not
 // run, because the server does not have it cached.

@@ -107,7 +107,7 @@ func (s *Semaphore) Release(ctx context.Context, n int) error {
 			err = opErr("release", h.name, fmt.Errorf("the release may not have taken effect: %w", ab.reason))
 		}
 	}
-	h.observe(ctx, "release", start, 0, false, err)
+	h.observe(ctx, Event{Op: "release", Start: start, Err: err})
 	return err
 }
 
@@ -140,7 +140,7 @@ func (s *Semaphore) acquire(ctx context.Context, op string, n int, wait time.Dur
 	if n == 0 {
 		return true, nil
 	}
-	start, attempts := time.Now(), 0
+	start, attempts, contended := time.Now(), 0, 0
 	ok, err := h.c.waitFor(ctx, waitSpec{
 		channel:  layout.SemaphoreChannel(h.name),
 		once:     wait == 0,
@@ -148,12 +148,15 @@ func (s *Semaphore) acquire(ctx context.Context, op string, n int, wait time.Dur
 		try: func() (bool, time.Duration, bool, error) {
 			attempts++
 			ok, reached, err := s.tryOnce(ctx, n)
+			if reached && !ok && err == nil {
+				contended++
+			}
 			return ok, h.safetyPause(), reached, err
 		},
 		retryable: func(err error) bool { return h.c.retryable(ctx, err) },
 	})
 	err = opErr(op, h.name, h.c.ctxOr(ctx, err))
-	h.observe(ctx, "acquire", start, attempts, ok, err)
+	h.observe(ctx, Event{Op: op, Start: start, Attempts: attempts, Contended: contended, Acquired: ok, Err: err})
 	return ok, err
 }
 
@@ -210,11 +213,12 @@ func (s *syncHandle) nameOr() string {
 	return s.name
 }
 
-// observe reports a synchronizer's operation to the Client's Observer.
-func (s *syncHandle) observe(ctx context.Context, op string, start time.Time, attempts int, acquired bool, err error) {
-	if s == nil || s.c == nil {
+// observe reports a synchronizer's operation (Kind, Lock and Duration
+// filled in here) to the Client's Observer.
+func (s *syncHandle) observe(ctx context.Context, e Event) {
+	if s == nil || s.c == nil || s.c.opts.observer == nil {
 		return
 	}
-	s.c.observe(ctx, Event{Op: op, Kind: s.kind, Lock: s.name, Start: start, Duration: time.Since(start),
-		Attempts: attempts, Acquired: acquired, Err: err})
+	e.Kind, e.Lock, e.Duration = s.kind, s.name, time.Since(e.Start)
+	s.c.opts.observer.Observe(ctx, e)
 }

@@ -34,10 +34,6 @@ type redisError interface {
 	RedisError()
 }
 
-// rlockReplyError is the Go type of the Redis error replies that rlock reads
-// itself (unexported, and without go-redis's RedisError method).
-const rlockReplyError = "github.com/goredisson/goredisson/rlock.replyError"
-
 // errorType is the error.type attribute of err (see the package
 // documentation for its values).
 func errorType(err error) attribute.KeyValue {
@@ -61,8 +57,6 @@ func errorTypeName(err error) string {
 	}
 	c := cause(err)
 	switch name := semconv.ErrorType(c).Value.AsString(); name {
-	case rlockReplyError:
-		return redisCode(c.Error())
 	case "*errors.errorString", "*fmt.wrapErrors", "*errors.joinError", "*rlock.Error":
 		return semconv.ErrorTypeOther.Value.AsString()
 	default:

@@ -56,9 +56,10 @@ var _ = Describe("Observer on events", func() {
 			Expect(w.total(rlockotel.ContentionName, m{"goredisson.lock.kind": "spinlock"})).To(BeEquivalentTo(contended))
 		},
 		Entry("acquired at once: none", rlock.Event{Attempts: 1, Acquired: true}, 0),
-		Entry("acquired at the third attempt: two", rlock.Event{Attempts: 3, Acquired: true}, 2),
-		Entry("a wait that ran out: all", rlock.Event{Attempts: 4}, 4),
-		Entry("a failed attempt after a busy one: one", rlock.Event{Attempts: 2, Err: errors.New("boom")}, 1),
+		Entry("acquired at the third attempt: two", rlock.Event{Attempts: 3, Contended: 2, Acquired: true}, 2),
+		Entry("a wait that ran out: all", rlock.Event{Attempts: 4, Contended: 4}, 4),
+		Entry("a failed attempt after a busy one: one", rlock.Event{Attempts: 2, Contended: 1, Err: errors.New("boom")}, 1),
+		Entry("a wait whose ctx ended after busy attempts: those", rlock.Event{Attempts: 3, Contended: 3, Err: context.Canceled}, 3),
 		Entry("failed before any attempt: none", rlock.Event{Err: rlock.ErrClosed}, 0),
 	)
 

@@ -95,22 +95,9 @@ func (i *instruments) acquisition(ctx context.Context, e rlock.Event, base []att
 	if e.Acquired {
 		i.acquisitions.Add(ctx, 1, kindOp)
 	}
-	if n := contention(e); n > 0 {
+	if n := e.Contended; n > 0 {
 		i.contention.Add(ctx, int64(n), kindOp)
 	}
-}
-
-// contention is how many of an acquisition's attempts found the lock taken:
-// all but a successful or failed last one, all when the wait ran out.
-// (For an acquisition whose context ended while it waited, the last attempt
-// found the lock taken too, but the event cannot tell it from one whose
-// context ended during an attempt: the count errs low.)
-func contention(e rlock.Event) int {
-	n := e.Attempts
-	if e.Acquired || e.Err != nil {
-		n--
-	}
-	return max(n, 0)
 }
 
 // with is a measurement's attributes: base and kv, in a new slice (base is
