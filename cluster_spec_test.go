@@ -16,7 +16,7 @@ import (
 	"github.com/goredisson/goredisson/rlock"
 )
 
-var _ = Describe("on Redis Cluster (3 masters, 3 replicas)", Ordered, func() {
+var _ = Describe("on Redis Cluster (3 masters, 3 replicas)", Ordered, Label("cluster"), func() {
 	var (
 		cluster *redistest.Cluster
 		ctx     context.Context

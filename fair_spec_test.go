@@ -164,7 +164,7 @@ var _ = Describe("FairLock", func() {
 		Expect(lock.Unlock(ctx)).To(Succeed())
 	})
 
-	It("keeps a live waiter's place however long the holder holds, where Redisson would purge it", func() {
+	It("keeps a live waiter's place however long the holder holds, where Redisson would purge it", Label("slow"), func() {
 		const name = "fair-long-hold"
 		// threadWaitTime 1 s: with Redisson's arithmetic alone, the head's
 		// timeout passes about 3 s after it queued and it is purged.
@@ -194,7 +194,7 @@ var _ = Describe("FairLock", func() {
 		Consistently(secondDone).WithTimeout(200 * time.Millisecond).ShouldNot(Receive())
 	})
 
-	It("purges a waiter whose process was killed once its timeout passes", func() {
+	It("purges a waiter whose process was killed once its timeout passes", Label("slow"), func() {
 		const name = "fair-killed"
 		const wait = time.Second
 		c := e.client(rlock.WithFairLockWaitTimeout(wait))

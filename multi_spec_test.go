@@ -161,7 +161,7 @@ var _ = Describe("MultiLock", func() {
 	})
 })
 
-var _ = Describe("RedLock over 5 independent masters", func() {
+var _ = Describe("RedLock over 5 independent masters", Label("slow"), func() {
 	var (
 		ctx     context.Context
 		masters []*redistest.Server

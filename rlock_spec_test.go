@@ -221,7 +221,7 @@ var _ = Describe("RLock", func() {
 	})
 
 	Describe("leases", func() {
-		It("keeps a 1.5 s watchdog lease alive for 5 s and frees it on unlock", func() {
+		It("keeps a 1.5 s watchdog lease alive for 5 s and frees it on unlock", Label("slow"), func() {
 			c := e.client(rlock.WithWatchdogTimeout(1500 * time.Millisecond))
 			lock := c.NewLock("watchdog")
 			Expect(lock.Lock(ctx)).To(Succeed())
@@ -232,7 +232,7 @@ var _ = Describe("RLock", func() {
 			Expect(lock).NotTo(rlocktest.BeLocked())
 		})
 
-		It("does not renew a fixed lease", func() {
+		It("does not renew a fixed lease", Label("slow"), func() {
 			c := e.client(rlock.WithWatchdogTimeout(time.Second))
 			lock := c.NewLock("fixed")
 			Expect(lock.LockLease(ctx, 1500*time.Millisecond)).To(Succeed())
@@ -242,7 +242,7 @@ var _ = Describe("RLock", func() {
 			Expect(lock.Unlock(ctx)).To(MatchError(rlock.ErrNotHeld))
 		})
 
-		It("frees the locks of a Client closed without unlocking within one watchdog timeout", func() {
+		It("frees the locks of a Client closed without unlocking within one watchdog timeout", Label("slow"), func() {
 			c := e.client(rlock.WithWatchdogTimeout(1500 * time.Millisecond))
 			lock := c.NewLock("orphan")
 			Expect(lock.Lock(ctx)).To(Succeed())
@@ -255,7 +255,7 @@ var _ = Describe("RLock", func() {
 			Expect(lock.Lock(ctx)).To(MatchError(rlock.ErrClosed))
 		})
 
-		It("signals the holder when its lock is lost", func() {
+		It("signals the holder when its lock is lost", Label("slow"), func() {
 			c := e.client(rlock.WithWatchdogTimeout(time.Second))
 			lock := c.NewLock("lost")
 			Expect(lock.Lock(ctx)).To(Succeed())
@@ -280,7 +280,7 @@ var _ = Describe("RLock", func() {
 			return owner, done
 		}
 
-		It("sleeps on the unlock channel, with a few script calls in 2 s, and wakes on Unlock", func() {
+		It("sleeps on the unlock channel, with a few script calls in 2 s, and wakes on Unlock", Label("slow"), func() {
 			holder := e.client().NewLock("wake")
 			waiter := e.client().NewLock("wake")
 			Expect(holder.Lock(ctx)).To(Succeed())
@@ -347,7 +347,7 @@ var _ = Describe("RLock", func() {
 			}
 		})
 
-		It("returns false when TryLock's wait runs out, and the error of a cancelled ctx, leaving no subscription and no lock", func() {
+		It("returns false when TryLock's wait runs out, and the error of a cancelled ctx, leaving no subscription and no lock", Label("slow"), func() {
 			c := e.client()
 			holder := e.client().NewLock("cancel")
 			Expect(holder.Lock(ctx)).To(Succeed())

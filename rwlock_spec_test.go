@@ -188,7 +188,7 @@ var _ = Describe("ReadWriteLock", func() {
 		Expect(rw.WriteLock().Unlock(writer)).To(Succeed())
 	})
 
-	It("renews a reader's watchdog lease and signals a writer's loss", func() {
+	It("renews a reader's watchdog lease and signals a writer's loss", Label("slow"), func() {
 		rw := e.client(rlock.WithWatchdogTimeout(time.Second)).NewReadWriteLock("rw-watch")
 		reader := ctxowner.New(ctx)
 		Expect(rw.ReadLock().Lock(reader)).To(Succeed())

@@ -16,7 +16,7 @@ import (
 
 // Each spec gets a fresh primary, replica and 3 Sentinels: a failover uses
 // the topology up.
-var _ = Describe("with Sentinel (1 primary, 1 replica, 3 sentinels)", func() {
+var _ = Describe("with Sentinel (1 primary, 1 replica, 3 sentinels)", Label("sentinel"), func() {
 	var (
 		topo *redistest.Sentinels
 		ctx  context.Context
