@@ -25,6 +25,34 @@ var _ = Describe("goredisson and the Redisson emulator", func() {
 		}
 	})
 
+	// Redisson's testAbandonedTimeoutDrift_Descrete, across clients: a
+	// waiter that vanished (its process died after it queued) keeps its
+	// place until its timeout passes, then is purged, and the waiter behind
+	// it gets the lock then, without any message.
+	It("purges a vanished Redisson waiter once its timeout passes; the goredisson waiter behind it gets the lock then, not before", func() {
+		w := newWorld(emulated)
+		r := w.j.(*emuSide).r
+		name := lockName("ghost")
+		holder := ctxowner.New(w.ctx)
+		Expect(w.g.NewFairLock(name).TryLock(holder, 0, time.Second)).To(BeTrue())
+		ghost := r.getFairLock(name)
+		// One attempt of a tryLock(1 s) whose process then died: no retry,
+		// no give-up.
+		held, _, _, err := ghost.attempt(w.ctx, r.thread(), time.Second, 0)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(held).To(BeFalse())
+		q, scores := w.fairQueue(name)
+		Expect(q).To(HaveLen(1))
+		timeout := time.UnixMilli(scores[q[0]])
+		owner, field := w.owner("")
+		got := w.goAcquire(func() error { return w.g.NewFairLock(name).Lock(owner) })
+		w.awaitQueued(name, field)
+		a := received(got, 5*time.Second, "the goredisson waiter behind the vanished one")
+		Expect(a.at).To(BeTemporally(">", timeout.Add(-20*time.Millisecond)), "got the lock before the vanished waiter's timeout passed")
+		expectWake("emulator", "FairLock: a vanished Redisson waiter's timeout passes, the goredisson waiter behind it in after (ms past the timeout)", a.at.Sub(timeout))
+		Expect(w.g.NewFairLock(name).Unlock(owner)).To(Succeed())
+	})
+
 	// LockPubSub keeps the permit of a "0" that arrives while no thread is
 	// blocked yet; a "1" reaches only threads blocked at that moment. So a
 	// release that must wake one waiter has to publish "0", or a Redisson

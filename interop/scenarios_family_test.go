@@ -42,8 +42,7 @@ func (w *world) goFairWaiter(label, name string, wait, lease time.Duration) *fai
 	owner, field := w.owner("")
 	return &fairWaiter{label: label, field: field,
 		start: func(events chan<- event) {
-			go func() {
-				defer GinkgoRecover()
+			w.goBg(func() {
 				var held bool
 				var err error
 				if wait == 0 {
@@ -53,7 +52,7 @@ func (w *world) goFairWaiter(label, name string, wait, lease time.Duration) *fai
 					held, err = fl.TryLock(owner, wait, lease)
 				}
 				events <- event{label: label, err: err, held: held, at: time.Now()}
-			}()
+			})
 		},
 		release: func() { Expect(fl.Unlock(owner)).To(Succeed()) },
 	}
@@ -93,7 +92,7 @@ func errIf(cond bool, text string) error {
 }
 
 // enqueue starts the waiters one by one, each only once the one before it
-// is queued, and checks the queue holds them in arrival order.
+// is queued, and checks the queue ends with them in arrival order.
 func (w *world) enqueue(name string, events chan<- event, waiters ...*fairWaiter) {
 	GinkgoHelper()
 	var fields []string
@@ -103,7 +102,8 @@ func (w *world) enqueue(name string, events chan<- event, waiters ...*fairWaiter
 		fields = append(fields, fw.field)
 	}
 	q, _ := w.fairQueue(name)
-	Expect(q).To(Equal(fields), "queue order is arrival order")
+	Expect(len(q)).To(BeNumerically(">=", len(fields)))
+	Expect(q[len(q)-len(fields):]).To(Equal(fields), "queue order is arrival order")
 }
 
 // serveInOrder releases the holder and expects the waiters to get the lock
@@ -340,7 +340,7 @@ func readersAtOnce(w *world, javaWriter, force bool) {
 		for range readers {
 			owner, _ := w.owner("")
 			owners = append(owners, owner)
-			got = append(got, goAcquire(func() error { return rw.ReadLock().Lock(owner) }))
+			got = append(got, w.goAcquire(func() error { return rw.ReadLock().Lock(owner) }))
 		}
 		awaitSubscribed(ch)
 		time.Sleep(300 * time.Millisecond)
@@ -424,7 +424,7 @@ func mixedReaders(w *world, javaWriter bool) {
 	for range 2 {
 		owner, _ := w.owner("")
 		goOwners = append(goOwners, owner)
-		goGot = append(goGot, goAcquire(func() error { return rw.ReadLock().Lock(owner) }))
+		goGot = append(goGot, w.goAcquire(func() error { return rw.ReadLock().Lock(owner) }))
 		tid := j.newTid()
 		tids = append(tids, tid)
 		calls = append(calls, j.send("readlock "+name+" "+tid))
@@ -450,33 +450,6 @@ func mixedReaders(w *world, javaWriter bool) {
 		Expect(rw.ReadLock().Unlock(goOwners[i])).To(Succeed())
 		ok(j, "readunlock "+name+" "+tids[i])
 	}
-}
-
-// readUnlockWakesWriter: the last read unlock wakes the other client's
-// waiting writer.
-func readUnlockWakesWriter(w *world, javaReader bool) {
-	j, name := w.j, lockName("readwake")
-	rw := w.g.NewReadWriteLock(name)
-	owner, goField := w.owner("")
-	tid := j.newTid()
-	if javaReader {
-		ok(j, "readlock "+name+" "+tid)
-		got := goAcquire(func() error { return rw.WriteLock().Lock(owner) })
-		w.awaitGoWaiting(kWrite, name, goField)
-		c := j.send("readunlock " + name + " " + tid)
-		a := received(got, 5*time.Second, "the goredisson writer")
-		expectWake(j.suite(), "ReadWriteLock: Redisson's last read unlock wakes a goredisson writer", a.at.Sub(c.sent))
-		Expect(rw.WriteLock().Unlock(owner)).To(Succeed())
-		return
-	}
-	Expect(rw.ReadLock().Lock(owner)).To(Succeed())
-	c := j.send("writelock " + name + " " + tid)
-	j.awaitBlocked("redisson_rwlock:{"+name+"}", 1)
-	t0 := time.Now()
-	Expect(rw.ReadLock().Unlock(owner)).To(Succeed())
-	Expect(answerWithin(c, 5*time.Second, "the Redisson writer")).To(Equal("ok"))
-	expectWake(j.suite(), "ReadWriteLock: goredisson's last read unlock wakes a Redisson writer", c.at().Sub(t0))
-	ok(j, "writeunlock "+name+" "+tid)
 }
 
 // rwHolder is one client holding both sides of a read-write lock, driven
@@ -655,13 +628,12 @@ func tokensAcross(w *world) {
 	ok(j, "fencedunlock "+name+" "+tid)
 	// goredisson waits for Redisson's hold, then Redisson for goredisson's.
 	got := make(chan int64, 1)
-	go func() {
-		defer GinkgoRecover()
+	w.goBg(func() {
 		t, held, err := fl.TryLockToken(owner, 10*time.Second, 0)
 		Expect(err).NotTo(HaveOccurred())
 		Expect(held).To(BeTrue())
 		got <- t
-	}()
+	})
 	awaitSubscribed("redisson_lock__channel:{" + name + "}")
 	c := j.send("fencedunlock " + name + " " + tid)
 	Eventually(got).WithTimeout(5 * time.Second).Should(Receive(&t))
@@ -783,4 +755,72 @@ var msgCases = []struct {
 		msgCase{[]string{"read:lock:a", "read:force:a"}, []string{"redisson_rwlock:{n}=0"}}},
 	{"ReadWriteLock: a write force unlock publishes 1",
 		msgCase{[]string{"write:lock:a", "write:force:a"}, []string{"redisson_rwlock:{n}=1"}}},
+}
+
+// readHoldsAcross: readers of both clients share the lock, each sees the
+// other's read hold count in the hash, neither can release the other's
+// hold, and both keep the other client's writer out.
+func readHoldsAcross(w *world) {
+	j, name := w.j, lockName("readholds")
+	rw := w.g.NewReadWriteLock(name)
+	owner, goField := w.owner("")
+	writer, _ := w.owner("")
+	tid, wt := j.newTid(), j.newTid()
+	jField := j.field(tid)
+
+	ok(j, "readlock "+name+" "+tid)
+	ok(j, "readlock "+name+" "+tid)
+	Expect(rw.ReadLock().TryLock(owner, 0, 0)).To(BeTrue(), "readers of both clients share the lock")
+	Expect(w.hget(name, "mode")).To(Equal("read"))
+	Expect(w.hget(name, jField)).To(Equal("2"), "Redisson's read hold count, read by goredisson's side from the hash")
+	Expect(w.hget(name, goField)).To(Equal("1"))
+	Expect(do(j, "readholdcount "+name+" "+tid)).To(Equal("2"))
+	Expect(rw.ReadLock().HoldCount(owner)).To(Equal(1))
+	Expect(rw.ReadLock().IsLocked(owner)).To(BeTrue())
+	Expect(do(j, "readislocked "+name)).To(Equal("true"))
+	Expect(rw.WriteLock().IsLocked(owner)).To(BeFalse())
+	Expect(do(j, "writeislocked "+name)).To(Equal("false"))
+
+	Expect(rw.WriteLock().TryLock(writer, 0, 0)).To(BeFalse(), "a goredisson writer got in beside readers")
+	Expect(do(j, "writetrylock "+name+" "+wt+" 0")).To(Equal("false"), "a Redisson writer got in beside readers")
+	Expect(do(j, "readunlock "+name+" "+wt)).To(HavePrefix("err IllegalMonitorStateException"))
+	Expect(rw.ReadLock().Unlock(writer)).To(MatchError(rlock.ErrNotHeld))
+
+	ok(j, "readunlock "+name+" "+tid)
+	ok(j, "readunlock "+name+" "+tid)
+	Expect(w.hget(name, jField)).To(BeEmpty())
+	Expect(do(j, "writetrylock "+name+" "+wt+" 0")).To(Equal("false"), "goredisson's reader still holds it")
+	Expect(rw.ReadLock().Unlock(owner)).To(Succeed())
+	Expect(do(j, "writetrylock "+name+" "+wt+" 0")).To(Equal("ok"))
+	Expect(rw.ReadLock().TryLock(owner, 0, 0)).To(BeFalse(), "a goredisson reader got in beside a Redisson writer")
+	ok(j, "writeunlock "+name+" "+wt)
+}
+
+// rwForceUnlockModes (Redisson's testForceUnlock): each side's force
+// unlock deletes the lock only when it is held in that side's mode.
+func rwForceUnlockModes(w *world, javaHolds bool) {
+	j, name := w.j, lockName("forcemodes")
+	rw := w.g.NewReadWriteLock(name)
+	owner, _ := w.owner("")
+	tid := j.newTid()
+	for _, held := range []string{"read", "write"} {
+		wrong, right := "write", "read"
+		if held == "write" {
+			wrong, right = "read", "write"
+		}
+		side := map[string]rlock.Locker{"read": rw.ReadLock(), "write": rw.WriteLock()}
+		if javaHolds {
+			ok(j, held+"lock "+name+" "+tid)
+			Expect(side[wrong].ForceUnlock(owner)).To(BeFalse(), "goredisson's %s force unlock of a %s lock", wrong, held)
+			Expect(side[held].IsLocked(owner)).To(BeTrue())
+			Expect(side[right].ForceUnlock(owner)).To(BeTrue())
+			Expect(do(j, held+"islocked "+name)).To(Equal("false"))
+			continue
+		}
+		Expect(side[held].Lock(owner)).To(Succeed())
+		Expect(do(j, wrong+"forceunlock "+name)).To(Equal("false"), "Redisson's %s force unlock of a %s lock", wrong, held)
+		Expect(do(j, held+"islocked "+name)).To(Equal("true"))
+		Expect(do(j, right+"forceunlock "+name)).To(Equal("true"))
+		Expect(side[held].IsLocked(owner)).To(BeFalse())
+	}
 }

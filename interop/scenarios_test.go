@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -24,6 +25,7 @@ type world struct {
 	j   redissonSide
 	g   *rlock.Client
 	ctx context.Context // ends when the spec does
+	bg  sync.WaitGroup  // goredisson calls running in the background
 }
 
 // newWorld makes a spec's world with the Redisson side made by side.
@@ -32,6 +34,9 @@ func newWorld(side func(e *env) redissonSide) *world {
 	e := newEnv()
 	w := &world{e: e, j: side(e), g: e.goClient()}
 	ctx, cancel := context.WithCancel(context.Background())
+	// At the end: cancel what still waits, then let it return before the
+	// clients close.
+	DeferCleanup(w.bg.Wait)
 	DeferCleanup(cancel)
 	w.ctx = ctx
 	return w
@@ -124,25 +129,23 @@ type acq struct {
 }
 
 // goAcquire runs a goredisson acquisition in the background.
-func goAcquire(f func() error) <-chan acq {
+func (w *world) goAcquire(f func() error) <-chan acq {
 	out := make(chan acq, 1)
-	go func() {
-		defer GinkgoRecover()
+	w.goBg(func() {
 		err := f()
 		out <- acq{held: err == nil, err: err, at: time.Now()}
-	}()
+	})
 	return out
 }
 
-// goTryAcquire is goAcquire for TryLock-like calls.
-func goTryAcquire(f func() (bool, error)) <-chan acq {
-	out := make(chan acq, 1)
+// goBg runs f on a goroutine that the spec's cleanup waits for.
+func (w *world) goBg(f func()) {
+	w.bg.Add(1)
 	go func() {
+		defer w.bg.Done()
 		defer GinkgoRecover()
-		ok, err := f()
-		out <- acq{held: ok, err: err, at: time.Now()}
+		f()
 	}()
-	return out
 }
 
 // received waits up to d for the background acquisition and expects it
@@ -302,86 +305,98 @@ func holdCountsAcross(w *world, k kind) {
 	ok(j, k.cmd+"unlock "+name+" "+tid)
 }
 
+// waiter is the kind that waits for a hold of kind k: a writer for a
+// reader, else the same kind.
+func (k kind) waiter() kind {
+	if k.cmd == kRead.cmd {
+		return kWrite
+	}
+	return k
+}
+
 // wakeAcross: the holder's unlock (or force unlock) wakes the other
 // client's waiter within the wake-up bound.
-func wakeAcross(w *world, k kind, javaHolds, force bool) {
-	j, name := w.j, lockName("wake")
-	gl := k.goLock(w.g, name)
-	owner, goField := w.owner(k.suffix)
+func wakeAcross(w *world, h kind, javaHolds, force bool) {
+	j, name, wk := w.j, lockName("wake"), h.waiter()
+	hl, wl := h.goLock(w.g, name), wk.goLock(w.g, name)
+	owner, goField := w.owner(wk.suffix)
 	tid := j.newTid()
-	how := "unlock"
+	how, whom := "unlock", "waiter"
 	if force {
 		how = "force unlock"
 	}
+	if wk.cmd != h.cmd {
+		whom = "writer"
+	}
 	if javaHolds {
-		Expect(heldAnswer(do(j, k.cmd+"lock "+name+" "+tid))).To(BeTrue())
-		got := goAcquire(func() error { return gl.Lock(owner) })
-		w.awaitGoWaiting(k, name, goField)
+		Expect(heldAnswer(do(j, h.cmd+"lock "+name+" "+tid))).To(BeTrue())
+		got := w.goAcquire(func() error { return wl.Lock(owner) })
+		w.awaitGoWaiting(wk, name, goField)
 		Expect(got).NotTo(Receive(), "goredisson got a lock Redisson holds")
 		var c *pcall
 		if force {
-			c = j.send(k.cmd + "forceunlock " + name)
+			c = j.send(h.cmd + "forceunlock " + name)
 			Expect(answerWithin(c, 10*time.Second, "forceunlock")).To(Equal("true"))
 		} else {
-			c = j.send(k.cmd + "unlock " + name + " " + tid)
+			c = j.send(h.cmd + "unlock " + name + " " + tid)
 			Expect(answerWithin(c, 10*time.Second, "unlock")).To(Equal("ok"))
 		}
-		a := received(got, 5*time.Second, "the goredisson waiter")
-		expectWake(j.suite(), fmt.Sprintf("%s: Redisson %s wakes a goredisson waiter", k.title, how), a.at.Sub(c.sent))
-		Expect(gl.Unlock(owner)).To(Succeed())
+		a := received(got, 5*time.Second, "the goredisson "+whom)
+		expectWake(j.suite(), fmt.Sprintf("%s: Redisson %s wakes a goredisson %s", h.title, how, whom), a.at.Sub(c.sent))
+		Expect(wl.Unlock(owner)).To(Succeed())
 		return
 	}
-	Expect(gl.Lock(owner)).To(Succeed())
-	c := j.send(k.cmd + "lock " + name + " " + tid)
-	w.awaitJavaWaiting(k, name, j.field(tid)+k.suffix)
+	Expect(hl.Lock(owner)).To(Succeed())
+	c := j.send(wk.cmd + "lock " + name + " " + tid)
+	w.awaitJavaWaiting(wk, name, j.field(tid)+wk.suffix)
 	Expect(c.answered()).To(BeFalse(), "Redisson got a lock goredisson holds")
 	t0 := time.Now()
 	if force {
-		Expect(gl.ForceUnlock(owner)).To(BeTrue())
+		Expect(hl.ForceUnlock(owner)).To(BeTrue())
 	} else {
-		Expect(gl.Unlock(owner)).To(Succeed())
+		Expect(hl.Unlock(owner)).To(Succeed())
 	}
-	Expect(heldAnswer(answerWithin(c, 5*time.Second, "the Redisson waiter"))).To(BeTrue())
-	expectWake(j.suite(), fmt.Sprintf("%s: goredisson %s wakes a Redisson waiter", k.title, how), c.at().Sub(t0))
-	ok(j, k.cmd+"unlock "+name+" "+tid)
+	Expect(heldAnswer(answerWithin(c, 5*time.Second, "the Redisson "+whom))).To(BeTrue())
+	expectWake(j.suite(), fmt.Sprintf("%s: goredisson %s wakes a Redisson %s", h.title, how, whom), c.at().Sub(t0))
+	ok(j, wk.cmd+"unlock "+name+" "+tid)
 }
 
 // leaseExpiryAcross: a fixed lease expires on its own; the other client's
 // waiter gets the lock about when it does, and the former holder's late
 // unlock is refused without touching the new hold.
-func leaseExpiryAcross(w *world, k kind, javaHolds bool) {
+func leaseExpiryAcross(w *world, h kind, javaHolds bool) {
 	const fixed = 1000 * time.Millisecond
-	j, name := w.j, lockName("lease")
-	gl := k.goLock(w.g, name)
-	owner, goField := w.owner(k.suffix)
+	j, name, wk := w.j, lockName("lease"), h.waiter()
+	hl, wl := h.goLock(w.g, name), wk.goLock(w.g, name)
+	owner, goField := w.owner(wk.suffix)
 	tid := j.newTid()
 	if javaHolds {
-		c := j.send(k.cmd + "trylock " + name + " " + tid + " 0 " + millis(fixed))
+		c := j.send(h.cmd + "trylock " + name + " " + tid + " 0 " + millis(fixed))
 		Expect(heldAnswer(answerWithin(c, 10*time.Second, "trylock"))).To(BeTrue())
-		Expect(strconv.ParseInt(do(j, k.cmd+"remain "+name), 10, 64)).To(BeNumerically("~", fixed.Milliseconds(), 200))
-		got := goAcquire(func() error { return gl.Lock(owner) })
+		Expect(strconv.ParseInt(do(j, h.cmd+"remain "+name), 10, 64)).To(BeNumerically("~", fixed.Milliseconds(), 200))
+		got := w.goAcquire(func() error { return wl.Lock(owner) })
 		a := received(got, 5*time.Second, "the goredisson waiter")
 		took := a.at.Sub(c.at())
 		Expect(took).To(BeNumerically(">", fixed-150*time.Millisecond), "before the lease ran out")
-		recordWake(j.suite(), fmt.Sprintf("%s: Redisson's 1 s lease runs out, goredisson waiter in after (ms past the lease)", k.title), took-fixed)
+		recordWake(j.suite(), fmt.Sprintf("%s: Redisson's 1 s lease runs out, goredisson waiter in after (ms past the lease)", h.title), took-fixed)
 		Expect(took).To(BeNumerically("<", fixed+wakeBound), "long after the lease ran out")
-		Expect(do(j, k.cmd+"unlock "+name+" "+tid)).To(HavePrefix("err IllegalMonitorStateException"))
+		Expect(do(j, h.cmd+"unlock "+name+" "+tid)).To(HavePrefix("err IllegalMonitorStateException"))
 		Expect(w.hget(name, goField)).To(Equal("1"))
-		Expect(gl.Unlock(owner)).To(Succeed())
+		Expect(wl.Unlock(owner)).To(Succeed())
 		return
 	}
-	Expect(gl.TryLock(owner, 0, fixed)).To(BeTrue())
+	Expect(hl.TryLock(owner, 0, fixed)).To(BeTrue())
 	t0 := time.Now()
 	Expect(w.pttl(name)).To(BeNumerically("~", fixed.Milliseconds(), 200))
-	c := j.send(k.cmd + "lock " + name + " " + tid)
+	c := j.send(wk.cmd + "lock " + name + " " + tid)
 	Expect(heldAnswer(answerWithin(c, 5*time.Second, "the Redisson waiter"))).To(BeTrue())
 	took := c.at().Sub(t0)
 	Expect(took).To(BeNumerically(">", fixed-150*time.Millisecond), "before the lease ran out")
-	recordWake(j.suite(), fmt.Sprintf("%s: goredisson's 1 s lease runs out, Redisson waiter in after (ms past the lease)", k.title), took-fixed)
+	recordWake(j.suite(), fmt.Sprintf("%s: goredisson's 1 s lease runs out, Redisson waiter in after (ms past the lease)", h.title), took-fixed)
 	Expect(took).To(BeNumerically("<", fixed+wakeBound), "long after the lease ran out")
-	Expect(gl.Unlock(owner)).To(MatchError(rlock.ErrNotHeld))
-	Expect(w.hget(name, j.field(tid)+k.suffix)).To(Equal("1"))
-	ok(j, k.cmd+"unlock "+name+" "+tid)
+	Expect(hl.Unlock(owner)).To(MatchError(rlock.ErrNotHeld))
+	Expect(w.hget(name, j.field(tid)+wk.suffix)).To(Equal("1"))
+	ok(j, wk.cmd+"unlock "+name+" "+tid)
 }
 
 // watchdogAcross: a watchdog lease (3 s, renewed every second) outlives
@@ -394,10 +409,7 @@ func watchdogAcross(w *world, k kind, javaHolds bool) {
 	gl := k.goLock(g, name)
 	owner := ctxowner.New(w.ctx)
 	tid := j.newTid()
-	excluded := k
-	if k.cmd == kRead.cmd {
-		excluded = kWrite
-	}
+	excluded := k.waiter()
 	gx := excluded.goLock(g, name)
 	if javaHolds {
 		Expect(heldAnswer(do(j, k.cmd+"lock "+name+" "+tid))).To(BeTrue())

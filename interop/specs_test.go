@@ -39,6 +39,26 @@ func interopSpecs(side func(e *env) redissonSide, heavy bool) {
 	}
 
 	Context("ReadWriteLock (read)", func() {
+		It("shares the lock between both clients' readers, each seeing the other's read hold count in the hash, and keeps both clients' writers out", func() {
+			readHoldsAcross(w)
+		})
+		DescribeTable("wakes the other client's writer within 200 ms",
+			func(javaHolds, force bool) { wakeAcross(w, kRead, javaHolds, force) },
+			Entry("Redisson's last reader unlocks, goredisson writer waits", true, false),
+			Entry("goredisson's last reader unlocks, Redisson writer waits", false, false),
+			Entry("Redisson read force unlock, goredisson writer waits", true, true),
+			Entry("goredisson read force unlock, Redisson writer waits", false, true),
+		)
+		DescribeTable("lets a reader's fixed lease run out: the other client's writer gets the lock then",
+			func(javaHolds bool) { leaseExpiryAcross(w, kRead, javaHolds) },
+			Entry("Redisson's reader", true),
+			Entry("goredisson's reader", false),
+		)
+		DescribeTable("force-unlocks only a lock held in the side's own mode (testForceUnlock)",
+			func(javaHolds bool) { rwForceUnlockModes(w, javaHolds) },
+			Entry("Redisson holds, goredisson force-unlocks", true),
+			Entry("goredisson holds, Redisson force-unlocks", false),
+		)
 		DescribeTable("renews a reader's watchdog lease (3 s) past itself, excluding the other client's writer",
 			func(javaHolds bool) { watchdogAcross(w, kRead, javaHolds) },
 			Entry("Redisson reads", true),
@@ -82,11 +102,6 @@ func interopSpecs(side func(e *env) redissonSide, heavy bool) {
 			func(javaWriter bool) { mixedReaders(w, javaWriter) },
 			Entry("Redisson writer", true),
 			Entry("goredisson writer", false),
-		)
-		DescribeTable("the last read unlock wakes the other client's writer within 200 ms",
-			func(javaReader bool) { readUnlockWakesWriter(w, javaReader) },
-			Entry("Redisson reader unlocks, goredisson writer waits", true),
-			Entry("goredisson reader unlocks, Redisson writer waits", false),
 		)
 		DescribeTable("a writer that also reads: the read side is locked for both clients, the write unlock keeps read mode silently (testWriteReadReentrancy, testReadLockIsLocked)",
 			func(javaHolds bool) { downgrade(w, javaHolds) },
