@@ -36,7 +36,14 @@ func newWorld(side func(e *env) redissonSide) *world {
 	ctx, cancel := context.WithCancel(context.Background())
 	// At the end: cancel what still waits, then let it return before the
 	// clients close.
-	DeferCleanup(w.bg.Wait)
+	DeferCleanup(func() {
+		done := make(chan struct{})
+		go func() {
+			w.bg.Wait()
+			close(done)
+		}()
+		Eventually(done).WithTimeout(30*time.Second).Should(BeClosed(), "goredisson calls still running after their context ended")
+	})
 	DeferCleanup(cancel)
 	w.ctx = ctx
 	return w

@@ -140,8 +140,14 @@ func (s *emuSide) awaitBlocked(ch string, n int) {
 func (s *emuSide) send(cmd string) *pcall {
 	c := &pcall{cmd: cmd, sent: time.Now(), ch: make(chan answer, 1)}
 	go func() {
-		text := s.exec(strings.Fields(cmd))
-		c.ch <- answer{text: text, at: time.Now()}
+		text := "err no answer"
+		defer func() {
+			if r := recover(); r != nil {
+				text = fmt.Sprintf("err panic: %v", r)
+			}
+			c.ch <- answer{text: text, at: time.Now()}
+		}()
+		text = s.exec(strings.Fields(cmd))
 	}()
 	return c
 }

@@ -19,6 +19,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"hash/fnv"
 	"os"
 	"sort"
 	"strings"
@@ -135,9 +136,13 @@ func (e *env) emu(opts ...emuOption) *redissonEmu {
 	return r
 }
 
-// lockName returns a lock name unique to the running spec.
+// lockName returns a lock name unique to the running spec (both suites run
+// the same scenarios: a Redisson thread left waiting by a failed probe spec
+// must never meet an emulator spec's lock).
 func lockName(prefix string) string {
-	return fmt.Sprintf("%s:%d", prefix, CurrentSpecReport().LeafNodeLocation.LineNumber)
+	h := fnv.New32a()
+	h.Write([]byte(CurrentSpecReport().FullText()))
+	return fmt.Sprintf("%s:%08x", prefix, h.Sum32())
 }
 
 // bg runs f on a goroutine that recovers Ginkgo failures; the returned
