@@ -25,6 +25,16 @@ var _ = Describe("goredisson and the Redisson emulator", func() {
 		}
 	})
 
+	// The same table the probe suite checks on the real Redisson: the
+	// emulator's restated scripts publish what Redisson publishes.
+	Context("the emulator's own messages", func() {
+		var w *world
+		BeforeEach(func() { w = newWorld(emulated) })
+		for _, c := range msgCases {
+			It(c.what, func() { publishes(w, c.msgCase, true) })
+		}
+	})
+
 	// Redisson's testAbandonedTimeoutDrift_Descrete, across clients: a
 	// waiter that vanished (its process died after it queued) keeps its
 	// place until its timeout passes, then is purged, and the waiter behind
@@ -68,18 +78,24 @@ var _ = Describe("goredisson and the Redisson emulator", func() {
 			owner := ctxowner.New(ctx)
 			release := hold(g, name, owner)
 			jl := r.newLock(kind, name)
+			tid := r.thread()
 			var t0 time.Time
 			var once sync.Once
+			// The release runs, and its message is handled, before the
+			// thread blocks.
 			jl.beforeWait = func(int64) {
 				once.Do(func() {
+					before := r.pubsub.handled(jl.channel(tid))
 					t0 = time.Now()
 					Expect(release()).To(Succeed())
+					Eventually(func() int64 { return r.pubsub.handled(jl.channel(tid)) }).
+						WithTimeout(2*time.Second).WithPolling(time.Millisecond).Should(BeNumerically(">", before), "no message reached the Redisson waiter")
 				})
 			}
 			done := make(chan time.Time, 1)
 			go func() {
 				defer GinkgoRecover()
-				if err := jl.Lock(ctx, r.thread(), 0); err == nil {
+				if err := jl.Lock(ctx, tid, 0); err == nil {
 					done <- time.Now()
 				}
 			}()

@@ -595,6 +595,7 @@ type psEntry struct {
 	ps      *redis.PubSub
 	latch   *semaphore
 	done    chan struct{} // closed when the reader goroutine has finished
+	seen    atomic.Int64  // messages handled
 }
 
 // subscribe joins the channel's entry, subscribing (and waiting for Redis
@@ -629,6 +630,7 @@ func (p *lockPubSub) subscribe(ctx context.Context, channel string) (*psEntry, e
 		defer close(e.done)
 		for m := range ps.Channel() {
 			onLockMessage(e.latch, m.Payload)
+			e.seen.Add(1)
 		}
 	}()
 	close(e.ready)
@@ -669,6 +671,17 @@ func (p *lockPubSub) blocked(channel string) int {
 		return 0
 	}
 	return e.latch.queueLength()
+}
+
+// handled returns how many messages the channel's entry has handled.
+func (p *lockPubSub) handled(channel string) int64 {
+	p.mu.Lock()
+	e := p.entries[channel]
+	p.mu.Unlock()
+	if e == nil {
+		return 0
+	}
+	return e.seen.Load()
 }
 
 // closeAll drops every subscription (waiters still blocked time out).

@@ -377,15 +377,19 @@ func leaseExpiryAcross(w *world, h kind, javaHolds bool) {
 	hl, wl := h.goLock(w.g, name), wk.goLock(w.g, name)
 	owner, goField := w.owner(wk.suffix)
 	tid := j.newTid()
+	whom := "waiter"
+	if wk.cmd != h.cmd {
+		whom = "writer"
+	}
 	if javaHolds {
 		c := j.send(h.cmd + "trylock " + name + " " + tid + " 0 " + millis(fixed))
 		Expect(heldAnswer(answerWithin(c, 10*time.Second, "trylock"))).To(BeTrue())
 		Expect(strconv.ParseInt(do(j, h.cmd+"remain "+name), 10, 64)).To(BeNumerically("~", fixed.Milliseconds(), 200))
 		got := w.goAcquire(func() error { return wl.Lock(owner) })
-		a := received(got, 5*time.Second, "the goredisson waiter")
+		a := received(got, 5*time.Second, "the goredisson "+whom)
 		took := a.at.Sub(c.at())
 		Expect(took).To(BeNumerically(">", fixed-150*time.Millisecond), "before the lease ran out")
-		recordWake(j.suite(), fmt.Sprintf("%s: Redisson's 1 s lease runs out, goredisson waiter in after (ms past the lease)", h.title), took-fixed)
+		recordWake(j.suite(), fmt.Sprintf("%s: Redisson's 1 s lease runs out, goredisson %s in after (ms past the lease)", h.title, whom), took-fixed)
 		Expect(took).To(BeNumerically("<", fixed+wakeBound), "long after the lease ran out")
 		Expect(do(j, h.cmd+"unlock "+name+" "+tid)).To(HavePrefix("err IllegalMonitorStateException"))
 		Expect(w.hget(name, goField)).To(Equal("1"))
@@ -396,10 +400,10 @@ func leaseExpiryAcross(w *world, h kind, javaHolds bool) {
 	t0 := time.Now()
 	Expect(w.pttl(name)).To(BeNumerically("~", fixed.Milliseconds(), 200))
 	c := j.send(wk.cmd + "lock " + name + " " + tid)
-	Expect(heldAnswer(answerWithin(c, 5*time.Second, "the Redisson waiter"))).To(BeTrue())
+	Expect(heldAnswer(answerWithin(c, 5*time.Second, "the Redisson "+whom))).To(BeTrue())
 	took := c.at().Sub(t0)
 	Expect(took).To(BeNumerically(">", fixed-150*time.Millisecond), "before the lease ran out")
-	recordWake(j.suite(), fmt.Sprintf("%s: goredisson's 1 s lease runs out, Redisson waiter in after (ms past the lease)", h.title), took-fixed)
+	recordWake(j.suite(), fmt.Sprintf("%s: goredisson's 1 s lease runs out, Redisson %s in after (ms past the lease)", h.title, whom), took-fixed)
 	Expect(took).To(BeNumerically("<", fixed+wakeBound), "long after the lease ran out")
 	Expect(hl.Unlock(owner)).To(MatchError(rlock.ErrNotHeld))
 	Expect(w.hget(name, j.field(tid)+wk.suffix)).To(Equal("1"))
