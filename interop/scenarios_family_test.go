@@ -71,14 +71,14 @@ func (w *world) javaFairWaiter(label, name string, wait, lease time.Duration) *f
 	return &fairWaiter{label: label, field: w.j.field(tid),
 		start: func(events chan<- event) {
 			c := w.j.send(cmd)
-			go func() {
+			w.goBg(func() {
 				select {
 				case a := <-c.ch:
 					events <- event{label: label, held: heldAnswer(a.text), at: a.at,
 						err: errIf(strings.HasPrefix(a.text, "err"), a.text)}
 				case <-w.ctx.Done():
 				}
-			}()
+			})
 		},
 		release: func() { ok(w.j, "fairunlock "+name+" "+tid) },
 	}
@@ -822,5 +822,35 @@ func rwForceUnlockModes(w *world, javaHolds bool) {
 		Expect(do(j, held+"islocked "+name)).To(Equal("true"))
 		Expect(do(j, right+"forceunlock "+name)).To(Equal("true"))
 		Expect(side[held].IsLocked(owner)).To(BeFalse())
+	}
+}
+
+// readSideLocked (Redisson's testReadLockIsLocked, testWR): the read side
+// is locked while the writer also holds a read lock, on both clients; the
+// write side is locked while a writer holds it, read holds or not.
+func readSideLocked(w *world, javaHolds bool) {
+	name := lockName("readside")
+	holder, other := w.goRW(name), w.javaRW(name)
+	if javaHolds {
+		holder, other = other, holder
+	}
+	views := []*rwHolder{other, holder}
+	holder.writeLock()
+	for _, v := range views {
+		Expect(v.readIsLocked()).To(BeFalse(), "%s: the read side of a write-only hold", v.client)
+		Expect(v.writeIsLocked()).To(BeTrue(), "%s: the write side of a write hold", v.client)
+	}
+	holder.readLock()
+	for _, v := range views {
+		Expect(v.readIsLocked()).To(BeTrue(), "%s: the read side while the writer also holds a read lock", v.client)
+		Expect(v.writeIsLocked()).To(BeTrue(), "%s: the write side while the writer also reads", v.client)
+	}
+	holder.readUnlock()
+	for _, v := range views {
+		Expect(v.readIsLocked()).To(BeFalse(), "%s: the read side after the writer's read unlock", v.client)
+	}
+	holder.writeUnlock()
+	for _, v := range views {
+		Expect(v.writeIsLocked()).To(BeFalse(), "%s: the write side after the write unlock", v.client)
 	}
 }

@@ -103,6 +103,11 @@ func interopSpecs(side func(e *env) redissonSide, heavy bool) {
 			Entry("Redisson writer", true),
 			Entry("goredisson writer", false),
 		)
+		DescribeTable("the read side reports locked while the writer also holds a read lock, on both clients (testReadLockIsLocked, testWR)",
+			func(javaHolds bool) { readSideLocked(w, javaHolds) },
+			Entry("Redisson writes and reads", true),
+			Entry("goredisson writes and reads", false),
+		)
 		DescribeTable("a writer that also reads: the read side is locked for both clients, the write unlock keeps read mode silently (testWriteReadReentrancy, testReadLockIsLocked)",
 			func(javaHolds bool) { downgrade(w, javaHolds) },
 			Entry("Redisson writes and reads", true),
