@@ -384,6 +384,11 @@ func (h *Hub) deliver(name, payload string) {
 	}
 }
 
+// Notify wakes the channel's waiters of this Hub as a message with the
+// given payload would, without anything sent to Redis: for news the client
+// learns itself that Redis does not publish.
+func (h *Hub) Notify(name, payload string) { h.deliver(name, payload) }
+
 // wakeAll marks every Sub of the channel woken, blocked in Wait or not.
 func (ch *channel) wakeAll() {
 	for s := range ch.subs {

@@ -286,10 +286,12 @@ type errAbandoned struct{ reason error }
 func (e errAbandoned) Error() string { return e.reason.Error() }
 func (e errAbandoned) Unwrap() error { return e.reason }
 
-// exec sends o and waits for its outcome, ctx's end or the Client's Close.
+// exec sends o and waits for its outcome, ctx's end or the Client's Close
+// (a clean-up, see cleanupCtx, is not ended by Close).
 // It returns nil once o is done (see op.outcome), else an errAbandoned.
 func (c *Client) exec(ctx context.Context, o *op) error {
-	if c.closed.Load() {
+	closing := c.closing(ctx)
+	if closing != nil && c.closed.Load() {
 		return ErrClosed
 	}
 	if err := ctx.Err(); err != nil {
@@ -299,7 +301,7 @@ func (c *Client) exec(ctx context.Context, o *op) error {
 	select {
 	case <-o.done:
 		return nil
-	case <-c.done:
+	case <-closing:
 		return errAbandoned{ErrClosed}
 	case <-ctx.Done():
 	}
@@ -312,9 +314,9 @@ func (c *Client) exec(ctx context.Context, o *op) error {
 	case <-o.done:
 		return nil
 	case <-grace.C:
-	case <-c.done:
+	case <-closing:
 	}
-	if c.closed.Load() {
+	if closing != nil && c.closed.Load() {
 		return errAbandoned{ErrClosed}
 	}
 	return errAbandoned{ctx.Err()}

@@ -162,6 +162,17 @@ func (l *ledger) since(k holdKey) time.Time {
 	return time.Time{}
 }
 
+// count returns the holds the ledger counts for a hold (0: none known).
+func (l *ledger) count(k holdKey) int {
+	s := l.shard(k)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if h := s.m[k]; h != nil && !h.lost() {
+		return h.count
+	}
+	return 0
+}
+
 // known returns the holds the ledger counts for a hold being entered: 0
 // when its lease is known lost (Redis has dropped it, or will before anyone
 // else can take the lock).

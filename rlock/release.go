@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/goredisson/goredisson/internal/layout"
 )
 
 // cleanupTimeout bounds what is done after the caller's context may have
@@ -13,9 +15,26 @@ import (
 const cleanupTimeout = 5 * time.Second
 
 // cleanupCtx returns a context for clean-up that keeps ctx's values but
-// not its cancellation, bounded by cleanupTimeout.
+// not its cancellation, bounded by cleanupTimeout. Calls made with it run
+// even after the Client closed (see Client.exec): a clean-up that was due
+// when Close came (a fair waiter leaving the queue, the settle of a call
+// whose reply was lost) still takes place, in the background.
 func cleanupCtx(ctx context.Context) (context.Context, context.CancelFunc) {
-	return context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
+	return context.WithTimeout(context.WithValue(context.WithoutCancel(ctx), cleanupKey{}, true), cleanupTimeout)
+}
+
+// cleanupKey marks a context made by cleanupCtx.
+type cleanupKey struct{}
+
+func isCleanup(ctx context.Context) bool { return ctx.Value(cleanupKey{}) != nil }
+
+// closing returns what ends waits of a call made with ctx besides ctx: the
+// Client's Close, unless the call is a clean-up.
+func (c *Client) closing(ctx context.Context) <-chan struct{} {
+	if isCleanup(ctx) {
+		return nil
+	}
+	return c.done
 }
 
 // unlock gives back one hold of ctx's owner. It is cleanup: an ended ctx
@@ -30,16 +49,24 @@ func (h *handle) unlock(ctx context.Context) error {
 		return err
 	}
 	c := h.c
-	rctx, cancel := cleanupCtx(ctx)
+	// Unlock ignores ctx's end but not the Client's Close.
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
 	defer cancel()
 	k := holdKey{h.name, h.field(ctx)}
 	var held time.Duration
 	hs, err := c.holds.enter(rctx, k, c.done)
 	if err == nil {
+		var left int
 		if err = c.runUnsettled(rctx, k, hs); err == nil {
-			_, held, err = c.releaseOnce(rctx, h, k, hs)
+			left, held, err = c.releaseOnce(rctx, h, k, hs)
 		}
 		c.holds.exit(k, hs)
+		if err == nil && left == 0 && h.kind == kindWrite && c.holds.count(holdKey{h.name, c.field(ctx)}) > 0 {
+			// A downgrade: the lock stays in read mode and, as in
+			// Redisson, nothing is published; this Client's waiting
+			// readers go in at once all the same.
+			c.hub.Notify(layout.RWChannel(h.name), layout.ReadUnlockMessage)
+		}
 	}
 	err = opErr(op, h.name, err)
 	h.observe(ctx, Event{Op: "unlock", Start: start, Held: held, Err: err})
@@ -118,7 +145,7 @@ func (c *Client) awaitLost(ctx context.Context, lost *op) bool {
 	case <-lost.done:
 		return lost.outcome() == replied
 	case <-ctx.Done():
-	case <-c.done:
+	case <-c.closing(ctx):
 	}
 	return false
 }
@@ -197,7 +224,7 @@ func (c *Client) cleanup(ctx context.Context, k holdKey, f func(ctx context.Cont
 	go func() {
 		bctx, cancel := cleanupCtx(ctx)
 		defer cancel()
-		hs, err := c.holds.enter(bctx, k, c.done)
+		hs, err := c.holds.enter(bctx, k, c.closing(bctx))
 		if err != nil {
 			return
 		}

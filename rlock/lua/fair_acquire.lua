@@ -20,7 +20,8 @@
 --          single attempt that never queues
 -- Returns: {holds} when held; otherwise how many ms to wait at most before
 --          trying again (the head: the lock's PTTL, -1 for no expiry; others:
---          until the head's timeout), or -3 when the call was cancelled.
+--          that, or until the head's timeout if sooner), or -3 when the call
+--          was cancelled.
 --#include cancel
 --#include fair_queue
 if cancelled(KEYS[2], ARGV[2], ARGV[3]) then
@@ -68,8 +69,19 @@ local latest = redis.call('zrange', KEYS[4], -1, -1, 'withscores')
 local keep = math.max(1, tonumber(latest[2]) - now + 1)
 redis.call('pexpire', KEYS[3], keep)
 redis.call('pexpire', KEYS[4], keep)
+-- The hint: the head retries when the holder's lease runs out, as
+-- Redisson's queued waiters do; the others too, or when the head would be
+-- purged if that comes first; while the lock is free and the head has not
+-- taken it yet, soon.
 local head = redis.call('lindex', KEYS[3], 0)
+local pttl = redis.call('pttl', KEYS[1])
 if head == ARGV[2] then
-    return redis.call('pttl', KEYS[1])
+    return pttl
 end
-return math.max(1, tonumber(redis.call('zscore', KEYS[4], head)) - now)
+local purged = math.max(1, tonumber(redis.call('zscore', KEYS[4], head) or now) - now)
+if pttl > 0 then
+    return math.min(purged, pttl)
+elseif pttl == -2 then
+    return math.min(purged, 50)
+end
+return purged

@@ -1,9 +1,8 @@
 -- write_release.lua: drop one write hold (Redisson's RedissonWriteLock
 -- unlock). The last write hold deletes the lock and publishes "1", which
 -- wakes every waiter (readers may all go in); if the writer also holds read
--- holds (a downgrade) the lock stays in read mode. There Redisson publishes
--- nothing, so its waiting readers sleep until their TTL runs out; goredisson
--- publishes "1" as well, so that they go in at once.
+-- holds (a downgrade) the lock stays in read mode and, as in Redisson,
+-- nothing is published (the client wakes its own waiting readers itself).
 -- KEYS[1]  the lock hash            KEYS[2]  the cancel floor
 -- KEYS[3]  the channel, redisson_rwlock:{name}
 -- ARGV[1..5] see lib/settle.lua (ARGV[2] is the writer field)
@@ -32,10 +31,10 @@ local function release()
     redis.call('hdel', KEYS[1], ARGV[2])
     if redis.call('hlen', KEYS[1]) == 1 then
         redis.call('del', KEYS[1])
+        redis.call(ARGV[7], KEYS[3], ARGV[8])
     else
         redis.call('hset', KEYS[1], 'mode', 'read')
     end
-    redis.call(ARGV[7], KEYS[3], ARGV[8])
     return 0
 end
 local left = nil

@@ -15,8 +15,9 @@ local function now_ms()
     return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 end
 
--- purge drops the waiters at the head of the queue whose timeout has passed
--- (or that have none): they vanished without giving up.
+-- purge drops the waiters at the head of the queue whose timeout has passed:
+-- they vanished without giving up. As Redisson's, it stops at a head that
+-- has no timeout.
 local function purge(queue, timeouts, now)
     while true do
         local head = redis.call('lindex', queue, 0)
@@ -24,7 +25,7 @@ local function purge(queue, timeouts, now)
             return
         end
         local score = redis.call('zscore', timeouts, head)
-        if score and tonumber(score) > now then
+        if not score or tonumber(score) > now then
             return
         end
         redis.call('lpop', queue)
