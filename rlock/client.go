@@ -62,6 +62,7 @@ func NewClient(rdb redis.UniversalClient, opts ...Option) (*Client, error) {
 	}
 	c := &Client{rdb: rdb, id: o.clientID, opts: o, holds: newLedger(), done: make(chan struct{})}
 	c.batch.rdb = rdb
+	c.batch.wake = make(chan struct{}, 1)
 	c.batch.cluster, c.cluster = rdb.(*redis.ClusterClient)
 	c.hub = pubsub.New(rdb,
 		pubsub.WithLogger(o.logger),

@@ -139,10 +139,12 @@ type batcher struct {
 	rdb     redis.UniversalClient
 	cluster *redis.ClusterClient // rdb, when it is a Redis Cluster client
 
-	mu    sync.Mutex
-	queue []*op
-	spare []*op // the previous batch's slice, reused for the next queue
-	busy  bool  // a flusher goroutine is running
+	mu      sync.Mutex
+	queue   []*op
+	spare   []*op // the previous batch's slice, reused for the next queue
+	busy    bool  // the flusher is sending (or about to send) batches
+	running bool  // the flusher goroutine exists
+	wake    chan struct{}
 }
 
 // submit queues o; done is closed when its outcome is known.
@@ -164,18 +166,57 @@ func (b *batcher) submitAll(ops []*op) {
 	b.kick()
 }
 
-// kick starts a flusher unless one runs. Called with mu held; it unlocks.
+// kick has the flusher send the queue unless it is at it already. Called
+// with mu held; it unlocks.
 func (b *batcher) kick() {
 	if b.busy {
 		b.mu.Unlock()
 		return
 	}
 	b.busy = true
+	if !b.running {
+		b.running = true
+		b.mu.Unlock()
+		go b.loop()
+		return
+	}
 	b.mu.Unlock()
-	go b.flush()
+	b.wake <- struct{}{}
 }
 
-// flush sends batches until the queue is empty.
+// flusherIdle is how long the flusher goroutine waits for work before it
+// ends (the next call starts it again).
+const flusherIdle = 200 * time.Millisecond
+
+// loop is the flusher goroutine: it sends batches while there are any,
+// then waits for the next kick. A goroutine that stays (rather than one per
+// batch) saves the caller a goroutine start and an OS thread wake-up per
+// call, which on a small machine costs as much as the round trip.
+func (b *batcher) loop() {
+	idle := time.NewTimer(flusherIdle)
+	defer idle.Stop()
+	for {
+		b.flush()
+		idle.Reset(flusherIdle)
+		select {
+		case <-b.wake:
+			continue
+		case <-idle.C:
+		}
+		b.mu.Lock()
+		if b.busy {
+			// A kick came as the timer fired: its wake is on its way.
+			b.mu.Unlock()
+			<-b.wake
+			continue
+		}
+		b.running = false
+		b.mu.Unlock()
+		return
+	}
+}
+
+// flush sends batches until the queue is empty, then clears busy.
 func (b *batcher) flush() {
 	for {
 		b.mu.Lock()
