@@ -16,11 +16,15 @@
 if cancelled(KEYS[2], ARGV[2], ARGV[3]) then
     return -3
 end
-local held = redis.call('hexists', KEYS[1], ARGV[2]) == 1
-if held and ARGV[4] == '0' then
-    return redis.error_reply('NON_REENTRANT_REACQUIRE')
+if redis.call('exists', KEYS[1]) == 0 then
+    redis.call('hset', KEYS[1], ARGV[2], 1)
+    redis.call('pexpire', KEYS[1], ARGV[1])
+    return {1}
 end
-if held or redis.call('exists', KEYS[1]) == 0 then
+if redis.call('hexists', KEYS[1], ARGV[2]) == 1 then
+    if ARGV[4] == '0' then
+        return redis.error_reply('NON_REENTRANT_REACQUIRE')
+    end
     local n = redis.call('hincrby', KEYS[1], ARGV[2], 1)
     redis.call('pexpire', KEYS[1], ARGV[1])
     return {n}
