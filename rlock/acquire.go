@@ -165,8 +165,7 @@ func (a *attempt) try(queue bool) (held bool, ttl time.Duration, reached bool, e
 	if keep <= 0 {
 		keep = c.opts.watchdogTimeout
 	}
-	s, keys, args := h.acquireCall(a.field, keep, n, a.fairWait, queue)
-	o := newOp(a.ctx, s, keys, args)
+	o := h.acquireCall(a.ctx, a.field, keep, n, a.fairWait, queue)
 	o.sync, o.syncMs = c.opts.syncReplicas, c.opts.syncTimeout.Milliseconds()
 	sent := time.Now()
 	a.attempts++
@@ -240,8 +239,7 @@ func (c *Client) giveBackUnsynced(a *attempt, hs *hold, synced int64) error {
 func (a *attempt) leaveQueue() {
 	h, c := a.h, a.h.c
 	c.cleanup(a.ctx, a.key, func(ctx context.Context, _ *hold) error {
-		s, keys, args := h.releaseCall(modeGiveUp, a.field, c.seq.Add(1), 0, 0, a.fairWait)
-		_, err := c.script(ctx, s, keys, args...)
+		_, err := c.run(ctx, h.releaseCall(ctx, modeGiveUp, a.field, c.seq.Add(1), 0, 0, a.fairWait))
 		if err != nil {
 			return fmt.Errorf("leaving the fair queue (the entry is purged once its timeout passes): %w", err)
 		}

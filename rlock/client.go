@@ -37,6 +37,17 @@ type Client struct {
 	// cluster is set for a Redis Cluster client: lock names must then be
 	// slot-safe.
 	cluster bool
+	// pubArg and watchdogMs are script arguments of every call, boxed once.
+	pubArg, watchdogMs any
+}
+
+// ms is a duration in milliseconds as a script argument (the watchdog
+// timeout boxed once).
+func (c *Client) ms(d time.Duration) any {
+	if d == c.opts.watchdogTimeout {
+		return c.watchdogMs
+	}
+	return d.Milliseconds()
 }
 
 // NewClient returns a Client for rdb: a *redis.Client (standalone, or
@@ -60,7 +71,8 @@ func NewClient(rdb redis.UniversalClient, opts ...Option) (*Client, error) {
 	if err != nil {
 		return nil, opErr("newclient", "", err)
 	}
-	c := &Client{rdb: rdb, id: o.clientID, opts: o, holds: newLedger(), done: make(chan struct{})}
+	c := &Client{rdb: rdb, id: o.clientID, opts: o, holds: newLedger(), done: make(chan struct{}),
+		pubArg: o.publishCommand, watchdogMs: o.watchdogTimeout.Milliseconds()}
 	c.batch.rdb = rdb
 	c.batch.wake = make(chan struct{}, 1)
 	c.batch.cluster, c.cluster = rdb.(*redis.ClusterClient)

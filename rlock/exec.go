@@ -30,10 +30,12 @@ import (
 // op is one command on its way to Redis and, once done is closed, its
 // outcome.
 type op struct {
-	ctx  context.Context
-	s    *script // nil for a plain command in args
-	keys []string
-	args []any
+	ctx context.Context
+	s   *script // nil for a plain command in line
+	// line is the command: EVALSHA, the SHA1, the number of keys, the keys
+	// and the arguments for a script (see command); the arguments alone for
+	// a plain command.
+	line []any
 	// sync, when > 0, makes the op go alone in a pipeline with WAIT sync
 	// syncMs after it (WithReplicaSync); synced is WAIT's count.
 	sync   int
@@ -53,31 +55,34 @@ func (o *op) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-func newOp(ctx context.Context, s *script, keys []string, args []any) *op {
-	o := &op{ctx: ctx, s: s, keys: keys, args: args, done: make(chan struct{})}
+// newOp returns an op for a plain command.
+func newOp(ctx context.Context, args ...any) *op {
+	o := &op{ctx: ctx, line: args, done: make(chan struct{})}
 	o.raw = o.small[:0]
 	return o
 }
 
-// command returns the go-redis command for the op: EVALSHA (or EVAL with
-// the source when eval is set) for a script, else the op's own arguments.
+// newScriptOp returns an op that runs s with keys (boxed) and args, as one
+// line built once.
+func newScriptOp(ctx context.Context, s *script, keys []any, args ...any) *op {
+	line := make([]any, 0, 3+len(keys)+len(args))
+	line = append(line, "evalsha", s.shaArg, len(keys))
+	line = append(line, keys...)
+	line = append(line, args...)
+	o := &op{ctx: ctx, s: s, line: line, done: make(chan struct{})}
+	o.raw = o.small[:0]
+	return o
+}
+
+// command returns the go-redis command for the op: for a script EVALSHA,
+// or EVAL with the source when eval is set.
 func (o *op) command(eval bool) *redis.RawWriteToCmd {
 	o.raw = o.small[:0]
-	if o.s == nil {
-		return redis.NewRawWriteToCmd(o.ctx, o, o.args...)
+	if eval && o.s != nil {
+		line := append([]any{"eval", o.s.src}, o.line[2:]...)
+		return redis.NewRawWriteToCmd(o.ctx, o, line...)
 	}
-	args := make([]any, 0, 3+len(o.keys)+len(o.args))
-	if eval {
-		args = append(args, "eval", o.s.src)
-	} else {
-		args = append(args, "evalsha", o.s.sha)
-	}
-	args = append(args, len(o.keys))
-	for _, k := range o.keys {
-		args = append(args, k)
-	}
-	args = append(args, o.args...)
-	return redis.NewRawWriteToCmd(o.ctx, o, args...)
+	return redis.NewRawWriteToCmd(o.ctx, o, o.line...)
 }
 
 // finish records the command's outcome from its go-redis result.
@@ -366,14 +371,7 @@ func (c *Client) exec(ctx context.Context, o *op) error {
 // command runs a plain command (a read, or one that is safe to lose) and
 // returns its parsed reply: an error reply or a lost one is an error.
 func (c *Client) command(ctx context.Context, args ...any) (any, error) {
-	o := newOp(ctx, nil, nil, args)
-	if err := c.exec(ctx, o); err != nil {
-		return nil, err
-	}
-	if err := o.replyErr(); err != nil {
-		return nil, err
-	}
-	return o.v, nil
+	return c.run(ctx, newOp(ctx, args...))
 }
 
 // commandInt runs a command whose reply is an integer (nil reads as 0).

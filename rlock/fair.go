@@ -27,7 +27,8 @@ var _ Locker = (*FairLock)(nil)
 
 // NewFairLock returns the fair lock of the given name [getFairLock].
 func (c *Client) NewFairLock(name string) *FairLock {
-	f := &FairLock{h: handle{c: c, name: name, kind: kindFair, fairWait: defaultFairLockWaitTimeout}}
+	f := &FairLock{h: newHandle(c, name, kindFair)}
+	f.h.fairWait = defaultFairLockWaitTimeout
 	if c != nil {
 		f.h.fairWait = c.opts.fairWait
 	}

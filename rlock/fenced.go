@@ -21,7 +21,7 @@ var _ Locker = (*FencedLock)(nil)
 
 // NewFencedLock returns the fenced lock of the given name [getFencedLock].
 func (c *Client) NewFencedLock(name string) *FencedLock {
-	return &FencedLock{h: handle{c: c, name: name, kind: kindFenced}}
+	return &FencedLock{h: newHandle(c, name, kindFenced)}
 }
 
 func (f *FencedLock) handle() *handle {

@@ -29,6 +29,9 @@ type handle struct {
 	c    *Client
 	name string
 	kind kind
+	// acqKeys and relKeys are the keys of the acquire and release scripts
+	// that do not depend on the owner, boxed once (see newHandle).
+	acqKeys, relKeys []any
 	// fairWait is a FairLock's threadWaitTime when TryLock has no wait of
 	// its own (WithFairWaitTimeout).
 	fairWait time.Duration
@@ -90,34 +93,62 @@ func (h *handle) channel(field string) string {
 	return layout.Channel(h.name)
 }
 
-// acquireCall returns the acquire script of this kind with its keys and
-// arguments. Every acquire script takes KEYS = [lock, cancel floor, ...]
-// and ARGV = [lease ms, field, call number, ...]; fair is the fair lock's
-// threadWaitTime and whether the attempt joins the queue.
-func (h *handle) acquireCall(field string, keep time.Duration, n uint64, fairWait time.Duration, queue bool) (*script, []string, []any) {
-	keys := []string{h.name, layout.Cancel(h.name)}
-	args := []any{keep.Milliseconds(), field, n}
+// newHandle returns the handle of a lock: its keys are derived once here,
+// not on every call.
+func newHandle(c *Client, name string, k kind) handle {
+	h := handle{c: c, name: name, kind: k}
+	acq := []string{name, layout.Cancel(name)}
+	rel := []string{name, layout.Cancel(name)}
+	switch k {
+	case kindFenced:
+		acq = append(acq, layout.Token(name))
+		rel = append(rel, layout.Channel(name))
+	case kindFair:
+		acq = append(acq, layout.Queue(name), layout.Timeouts(name))
+		rel = append(rel, layout.Channel(name), layout.Queue(name), layout.Timeouts(name))
+	case kindRead:
+		rel = append(rel, layout.RWChannel(name)) // + the reader's timeout prefix
+	case kindWrite:
+		rel = append(rel, layout.RWChannel(name))
+	default:
+		rel = append(rel, layout.Channel(name))
+	}
+	h.acqKeys, h.relKeys = boxAll(acq), boxAll(rel)
+	return h
+}
+
+func boxAll(ss []string) []any {
+	out := make([]any, len(ss))
+	for i, s := range ss {
+		out[i] = s
+	}
+	return out
+}
+
+// acquireCall returns the acquire op of this kind. Every acquire script
+// takes KEYS = [lock, cancel floor, ...] and ARGV = [lease ms, field, call
+// number, ...]; fairWait is a fair lock's threadWaitTime and queue whether
+// the attempt joins the queue.
+func (h *handle) acquireCall(ctx context.Context, field string, keep time.Duration, n uint64, fairWait time.Duration, queue bool) *op {
+	lease := h.c.ms(keep)
 	switch h.kind {
 	case kindFenced:
-		return fencedScript, append(keys, layout.Token(h.name)), args
+		return newScriptOp(ctx, fencedScript, h.acqKeys, lease, field, n)
 	case kindFair:
 		q := "0"
 		if queue {
 			q = "1"
 		}
-		keys = append(keys, layout.Queue(h.name), layout.Timeouts(h.name))
-		return fairAcquireScript, keys, append(args, fairWait.Milliseconds(), q)
+		return newScriptOp(ctx, fairAcquireScript, h.acqKeys, lease, field, n, fairWait.Milliseconds(), q)
 	case kindRead:
-		keys = append(keys, layout.ReadTimeoutPrefix(h.name, field))
-		return readAcquireScript, keys, append(args, field+":write")
+		keys := append(h.acqKeys[:len(h.acqKeys):len(h.acqKeys)], layout.ReadTimeoutPrefix(h.name, field))
+		return newScriptOp(ctx, readAcquireScript, keys, lease, field, n, field+":write")
 	case kindWrite:
-		return writeAcquireScript, keys, args
+		return newScriptOp(ctx, writeAcquireScript, h.acqKeys, lease, field, n)
+	case kindNonReentrant:
+		return newScriptOp(ctx, acquireScript, h.acqKeys, lease, field, n, "0")
 	}
-	reentrant := "1"
-	if h.kind == kindNonReentrant {
-		reentrant = "0"
-	}
-	return acquireScript, keys, append(args, reentrant)
+	return newScriptOp(ctx, acquireScript, h.acqKeys, lease, field, n, "1")
 }
 
 // Modes of a release script (lib/settle.lua).
@@ -128,32 +159,31 @@ const (
 	modeGiveUp        = "g" // a fair waiter leaves the queue
 )
 
-// releaseCall returns the release script of this kind with its keys and
-// arguments. Every release script takes KEYS = [lock, cancel floor, ...] and
-// ARGV = [mode, field, call number, known holds, cancel TTL ms, ...];
-// lease is re-applied while holds remain, fairWait is a fair waiter's
-// threadWaitTime (for a give-up).
-func (h *handle) releaseCall(mode, field string, n uint64, known int, lease, fairWait time.Duration) (*script, []string, []any) {
+// releaseCall returns the release op of this kind. Every release script
+// takes KEYS = [lock, cancel floor, ...] and ARGV = [mode, field, call
+// number, known holds, cancel TTL ms, ...]; lease is re-applied while holds
+// remain, fairWait is a fair waiter's threadWaitTime (for a give-up).
+func (h *handle) releaseCall(ctx context.Context, mode, field string, n uint64, known int, lease, fairWait time.Duration) *op {
 	c := h.c
-	pub := c.opts.publishCommand
-	keys := []string{h.name, layout.Cancel(h.name)}
-	args := []any{mode, field, n, known, cancelTTL.Milliseconds()}
 	switch h.kind {
 	case kindFair:
-		keys = append(keys, layout.Channel(h.name), layout.Queue(h.name), layout.Timeouts(h.name))
-		return fairReleaseScript, keys, append(args, lease.Milliseconds(), pub, layout.UnlockMessage, fairWait.Milliseconds())
+		return newScriptOp(ctx, fairReleaseScript, h.relKeys, mode, field, n, known, cancelTTLArg,
+			c.ms(lease), c.pubArg, layout.UnlockMessage, fairWait.Milliseconds())
 	case kindRead:
-		keys = append(keys, layout.RWChannel(h.name), layout.ReadTimeoutPrefix(h.name, field))
-		return readReleaseScript, keys, append(args, pub, layout.UnlockMessage, layout.ReadKeyPrefix(h.name))
+		keys := append(h.relKeys[:len(h.relKeys):len(h.relKeys)], layout.ReadTimeoutPrefix(h.name, field))
+		return newScriptOp(ctx, readReleaseScript, keys, mode, field, n, known, cancelTTLArg,
+			c.pubArg, layout.UnlockMessage, layout.ReadKeyPrefix(h.name))
 	case kindWrite:
-		keys = append(keys, layout.RWChannel(h.name))
-		return writeReleaseScript, keys, append(args, lease.Milliseconds(), pub, layout.ReadUnlockMessage)
-	case kindSpin:
-		pub = "" // Redisson's spin lock publishes nothing
+		return newScriptOp(ctx, writeReleaseScript, h.relKeys, mode, field, n, known, cancelTTLArg,
+			c.ms(lease), c.pubArg, layout.ReadUnlockMessage)
+	case kindSpin: // Redisson's spin lock publishes nothing
+		return newScriptOp(ctx, releaseScript, h.relKeys, mode, field, n, known, cancelTTLArg, c.ms(lease), "", layout.UnlockMessage)
 	}
-	keys = append(keys, layout.Channel(h.name))
-	return releaseScript, keys, append(args, lease.Milliseconds(), pub, layout.UnlockMessage)
+	return newScriptOp(ctx, releaseScript, h.relKeys, mode, field, n, known, cancelTTLArg, c.ms(lease), c.pubArg, layout.UnlockMessage)
 }
+
+// cancelTTLArg is cancelTTL in ms, boxed once.
+var cancelTTLArg any = cancelTTL.Milliseconds()
 
 // cancelTTL is how long a cancel floor lives: longer than any call can sit
 // in a socket buffer or a hung server before it runs.
@@ -220,7 +250,12 @@ func (h *handle) isLocked(ctx context.Context) (bool, error) {
 // script runs a script whose outcome the caller may lose without harm (a
 // force unlock, a read) and returns its reply.
 func (c *Client) script(ctx context.Context, s *script, keys []string, args ...any) (any, error) {
-	o := newOp(ctx, s, keys, args)
+	return c.run(ctx, newScriptOp(ctx, s, boxAll(keys), args...))
+}
+
+// run sends o and returns its reply; an error reply or a lost one is an
+// error.
+func (c *Client) run(ctx context.Context, o *op) (any, error) {
 	if err := c.exec(ctx, o); err != nil {
 		return nil, err
 	}

@@ -67,7 +67,7 @@ var _ Locker = (*Lock)(nil)
 // NewLock returns the reentrant lock of the given name [getLock]. An empty
 // name is reported by the lock's methods as ErrInvalidArgument.
 func (c *Client) NewLock(name string) *Lock {
-	return &Lock{h: handle{c: c, name: name, kind: kindLock}}
+	return &Lock{h: newHandle(c, name, kindLock)}
 }
 
 // NewNonReentrantLock returns the non-reentrant lock of the given name
@@ -75,7 +75,7 @@ func (c *Client) NewLock(name string) *Lock {
 // holders of the same name, but its holder taking it again gets ErrReentry
 // instead of a second hold.
 func (c *Client) NewNonReentrantLock(name string) *Lock {
-	return &Lock{h: handle{c: c, name: name, kind: kindNonReentrant}}
+	return &Lock{h: newHandle(c, name, kindNonReentrant)}
 }
 
 // handle returns the lock's handle (nil-safe).

@@ -139,7 +139,7 @@ func (p *PermitExpirableSemaphore) tryOnce(ctx context.Context, lease time.Durat
 	if _, err := rand.Read(raw); err != nil {
 		return "", 0, false, err
 	}
-	o := newOp(ctx, permitsScript, p.keys(), []any{"acquire", c.opts.publishCommand, string(raw), lease.Milliseconds()})
+	o := newScriptOp(ctx, permitsScript, boxAll(p.keys()), "acquire", c.pubArg, string(raw), lease.Milliseconds())
 	err = c.exec(ctx, o)
 	var ab errAbandoned
 	switch {

@@ -85,8 +85,7 @@ func (c *Client) releaseOnce(ctx context.Context, h *handle, k holdKey, hs *hold
 	lease := c.releaseLease(hs)
 	for attempt := 0; ; attempt++ {
 		n := c.seq.Add(1)
-		s, keys, args := h.releaseCall(modeRelease, k.field, n, known, lease, 0)
-		o := newOp(ctx, s, keys, args)
+		o := h.releaseCall(ctx, modeRelease, k.field, n, known, lease, 0)
 		err := c.exec(ctx, o)
 		var ab errAbandoned
 		switch {
@@ -106,8 +105,7 @@ func (c *Client) releaseOnce(ctx context.Context, h *handle, k holdKey, hs *hold
 			return c.releaseReply(k, hs, o.v, false)
 		}
 		settle := func(ctx context.Context) (any, error) {
-			s, keys, args := h.releaseCall(modeSettleRelease, k.field, n, known, lease, 0)
-			return c.settleScript(ctx, s, keys, args)
+			return c.settle(ctx, h.releaseCall(ctx, modeSettleRelease, k.field, n, known, lease, 0))
 		}
 		v, serr := settle(ctx)
 		if serr == nil {
@@ -150,11 +148,10 @@ func (c *Client) awaitLost(ctx context.Context, lost *op) bool {
 	return false
 }
 
-// settleScript runs a settle script s: it raises the cancel floor so that
-// the lost call does nothing if it still arrives, and repairs the hold
-// count. It returns the settle's reply.
-func (c *Client) settleScript(ctx context.Context, s *script, keys []string, args []any) (any, error) {
-	o := newOp(ctx, s, keys, args)
+// settle runs a settle op (a release script in a settle mode): it raises
+// the cancel floor so that the lost call does nothing if it still arrives,
+// and repairs the hold count. It returns the settle's reply.
+func (c *Client) settle(ctx context.Context, o *op) (any, error) {
 	if err := c.exec(ctx, o); err != nil {
 		return nil, err
 	}
@@ -185,8 +182,7 @@ func (c *Client) settleAcquire(h *handle, k holdKey, hs *hold, lost *op, n uint6
 			}
 		}
 		settle := func(ctx context.Context) error {
-			s, keys, args := h.releaseCall(modeSettleAcquire, k.field, n, known, c.releaseLease(hs), fairWait)
-			v, err := c.settleScript(ctx, s, keys, args)
+			v, err := c.settle(ctx, h.releaseCall(ctx, modeSettleAcquire, k.field, n, known, c.releaseLease(hs), fairWait))
 			if err == nil && v == int64(1) {
 				c.logger().Debug("goredisson: gave back a hold taken by an acquire attempt whose caller had left", "lock", h.name, "field", k.field)
 			}

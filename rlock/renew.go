@@ -13,14 +13,13 @@ import (
 // all handed to the batcher at once, so that a chunk of leases costs one
 // pipelined round trip.
 func (c *Client) renew(ctx context.Context, leases []watchdog.Lease) ([]watchdog.Status, error) {
-	ms := c.opts.watchdogTimeout.Milliseconds()
 	ops := make([]*op, len(leases))
 	for i, l := range leases {
-		s, keys := renewScript, []string{l.Key}
 		if l.Data.(leaseData).renew == renewRead {
-			s, keys = readRenewScript, []string{l.Key, layout.ReadTimeoutPrefix(l.Key, l.Field)}
+			ops[i] = newScriptOp(ctx, readRenewScript, []any{l.Key, layout.ReadTimeoutPrefix(l.Key, l.Field)}, c.watchdogMs, l.Field)
+		} else {
+			ops[i] = newScriptOp(ctx, renewScript, []any{l.Key}, c.watchdogMs, l.Field)
 		}
-		ops[i] = newOp(ctx, s, keys, []any{ms, l.Field})
 	}
 	c.batch.submitAll(ops)
 	out := make([]watchdog.Status, len(leases))

@@ -34,9 +34,9 @@ func (rw *ReadWriteLock) WriteLock() Locker { return rw.side(kindWrite) }
 
 func (rw *ReadWriteLock) side(k kind) *rwSide {
 	if rw == nil {
-		return &rwSide{h: handle{kind: k}}
+		return &rwSide{h: newHandle(nil, "", k)}
 	}
-	return &rwSide{h: handle{c: rw.c, name: rw.name, kind: k}}
+	return &rwSide{h: newHandle(rw.c, rw.name, k)}
 }
 
 // rwSide is one side of a ReadWriteLock; ReadLock and WriteLock describe

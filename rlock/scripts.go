@@ -13,9 +13,10 @@ var luaFS embed.FS
 
 // script is one embedded Lua script as sent to Redis.
 type script struct {
-	name string
-	src  string // lua/<name>.lua with its includes expanded
-	sha  string // SHA1 of src, for EVALSHA
+	name   string
+	src    string // lua/<name>.lua with its includes expanded
+	sha    string // SHA1 of src, for EVALSHA
+	shaArg any    // sha, boxed once
 }
 
 // The scripts, loaded once from rlock/lua at start-up and never changed.
@@ -47,7 +48,8 @@ func mustScript(name string) *script {
 		panic(fmt.Sprintf("rlock: embedded script %s: %v", name, err))
 	}
 	sum := sha1.Sum([]byte(src))
-	return &script{name: name, src: src, sha: hex.EncodeToString(sum[:])}
+	sha := hex.EncodeToString(sum[:])
+	return &script{name: name, src: src, sha: sha, shaArg: sha}
 }
 
 // includePrefix starts a line that a script replaces by lua/lib/<name>.lua:

@@ -164,7 +164,7 @@ func (s *Semaphore) acquire(ctx context.Context, op string, n int, wait time.Dur
 // given back in the background once its reply comes.
 func (s *Semaphore) tryOnce(ctx context.Context, n int) (ok, reached bool, err error) {
 	c := s.s.c
-	o := newOp(ctx, semaphoreScript, s.keys(), []any{"acquire", n, c.opts.publishCommand})
+	o := newScriptOp(ctx, semaphoreScript, boxAll(s.keys()), "acquire", n, c.pubArg)
 	err = c.exec(ctx, o)
 	switch {
 	case err != nil:

@@ -19,7 +19,9 @@ var _ Locker = (*SpinLock)(nil)
 // Client's backoff (WithSpinBackoff; default 1 ms doubling up to 128 ms)
 // [getSpinLock].
 func (c *Client) NewSpinLock(name string) *SpinLock {
-	return &SpinLock{h: handle{c: c, name: name, kind: kindSpin, spin: clientBackoff(c)}}
+	s := &SpinLock{h: newHandle(c, name, kindSpin)}
+	s.h.spin = clientBackoff(c)
+	return s
 }
 
 func clientBackoff(c *Client) backoff {
