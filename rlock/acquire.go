@@ -170,10 +170,9 @@ func (a *attempt) try(queue bool) (held bool, ttl time.Duration, reached bool, e
 	sent := time.Now()
 	a.attempts++
 	if err := c.exec(a.ctx, o); err != nil {
-		var ab errAbandoned
-		if errors.As(err, &ab) {
+		if reason, ok := abandoned(err); ok {
 			c.settleAcquire(h, a.key, hs, o, n, known, a.fairWait)
-			return false, 0, false, ab.reason
+			return false, 0, false, reason
 		}
 		c.holds.exit(a.key, hs)
 		return false, 0, false, err

@@ -58,11 +58,11 @@ func (e *Error) Unwrap() error { return e.Err }
 // opErr wraps err with the operation and lock name; nil stays nil, and an
 // *Error is not wrapped twice.
 func opErr(op, name string, err error) error {
-	var e *Error
-	switch {
-	case err == nil:
+	if err == nil {
 		return nil
-	case errors.As(err, &e) && e.Lock == name:
+	}
+	var e *Error
+	if errors.As(err, &e) && e.Lock == name {
 		return err
 	}
 	return &Error{Op: op, Lock: name, Err: err}

@@ -36,6 +36,7 @@ type op struct {
 	// and the arguments for a script (see command); the arguments alone for
 	// a plain command.
 	line []any
+	args [16]any // line's storage when it fits
 	// sync, when > 0, makes the op go alone in a pipeline with WAIT sync
 	// syncMs after it (WithReplicaSync); synced is WAIT's count.
 	sync   int
@@ -65,11 +66,14 @@ func newOp(ctx context.Context, args ...any) *op {
 // newScriptOp returns an op that runs s with keys (boxed) and args, as one
 // line built once.
 func newScriptOp(ctx context.Context, s *script, keys []any, args ...any) *op {
-	line := make([]any, 0, 3+len(keys)+len(args))
+	o := &op{ctx: ctx, s: s, done: make(chan struct{})}
+	line := o.args[:0]
+	if n := 3 + len(keys) + len(args); n > len(o.args) {
+		line = make([]any, 0, n)
+	}
 	line = append(line, "evalsha", s.shaArg, len(keys))
 	line = append(line, keys...)
-	line = append(line, args...)
-	o := &op{ctx: ctx, s: s, line: line, done: make(chan struct{})}
+	o.line = append(line, args...)
 	o.raw = o.small[:0]
 	return o
 }
@@ -331,6 +335,18 @@ type errAbandoned struct{ reason error }
 
 func (e errAbandoned) Error() string { return e.reason.Error() }
 func (e errAbandoned) Unwrap() error { return e.reason }
+
+// abandoned reports whether err marks an abandoned call, and its reason.
+func abandoned(err error) (reason error, ok bool) {
+	if err == nil {
+		return nil, false
+	}
+	var ab errAbandoned
+	if errors.As(err, &ab) {
+		return ab.reason, true
+	}
+	return nil, false
+}
 
 // exec sends o and waits for its outcome, ctx's end or the Client's Close
 // (a clean-up, see cleanupCtx, is not ended by Close).

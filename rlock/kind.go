@@ -32,6 +32,9 @@ type handle struct {
 	// acqKeys and relKeys are the keys of the acquire and release scripts
 	// that do not depend on the owner, boxed once (see newHandle).
 	acqKeys, relKeys []any
+	// ch is the channel waiters wait on, for every kind but the fair lock
+	// (whose waiters each have their own).
+	ch string
 	// fairWait is a FairLock's threadWaitTime when TryLock has no wait of
 	// its own (WithFairWaitTimeout).
 	fairWait time.Duration
@@ -84,19 +87,19 @@ func (h *handle) renewKind() renewKind {
 
 // channel is where waiters of field wait for unlock messages.
 func (h *handle) channel(field string) string {
-	switch h.kind {
-	case kindFair:
+	if h.kind == kindFair {
 		return layout.FairChannel(h.name, field)
-	case kindRead, kindWrite:
-		return layout.RWChannel(h.name)
 	}
-	return layout.Channel(h.name)
+	return h.ch
 }
 
 // newHandle returns the handle of a lock: its keys are derived once here,
 // not on every call.
 func newHandle(c *Client, name string, k kind) handle {
-	h := handle{c: c, name: name, kind: k}
+	h := handle{c: c, name: name, kind: k, ch: layout.Channel(name)}
+	if k == kindRead || k == kindWrite {
+		h.ch = layout.RWChannel(name)
+	}
 	acq := []string{name, layout.Cancel(name)}
 	rel := []string{name, layout.Cancel(name)}
 	switch k {

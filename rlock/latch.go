@@ -2,7 +2,6 @@ package rlock
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 
@@ -57,9 +56,8 @@ func (l *CountDownLatch) CountDown(ctx context.Context) error {
 		return err
 	}
 	_, err := h.run(ctx, latchScript, l.keys(), "countdown", h.c.opts.publishCommand)
-	var ab errAbandoned
-	if errors.As(err, &ab) {
-		err = fmt.Errorf("the count-down may not have taken effect: %w", ab.reason)
+	if reason, ok := abandoned(err); ok {
+		err = fmt.Errorf("the count-down may not have taken effect: %w", reason)
 	}
 	return opErr("countdown", h.name, err)
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"time"
 
@@ -141,11 +140,11 @@ func (p *PermitExpirableSemaphore) tryOnce(ctx context.Context, lease time.Durat
 	}
 	o := newScriptOp(ctx, permitsScript, boxAll(p.keys()), "acquire", c.pubArg, string(raw), lease.Milliseconds())
 	err = c.exec(ctx, o)
-	var ab errAbandoned
+	reason, lost := abandoned(err)
 	switch {
-	case errors.As(err, &ab):
+	case lost:
 		go p.settle(o, raw)
-		return "", 0, false, ab.reason
+		return "", 0, false, reason
 	case err != nil:
 		return "", 0, false, err
 	case o.outcome() == unknown:
@@ -201,10 +200,10 @@ func (p *PermitExpirableSemaphore) Release(ctx context.Context, permitID string)
 	default:
 		var n int64
 		n, err = p.run(ctx, "release", string(raw))
-		var ab errAbandoned
+		reason, lost := abandoned(err)
 		switch {
-		case errors.As(err, &ab):
-			err = fmt.Errorf("the release may not have taken effect: %w", ab.reason)
+		case lost:
+			err = fmt.Errorf("the release may not have taken effect: %w", reason)
 		case err == nil && n == 0:
 			err = ErrNotHeld
 		}

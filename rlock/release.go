@@ -2,7 +2,6 @@ package rlock
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 
@@ -87,9 +86,9 @@ func (c *Client) releaseOnce(ctx context.Context, h *handle, k holdKey, hs *hold
 		n := c.seq.Add(1)
 		o := h.releaseCall(ctx, modeRelease, k.field, n, known, lease, 0)
 		err := c.exec(ctx, o)
-		var ab errAbandoned
+		_, lost := abandoned(err)
 		switch {
-		case errors.As(err, &ab):
+		case lost:
 		case err != nil:
 			return 0, 0, err
 		case o.outcome() == notRun && attempt < 3 && ctx.Err() == nil:

@@ -2,7 +2,6 @@ package rlock
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 
@@ -102,9 +101,8 @@ func (s *Semaphore) Release(ctx context.Context, n int) error {
 		err = opErr("release", h.nameOr(), fmt.Errorf("%w: %d permits", ErrInvalidArgument, n))
 	case n > 0:
 		_, err = s.op(ctx, "release", "release", n)
-		var ab errAbandoned
-		if errors.As(err, &ab) {
-			err = opErr("release", h.name, fmt.Errorf("the release may not have taken effect: %w", ab.reason))
+		if reason, ok := abandoned(err); ok {
+			err = opErr("release", h.name, fmt.Errorf("the release may not have taken effect: %w", reason))
 		}
 	}
 	h.observe(ctx, Event{Op: "release", Start: start, Err: err})
@@ -168,10 +166,9 @@ func (s *Semaphore) tryOnce(ctx context.Context, n int) (ok, reached bool, err e
 	err = c.exec(ctx, o)
 	switch {
 	case err != nil:
-		var ab errAbandoned
-		if errors.As(err, &ab) {
+		if reason, ok := abandoned(err); ok {
 			go s.giveBackLost(o, n)
-			return false, false, ab.reason
+			return false, false, reason
 		}
 		return false, false, err
 	case o.outcome() == unknown:
