@@ -6,6 +6,7 @@ package interop_test
 import (
 	"context"
 	"fmt"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -443,3 +444,78 @@ func watchdogAcross(w *world, k kind, javaHolds bool) {
 	Expect(heldAnswer(do(j, excluded.cmd+"trylock "+name+" "+other+" 0"))).To(BeTrue())
 	ok(j, excluded.cmd+"unlock "+name+" "+other)
 }
+
+// keyspaceAlike: a keyspace watcher sees the same commands, in the same
+// order and on the same keys, whichever client takes, re-enters, releases
+// and force-unlocks a lock (fixed leases, so that no watchdog renews in
+// between). Tools built on Redisson's keyspace events (rlockctl watch among
+// them) tell a holder's release (hincrby, del) from a force unlock (del).
+// Redisson's unlock latch keys (redisson_unlock_latch:{name}:<request id>)
+// are left out: goredisson settles a lost reply instead of writing one (a
+// documented difference).
+func keyspaceAlike(w *world, k kind) {
+	GinkgoHelper()
+	rdb := w.e.rdb()
+	was, err := rdb.ConfigGet(context.Background(), "notify-keyspace-events").Result()
+	Expect(err).NotTo(HaveOccurred())
+	DeferCleanup(func() {
+		rdb.ConfigSet(context.Background(), "notify-keyspace-events", was["notify-keyspace-events"])
+	})
+	Expect(rdb.ConfigSet(context.Background(), "notify-keyspace-events", "KA").Err()).To(Succeed())
+
+	// events runs steps on a fresh lock and returns what a watcher of
+	// every key naming it saw, the name replaced by N.
+	events := func(steps func(name string)) []string {
+		GinkgoHelper()
+		name := lockName("ks")
+		sub := rdb.PSubscribe(context.Background(), "__keyspace@*__:*"+name+"*")
+		defer sub.Close()
+		_, err := sub.Receive(context.Background())
+		Expect(err).NotTo(HaveOccurred())
+		steps(name)
+		end := name + ":end"
+		Expect(rdb.Set(context.Background(), end, 1, time.Minute).Err()).To(Succeed())
+		var got []string
+		for {
+			m, err := sub.ReceiveMessage(context.Background())
+			Expect(err).NotTo(HaveOccurred())
+			key := m.Channel[strings.Index(m.Channel, ":")+1:]
+			if key == end {
+				return got
+			}
+			if strings.HasPrefix(key, "redisson_unlock_latch:") {
+				continue
+			}
+			key = strings.ReplaceAll(key, name, "N")
+			// A reader's timeout key names its holder field.
+			key = rwTimeoutField.ReplaceAllString(key, "{N}:F:rwlock_timeout")
+			got = append(got, key+" "+m.Payload)
+		}
+	}
+	lease := 30 * time.Second
+	java := events(func(name string) {
+		tid := w.j.newTid()
+		lockCmd := k.cmd + "lock " + name + " " + tid + " " + millis(lease)
+		Expect(heldAnswer(do(w.j, lockCmd))).To(BeTrue())
+		Expect(heldAnswer(do(w.j, lockCmd))).To(BeTrue())
+		ok(w.j, k.cmd+"unlock "+name+" "+tid)
+		ok(w.j, k.cmd+"unlock "+name+" "+tid)
+		Expect(heldAnswer(do(w.j, lockCmd))).To(BeTrue())
+		Expect(do(w.j, k.cmd+"forceunlock "+name)).To(Equal("true"))
+	})
+	goSide := events(func(name string) {
+		gl := k.goLock(w.g, name)
+		owner, _ := w.owner("")
+		Expect(gl.LockLease(owner, lease)).To(Succeed())
+		Expect(gl.LockLease(owner, lease)).To(Succeed())
+		Expect(gl.Unlock(owner)).To(Succeed())
+		Expect(gl.Unlock(owner)).To(Succeed())
+		Expect(gl.LockLease(owner, lease)).To(Succeed())
+		Expect(gl.ForceUnlock(owner)).To(BeTrue())
+	})
+	GinkgoWriter.Printf("%s keyspace events: %v\n", k.title, java)
+	Expect(goSide).To(Equal(java), "goredisson's keyspace events (actual) against Redisson's")
+}
+
+// rwTimeoutField finds the holder field in a reader's timeout key.
+var rwTimeoutField = regexp.MustCompile(`\{N\}:.*:rwlock_timeout`)

@@ -28,6 +28,9 @@ func interopSpecs(side func(e *env) redissonSide, heavy bool) {
 				Entry("Redisson's lease", true),
 				Entry("goredisson's lease", false),
 			)
+			It("writes the lock with the same commands, as a keyspace watcher sees them: take, re-enter, release twice, take, force unlock", func() {
+				keyspaceAlike(w, k)
+			})
 			if heavy || k.cmd == kLock.cmd || k.cmd == kWrite.cmd {
 				DescribeTable("keeps a watchdog lease (3 s) renewed past itself, excluding the other client",
 					func(javaHolds bool) { watchdogAcross(w, k, javaHolds) },
@@ -39,6 +42,9 @@ func interopSpecs(side func(e *env) redissonSide, heavy bool) {
 	}
 
 	Context("ReadWriteLock (read)", func() {
+		It("writes the lock with the same commands, as a keyspace watcher sees them: take, re-enter, release twice, take, force unlock", func() {
+			keyspaceAlike(w, kRead)
+		})
 		It("shares the lock between both clients' readers, each seeing the other's read hold count in the hash, and keeps both clients' writers out", func() {
 			readHoldsAcross(w)
 		})

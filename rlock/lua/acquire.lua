@@ -17,7 +17,7 @@ if cancelled(KEYS[2], ARGV[2], ARGV[3]) then
     return -3
 end
 if redis.call('exists', KEYS[1]) == 0 then
-    redis.call('hset', KEYS[1], ARGV[2], 1)
+    redis.call('hincrby', KEYS[1], ARGV[2], 1)
     redis.call('pexpire', KEYS[1], ARGV[1])
     return {1}
 end

@@ -1,9 +1,10 @@
 -- release.lua: drop one hold of a reentrant lock (RLock, FencedLock,
 -- SpinLock); the last one deletes the lock and publishes the unlock message
--- (not for a SpinLock), as Redisson's unlockInnerAsync does (the same
--- effects with one command fewer: the last hold deletes the key without a
--- count-down first). Redisson's unlock latch is not written: a lost reply is
--- settled instead (lib/settle.lua).
+-- (not for a SpinLock), as Redisson's unlockInnerAsync does, with the same
+-- commands in the same order (HINCRBY -1, then DEL at zero), so a keyspace
+-- watcher sees a release as the hincrby/del pair Redisson produces and a
+-- force unlock as a bare del. Redisson's unlock latch is not written: a lost
+-- reply is settled instead (lib/settle.lua).
 -- KEYS[1]  the lock hash            KEYS[2]  the cancel floor
 -- KEYS[3]  the unlock channel, redisson_lock__channel:{name}
 -- ARGV[1..5] see lib/settle.lua (mode, field, call number, known holds,
@@ -17,14 +18,13 @@ local function holds()
     return tonumber(redis.call('hget', KEYS[1], ARGV[2]) or '0')
 end
 local function release()
-    local n = holds()
-    if n == 0 then
+    if redis.call('hexists', KEYS[1], ARGV[2]) == 0 then
         return -1
     end
-    if n > 1 then
-        redis.call('hincrby', KEYS[1], ARGV[2], -1)
+    local n = redis.call('hincrby', KEYS[1], ARGV[2], -1)
+    if n > 0 then
         redis.call('pexpire', KEYS[1], ARGV[6])
-        return n - 1
+        return n
     end
     redis.call('del', KEYS[1])
     if ARGV[7] ~= '' then

@@ -7,7 +7,8 @@
 -- Reply: nil when held now, else the lock's PTTL.
 local mode = redis.call('hget', KEYS[1], 'mode')
 if mode == false then
-    redis.call('hset', KEYS[1], 'mode', 'read', ARGV[2], 1)
+    redis.call('hset', KEYS[1], 'mode', 'read')
+    redis.call('hset', KEYS[1], ARGV[2], 1)
     redis.call('set', KEYS[2] .. ':1', 1, 'px', ARGV[1])
     redis.call('pexpire', KEYS[1], ARGV[1])
     return nil

@@ -4,7 +4,8 @@
 -- Reply: nil when held now, else the lock's PTTL.
 local mode = redis.call('hget', KEYS[1], 'mode')
 if mode == false then
-    redis.call('hset', KEYS[1], 'mode', 'write', ARGV[2], 1)
+    redis.call('hset', KEYS[1], 'mode', 'write')
+    redis.call('hset', KEYS[1], ARGV[2], 1)
     redis.call('pexpire', KEYS[1], ARGV[1])
     return nil
 end
