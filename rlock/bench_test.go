@@ -313,16 +313,29 @@ func benchHandoff(b *testing.B, owners int, think time.Duration, newLock func(*r
 
 // BenchmarkFloor measures, in one loop, what a Lock+Unlock pair cannot beat
 // on this machine: a PING, a plain SET+DEL pair, and the acquire and release
-// scripts run bare through go-redis (no goredisson code around them).
+// scripts run bare through go-redis (no goredisson code around them); and
+// beside them a goredisson Lock+Unlock pair, so that what goredisson adds is
+// measured under the very same conditions.
 func BenchmarkFloor(b *testing.B) {
 	rdb := redis.NewClient(&redis.Options{Addr: redisAddr})
 	defer rdb.Close()
+	c, _ := newBenchClient(b, 10)
+	lock := c.NewLock("bench:floor:lock")
 	ctx := context.Background()
+	owner := ctxowner.New(ctx)
 	acq := redis.NewScript(rlock.ScriptSource("acquire"))
 	rel := redis.NewScript(rlock.ScriptSource("release"))
-	var pings, pairs, sets []time.Duration
+	var pings, pairs, sets, locks []time.Duration
 	for i := 0; i < b.N; i++ {
 		s := time.Now()
+		if err := lock.Lock(owner); err != nil {
+			b.Fatal(err)
+		}
+		if err := lock.Unlock(owner); err != nil {
+			b.Fatal(err)
+		}
+		locks = append(locks, time.Since(s))
+		s = time.Now()
 		rdb.Ping(ctx)
 		pings = append(pings, time.Since(s))
 		s = time.Now()
@@ -342,6 +355,7 @@ func BenchmarkFloor(b *testing.B) {
 	b.ReportMetric(micros(percentile(pings, 50)), "ping-µs")
 	b.ReportMetric(micros(percentile(sets, 50)), "setdel-µs")
 	b.ReportMetric(micros(percentile(pairs, 50)), "scripts-µs")
+	b.ReportMetric(micros(percentile(locks, 50)), "goredisson-µs")
 }
 
 // BenchmarkRedLock: one owner, Lock+Unlock pairs of a RedLock over 3 and 5
