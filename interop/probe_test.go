@@ -70,7 +70,21 @@ type pcall struct {
 // startProbe runs script (run-probe.sh) against the Redis at addr and waits
 // for its "ready <id>" line.
 func startProbe(script, addr string, watchdogMs int) (*probe, error) {
-	cmd := exec.Command(script, "redis://"+addr, strconv.Itoa(watchdogMs))
+	p, err := runProbe(exec.Command(script, "redis://"+addr, strconv.Itoa(watchdogMs)))
+	if err != nil {
+		return nil, err
+	}
+	versions.Lock()
+	versions.redisson = p.version
+	versions.Unlock()
+	return p, nil
+}
+
+// runProbe starts cmd, a program speaking the probe's line protocol (the
+// lock probe, or SyncProbe), and waits for its "ready <id>" line and its
+// answer to "version".
+func runProbe(cmd *exec.Cmd) (*probe, error) {
+	script := cmd.Path
 	cmd.SysProcAttr = redistest.ChildAttr()
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
@@ -108,9 +122,6 @@ func startProbe(script, addr string, watchdogMs int) (*probe, error) {
 		return nil, err
 	}
 	p.version = v
-	versions.Lock()
-	versions.redisson = v
-	versions.Unlock()
 	return p, nil
 }
 

@@ -89,6 +89,7 @@ var _ = BeforeSuite(func() {
 	Expect(err).NotTo(HaveOccurred(), "starting the Redisson probe %s", path)
 	DeferCleanup(func() { Expect(java.close()).To(Succeed()) })
 	warmUpProbe(java)
+	startSyncJava(path, server.Addr)
 })
 
 // env is one spec's world: a flushed server, a raw client for inspection,
@@ -218,8 +219,9 @@ func wakeTable(rows map[string]map[string][]float64) string {
 	var b strings.Builder
 	b.WriteString("# Measured wake-up times\n\n")
 	versions.Lock()
-	fmt.Fprintf(&b, "From the unlock (the call's start) to the waiter holding the lock (its call's return), on one\n"+
-		"loopback redis-server %s, %s. Written by `INTEROP_RESULTS=1 go test ./interop`.\n\n",
+	fmt.Fprintf(&b, "From the unlock, release or last count-down (the call's start) to the waiter holding the lock or\n"+
+		"the permits, or going on from await (its call's return), on one loopback redis-server %s, %s.\n"+
+		"Written by `INTEROP_RESULTS=1 go test ./interop`.\n\n",
 		versions.redis, time.Now().UTC().Format("2006-01-02 15:04 UTC"))
 	versions.Unlock()
 	versions.Lock()

@@ -1,0 +1,338 @@
+package interop_test
+
+// Redisson's synchronizers (RSemaphore, RPermitExpirableSemaphore,
+// RCountDownLatch) are not in the lock probe. testdata/SyncProbe.java, this
+// suite's own program, drives them through Redisson's public API with the
+// probe's line protocol: it is compiled at suite start against the lock
+// probe's class path (read from its run-probe.sh) and run next to it.
+//
+// goSync answers the same command language with goredisson's synchronizers,
+// so that one scenario runs with either client on either side.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+
+	"github.com/goredisson/goredisson/rlock"
+)
+
+var (
+	// syncJava is Redisson's synchronizers through SyncProbe (nil when the
+	// synchronizer probe specs do not run).
+	syncJava *probe
+	// syncSkip says why the synchronizer probe specs are skipped.
+	syncSkip string
+)
+
+var (
+	classPathRE = regexp.MustCompile(`-cp\s+(?:"([^"]+)"|(\S+))`)
+	versionRE   = regexp.MustCompile(`-Dprobe\.redisson="([^"]*)"`)
+)
+
+// probeClassPath reads the class path (and the Redisson version, when it
+// says) out of the lock probe's run-probe.sh.
+func probeClassPath(script string) (cp, version string, err error) {
+	text, err := os.ReadFile(script)
+	if err != nil {
+		return "", "", err
+	}
+	m := classPathRE.FindStringSubmatch(string(text))
+	if m == nil {
+		return "", "", fmt.Errorf("no -cp argument in %s", script)
+	}
+	cp = m[1] + m[2]
+	classes := filepath.Join(filepath.Dir(script), "classes")
+	if !strings.Contains(":"+cp+":", ":"+classes+":") {
+		cp = classes + ":" + cp
+	}
+	version = "Redisson classes of " + script
+	if v := versionRE.FindStringSubmatch(string(text)); v != nil {
+		version = v[1]
+	}
+	return cp, version, nil
+}
+
+// startSyncProbe compiles testdata/SyncProbe.java into a temporary
+// directory (removed at the end of the suite) and runs it against the Redis
+// at addr. A non-empty skip says why it cannot run here.
+func startSyncProbe(script, addr string) (p *probe, skip string, err error) {
+	javac, err := exec.LookPath("javac")
+	if err != nil {
+		return nil, "javac is not installed", nil
+	}
+	javaBin, err := exec.LookPath("java")
+	if err != nil {
+		return nil, "java is not installed", nil
+	}
+	cp, version, err := probeClassPath(script)
+	if err != nil {
+		return nil, "", err
+	}
+	dir, err := os.MkdirTemp("", "syncprobe-")
+	if err != nil {
+		return nil, "", err
+	}
+	DeferCleanup(os.RemoveAll, dir)
+	src, err := filepath.Abs(filepath.Join("testdata", "SyncProbe.java"))
+	if err != nil {
+		return nil, "", err
+	}
+	if out, err := exec.Command(javac, "-nowarn", "-d", dir, "-cp", cp, src).CombinedOutput(); err != nil {
+		return nil, "", fmt.Errorf("javac SyncProbe.java: %w: %s", err, out)
+	}
+	p, err = runProbe(exec.Command(javaBin, "-Dorg.slf4j.simpleLogger.defaultLogLevel=warn",
+		"-cp", dir+":"+cp, "SyncProbe", "redis://"+addr, version))
+	return p, "", err
+}
+
+// startSyncJava starts SyncProbe for the suite next to the lock probe, or
+// says in one line why the synchronizer specs are skipped.
+func startSyncJava(script, addr string) {
+	GinkgoHelper()
+	p, skip, err := startSyncProbe(script, addr)
+	Expect(err).NotTo(HaveOccurred(), "starting SyncProbe")
+	if skip != "" {
+		syncSkip = skip + ", so the specs against Redisson's synchronizers are skipped"
+		fmt.Println("interop: " + syncSkip)
+		return
+	}
+	syncJava = p
+	DeferCleanup(func() { Expect(p.close()).To(Succeed()) })
+	warmUpSync(p)
+}
+
+// warmUpSync runs every synchronizer, waits included, a few times, so that
+// class loading and the JIT do not count in the first measured wake-ups.
+func warmUpSync(p *probe) {
+	GinkgoHelper()
+	for i := range 3 {
+		name, tid := fmt.Sprintf("warm-up:sync:%d", i), p.newTid()
+		Expect(p.do("sem.trysetpermits " + name + " 1")).To(Equal("true"))
+		c := p.send("sem.acquire " + name + " " + tid + " 2")
+		p.ok("sem.release " + name + " 1")
+		Expect(c.wait(30 * time.Second)).To(Equal("ok"))
+		Expect(p.do("sem.tryacquire " + name + " " + tid + " 1 10")).To(Equal("false"))
+
+		psem := name + ":psem"
+		Expect(p.do("psem.trysetpermits " + psem + " 1")).To(Equal("true"))
+		id := strings.TrimPrefix(p.do("psem.acquire "+psem+" "+tid+" -1"), "id ")
+		c = p.send("psem.acquire " + psem + " " + p.newTid() + " 1000")
+		p.ok("psem.release " + psem + " " + id)
+		Expect(c.wait(30 * time.Second)).To(HavePrefix("id "))
+		Expect(p.do("psem.tryacquire " + psem + " " + tid + " 10 -1")).To(Equal("false"))
+		Expect(p.do("psem.release " + psem + " " + id)).To(HavePrefix("err "))
+
+		latch := name + ":latch"
+		Expect(p.do("latch.trysetcount " + latch + " 1")).To(Equal("true"))
+		c = p.send("latch.await " + latch + " " + tid)
+		p.ok("latch.countdown " + latch)
+		Expect(c.wait(30 * time.Second)).To(Equal("ok"))
+		Expect(p.do("latch.await " + latch + " " + tid + " 10")).To(Equal("true"))
+	}
+}
+
+// syncSide is one client of a synchronizer scenario, taking SyncProbe's
+// commands (see testdata/SyncProbe.java).
+type syncSide interface {
+	// title names the client in spec texts: "Redisson" or "goredisson".
+	title() string
+	// send starts a command; its answer comes with the call's wait. A
+	// call's sent is when it started, its at() when it returned.
+	send(cmd string) *pcall
+	// newTid returns a thread name unused so far.
+	newTid() string
+	// settle is how long a waiter of this client needs, once it is
+	// subscribed, to be asleep on its channel.
+	settle() time.Duration
+}
+
+// javaSync is Redisson, through SyncProbe.
+type javaSync struct{ p *probe }
+
+// redissonSync returns Redisson's side of a synchronizer spec, or skips the
+// spec when SyncProbe cannot run here.
+func redissonSync() syncSide {
+	GinkgoHelper()
+	if syncSkip != "" {
+		Skip(syncSkip)
+	}
+	Expect(syncJava).NotTo(BeNil(), "SyncProbe did not start")
+	return javaSync{p: syncJava}
+}
+
+func (j javaSync) title() string          { return "Redisson" }
+func (j javaSync) send(cmd string) *pcall { return j.p.send(cmd) }
+func (j javaSync) newTid() string         { return j.p.newTid() }
+
+// A Redisson thread blocks on its entry's latch right after the attempt
+// that follows its subscription; the JVM needs a moment for that.
+func (j javaSync) settle() time.Duration { return 500 * time.Millisecond }
+
+// goSync is goredisson, answering SyncProbe's commands; every command runs
+// on its own goroutine with the world's context.
+type goSync struct {
+	w *world
+	g *rlock.Client
+	n *atomic.Int64
+}
+
+// newGoSync returns goredisson's side on the world's Client.
+func newGoSync(w *world) goSync { return w.goSyncOn(w.g) }
+
+// goSyncOn returns goredisson's side on the Client g.
+func (w *world) goSyncOn(g *rlock.Client) goSync { return goSync{w: w, g: g, n: new(atomic.Int64)} }
+
+func (s goSync) title() string         { return "goredisson" }
+func (s goSync) newTid() string        { return "g" + strconv.FormatInt(s.n.Add(1), 10) }
+func (s goSync) settle() time.Duration { return 100 * time.Millisecond }
+
+func (s goSync) send(cmd string) *pcall {
+	c := &pcall{cmd: cmd, ch: make(chan answer, 1)}
+	c.sent = time.Now()
+	s.w.goBg(func() {
+		text := s.exec(s.w.ctx, strings.Fields(cmd))
+		c.ch <- answer{text: text, at: time.Now()}
+	})
+	return c
+}
+
+// exec answers one command as SyncProbe would, with goredisson.
+func (s goSync) exec(ctx context.Context, p []string) string {
+	g := s.g
+	kind, _, _ := strings.Cut(p[0], ".")
+	switch {
+	case p[0] == "sleep":
+		time.Sleep(ms(p, 1, 0))
+		return "ok"
+	case len(p) < 2:
+		return "err no name in " + p[0]
+	case kind == "sem":
+		return goSemaphore(ctx, g.NewSemaphore(p[1]), p)
+	case kind == "psem":
+		return goPermits(ctx, g.NewPermitExpirableSemaphore(p[1]), p)
+	case kind == "latch":
+		return goLatch(ctx, g.NewCountDownLatch(p[1]), p)
+	}
+	return "err unknown command " + p[0]
+}
+
+func num(p []string, i int) int {
+	n, _ := strconv.Atoi(p[i])
+	return n
+}
+
+func goSemaphore(ctx context.Context, s *rlock.Semaphore, p []string) string {
+	switch p[0] {
+	case "sem.trysetpermits":
+		return boolAnswer(s.TrySetPermits(ctx, num(p, 2)))
+	case "sem.addpermits":
+		return okAnswer(s.AddPermits(ctx, num(p, 2)))
+	case "sem.acquire":
+		return okAnswer(s.Acquire(ctx, num(p, 3)))
+	case "sem.tryacquire":
+		return boolAnswer(s.TryAcquire(ctx, num(p, 3), ms(p, 4, 0)))
+	case "sem.release":
+		return okAnswer(s.Release(ctx, num(p, 2)))
+	case "sem.available":
+		return intAnswer(s.AvailablePermits(ctx))
+	case "sem.drain":
+		return intAnswer(s.DrainPermits(ctx))
+	}
+	return "err unknown command " + p[0]
+}
+
+func goPermits(ctx context.Context, s *rlock.PermitExpirableSemaphore, p []string) string {
+	switch p[0] {
+	case "psem.trysetpermits":
+		return boolAnswer(s.TrySetPermits(ctx, num(p, 2)))
+	case "psem.acquire":
+		id, err := s.Acquire(ctx, max(ms(p, 3, -1), 0))
+		if err != nil {
+			return errAnswer(err)
+		}
+		return "id " + id
+	case "psem.tryacquire":
+		id, ok, err := s.TryAcquire(ctx, ms(p, 3, 0), max(ms(p, 4, -1), 0))
+		if err != nil || !ok {
+			return boolAnswer(ok, err)
+		}
+		return "id " + id
+	case "psem.release":
+		return okAnswer(s.Release(ctx, p[2]))
+	case "psem.available":
+		return intAnswer(s.AvailablePermits(ctx))
+	}
+	return "err unknown command " + p[0]
+}
+
+func goLatch(ctx context.Context, l *rlock.CountDownLatch, p []string) string {
+	switch p[0] {
+	case "latch.trysetcount":
+		n, _ := strconv.ParseInt(p[2], 10, 64)
+		return boolAnswer(l.TrySetCount(ctx, n))
+	case "latch.countdown":
+		return okAnswer(l.CountDown(ctx))
+	case "latch.count":
+		n, err := l.Count(ctx)
+		return intAnswer(int(n), err)
+	case "latch.await":
+		if len(p) <= 3 {
+			return okAnswer(l.Await(ctx))
+		}
+		wctx, cancel := context.WithTimeout(ctx, ms(p, 3, 0))
+		defer cancel()
+		err := l.Await(wctx)
+		if errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil {
+			return "false"
+		}
+		return boolAnswer(err == nil, err)
+	}
+	return "err unknown command " + p[0]
+}
+
+// errAnswer names goredisson's sentinel errors as SyncProbe names Java's
+// exceptions: "err ErrNotHeld: ...".
+func errAnswer(err error) string {
+	for _, s := range []struct {
+		name string
+		err  error
+	}{{"ErrNotHeld", rlock.ErrNotHeld}, {"ErrInvalidArgument", rlock.ErrInvalidArgument}, {"ErrClosed", rlock.ErrClosed}} {
+		if errors.Is(err, s.err) {
+			return "err " + s.name + ": " + err.Error()
+		}
+	}
+	return "err " + err.Error()
+}
+
+func okAnswer(err error) string {
+	if err != nil {
+		return errAnswer(err)
+	}
+	return "ok"
+}
+
+func boolAnswer(v bool, err error) string {
+	if err != nil {
+		return errAnswer(err)
+	}
+	return strconv.FormatBool(v)
+}
+
+func intAnswer(n int, err error) string {
+	if err != nil {
+		return errAnswer(err)
+	}
+	return strconv.Itoa(n)
+}
