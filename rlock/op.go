@@ -1,0 +1,122 @@
+package rlock
+
+import (
+	"context"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// op is one command on its way to Redis and, once done is closed, its
+// outcome.
+type op struct {
+	ctx context.Context
+	s   *script // nil for a plain command in line
+	// line is the command: EVALSHA, the SHA1, the number of keys, the keys
+	// and the arguments for a script (see command); the arguments alone for
+	// a plain command.
+	line []any
+	args [16]any // line's storage when it fits
+	// sync, when > 0, makes the op go alone in a pipeline with WAIT sync
+	// syncMs after it (WithReplicaSync); synced is WAIT's count.
+	sync   int
+	syncMs int64
+	synced int64
+
+	raw   []byte // the raw reply
+	small [64]byte
+	v     any   // the parsed reply (a replyError for an error reply)
+	err   error // set when no reply was read: the outcome is unknown unless notSent(err)
+	done  chan struct{}
+}
+
+// Write collects the raw reply (RawWriteToCmd writes to it).
+func (o *op) Write(p []byte) (int, error) {
+	o.raw = append(o.raw, p...)
+	return len(p), nil
+}
+
+// newOp returns an op for a plain command.
+func newOp(ctx context.Context, args ...any) *op {
+	o := &op{ctx: ctx, line: args, done: make(chan struct{})}
+	o.raw = o.small[:0]
+	return o
+}
+
+// newScriptOp returns an op that runs s with keys (boxed) and args, as one
+// line built once.
+func newScriptOp(ctx context.Context, s *script, keys []any, args ...any) *op {
+	o := &op{ctx: ctx, s: s, done: make(chan struct{})}
+	line := o.args[:0]
+	if n := 3 + len(keys) + len(args); n > len(o.args) {
+		line = make([]any, 0, n)
+	}
+	line = append(line, "evalsha", s.shaArg, len(keys))
+	line = append(line, keys...)
+	o.line = append(line, args...)
+	o.raw = o.small[:0]
+	return o
+}
+
+// command returns the go-redis command for the op: for a script EVALSHA,
+// or EVAL with the source when eval is set.
+func (o *op) command(eval bool) *redis.RawWriteToCmd {
+	o.raw = o.small[:0]
+	if eval && o.s != nil {
+		line := append([]any{"eval", o.s.src}, o.line[2:]...)
+		return redis.NewRawWriteToCmd(o.ctx, o, line...)
+	}
+	return redis.NewRawWriteToCmd(o.ctx, o, o.line...)
+}
+
+// finish records the command's outcome from its go-redis result.
+func (o *op) finish(err error) {
+	o.v, o.err = nil, err
+	if err != nil {
+		return
+	}
+	o.v, o.err = parseReply(o.raw)
+}
+
+// noScript reports whether the op came back NOSCRIPT.
+func (o *op) noScript() bool {
+	e, ok := o.v.(replyError)
+	return o.err == nil && ok && e.noScript()
+}
+
+// outcome classifies a done op.
+type outcome int
+
+const (
+	// replied: a reply was read (o.v, possibly a replyError).
+	replied outcome = iota
+	// notRun: the command certainly did not run: never sent, or refused
+	// before it ran (NOSCRIPT, MOVED, LOADING, ...).
+	notRun
+	// unknown: sent, and no reply read; it may have run, or may still run.
+	unknown
+)
+
+func (o *op) outcome() outcome {
+	switch {
+	case o.err != nil && notSent(o.err):
+		return notRun
+	case o.err != nil:
+		return unknown
+	}
+	if e, ok := o.v.(replyError); ok && e.notRun() {
+		return notRun
+	}
+	return replied
+}
+
+// replyErr returns the error of a done op: its transport error, or the
+// error reply of Redis, or nil.
+func (o *op) replyErr() error {
+	if o.err != nil {
+		return o.err
+	}
+	if e, ok := o.v.(replyError); ok {
+		return e
+	}
+	return nil
+}
