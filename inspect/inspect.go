@@ -129,6 +129,10 @@ func (i *Info) String() string {
 	return s
 }
 
+// ErrInvalidArgument is returned by Lock for a nil client, an empty name or
+// a nil context; test for it with errors.Is.
+var ErrInvalidArgument = errors.New("invalid argument")
+
 // Lock reads the state of the named lock, whatever its type, without
 // changing it. Its reads are pipelined, not atomic: under churn the parts
 // may come from moments a round trip apart. Subscribers counts both plain
@@ -136,11 +140,11 @@ func (i *Info) String() string {
 func Lock(ctx context.Context, rdb redis.UniversalClient, name string) (*Info, error) {
 	switch {
 	case rdb == nil:
-		return nil, errors.New("inspect: nil redis client")
+		return nil, fmt.Errorf("inspect %q: nil redis client: %w", name, ErrInvalidArgument)
 	case name == "":
-		return nil, errors.New("inspect: empty lock name")
+		return nil, fmt.Errorf("inspect: empty lock name: %w", ErrInvalidArgument)
 	case ctx == nil:
-		return nil, errors.New("inspect: nil context")
+		return nil, fmt.Errorf("inspect %q: nil context: %w", name, ErrInvalidArgument)
 	}
 	pipe := rdb.Pipeline()
 	typ := pipe.Type(ctx, name)

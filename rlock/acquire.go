@@ -21,7 +21,7 @@ const maxBackoff = time.Second
 // FencedLock. It returns (0, false, nil) when the wait ran out.
 func (h *handle) acquire(ctx context.Context, op string, wait, lease time.Duration) (token int64, held bool, err error) {
 	start := time.Now()
-	if err := h.checkAcquire(op, ctx, wait, lease); err != nil {
+	if err := h.checkAcquire(ctx, op, wait, lease); err != nil {
 		h.observe(ctx, Event{Op: op, Start: start, Err: err})
 		return 0, false, err
 	}
@@ -48,8 +48,8 @@ func (h *handle) acquire(ctx context.Context, op string, wait, lease time.Durati
 }
 
 // checkAcquire validates an acquisition's handle and arguments.
-func (h *handle) checkAcquire(op string, ctx context.Context, wait, lease time.Duration) error {
-	if err := h.check(op, ctx); err != nil {
+func (h *handle) checkAcquire(ctx context.Context, op string, wait, lease time.Duration) error {
+	if err := h.check(ctx, op); err != nil {
 		return err
 	}
 	switch {

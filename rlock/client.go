@@ -118,7 +118,7 @@ func (c *Client) field(ctx context.Context) string {
 }
 
 // check validates a handle for an operation.
-func (h *handle) check(op string, ctx context.Context) error {
+func (h *handle) check(ctx context.Context, op string) error {
 	switch {
 	case h == nil || h.c == nil:
 		return opErr(op, h.nameOrEmpty(), fmt.Errorf("%w: nil client", ErrInvalidArgument))

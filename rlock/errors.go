@@ -48,6 +48,7 @@ type Error struct {
 	Err  error
 }
 
+// Error returns "goredisson: <op> "<lock>": <cause>".
 func (e *Error) Error() string {
 	return fmt.Sprintf("goredisson: %s %q: %v", e.Op, e.Lock, e.Err)
 }

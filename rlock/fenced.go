@@ -67,7 +67,7 @@ func (f *FencedLock) TryLockToken(ctx context.Context, wait, lease time.Duration
 // none was ever issued [getToken].
 func (f *FencedLock) Token(ctx context.Context) (int64, error) {
 	h := f.handle()
-	if err := h.check("token", ctx); err != nil {
+	if err := h.check(ctx, "token"); err != nil {
 		return 0, err
 	}
 	n, err := h.c.commandInt(ctx, "get", layout.Token(h.name))

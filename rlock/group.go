@@ -94,7 +94,7 @@ func (g *group) name() string {
 
 // start validates a call on the group and pins the caller's owner, so that
 // the locks act for it on whatever goroutine they are called.
-func (g *group) start(op string, ctx context.Context, wait, lease time.Duration) (context.Context, error) {
+func (g *group) start(ctx context.Context, op string, wait, lease time.Duration) (context.Context, error) {
 	switch {
 	case g == nil:
 		return nil, opErr(op, "", fmt.Errorf("%w: nil lock", ErrInvalidArgument))
@@ -138,7 +138,7 @@ func giveBack(ctx context.Context, locks []Locker) error {
 // have been missed at acquisition or sit on a master that is down). When no
 // lock was held at all, the error is ErrNotHeld.
 func (g *group) unlock(ctx context.Context) error {
-	ctx, err := g.start("unlock", ctx, 0, 0)
+	ctx, err := g.start(ctx, "unlock", 0, 0)
 	if err != nil {
 		return err
 	}
@@ -169,7 +169,7 @@ func (g *group) unlock(ctx context.Context) error {
 
 // forceUnlock force-unlocks every lock; it reports whether any existed.
 func (g *group) forceUnlock(ctx context.Context) (bool, error) {
-	if _, err := g.start("forceunlock", ctx, 0, 0); err != nil {
+	if _, err := g.start(ctx, "forceunlock", 0, 0); err != nil {
 		return false, err
 	}
 	existed := false
@@ -185,8 +185,8 @@ func (g *group) forceUnlock(ctx context.Context) (bool, error) {
 }
 
 // count asks every lock a question and reports whether enough said yes.
-func (g *group) count(op string, ctx context.Context, ask func(Locker, context.Context) (bool, error)) (bool, error) {
-	ctx, err := g.start(op, ctx, 0, 0)
+func (g *group) count(ctx context.Context, op string, ask func(Locker, context.Context) (bool, error)) (bool, error) {
+	ctx, err := g.start(ctx, op, 0, 0)
 	if err != nil {
 		return false, err
 	}
@@ -205,8 +205,8 @@ func (g *group) count(op string, ctx context.Context, ask func(Locker, context.C
 
 // nth returns the need-th largest of the values each lock reports: for a
 // MultiLock the smallest, for a RedLock what a majority has at least.
-func (g *group) nth(op string, ctx context.Context, get func(Locker, context.Context) (int64, error)) (int64, error) {
-	ctx, err := g.start(op, ctx, 0, 0)
+func (g *group) nth(ctx context.Context, op string, get func(Locker, context.Context) (int64, error)) (int64, error) {
+	ctx, err := g.start(ctx, op, 0, 0)
 	if err != nil {
 		return 0, err
 	}
@@ -229,7 +229,7 @@ func (g *group) nth(op string, ctx context.Context, get func(Locker, context.Con
 }
 
 func (g *group) holdCount(ctx context.Context) (int, error) {
-	n, err := g.nth("holdcount", ctx, func(l Locker, ctx context.Context) (int64, error) {
+	n, err := g.nth(ctx, "holdcount", func(l Locker, ctx context.Context) (int64, error) {
 		n, err := l.HoldCount(ctx)
 		return int64(n), err
 	})
@@ -240,7 +240,7 @@ func (g *group) holdCount(ctx context.Context) (int, error) {
 // counts as the longest.
 func (g *group) remainTTL(ctx context.Context) (time.Duration, error) {
 	const longest = time.Duration(1<<63 - 1)
-	n, err := g.nth("remainttl", ctx, func(l Locker, ctx context.Context) (int64, error) {
+	n, err := g.nth(ctx, "remainttl", func(l Locker, ctx context.Context) (int64, error) {
 		d, err := l.RemainTTL(ctx)
 		if d == NoExpiry {
 			d = longest

@@ -35,7 +35,7 @@ func (h *handle) lock(ctx context.Context, lease time.Duration) error {
 
 func (h *handle) forceUnlockOp(ctx context.Context) (bool, error) {
 	start := time.Now()
-	err := h.check("forceunlock", ctx)
+	err := h.check(ctx, "forceunlock")
 	var ok bool
 	if err == nil {
 		ok, err = h.forceUnlock(ctx)
@@ -46,7 +46,7 @@ func (h *handle) forceUnlockOp(ctx context.Context) (bool, error) {
 }
 
 func (h *handle) isLockedOp(ctx context.Context) (bool, error) {
-	if err := h.check("islocked", ctx); err != nil {
+	if err := h.check(ctx, "islocked"); err != nil {
 		return false, err
 	}
 	ok, err := h.isLocked(ctx)
@@ -56,7 +56,7 @@ func (h *handle) isLockedOp(ctx context.Context) (bool, error) {
 // holdCount returns how many holds ctx's owner has, read from Redis once no
 // call of that owner on the lock is in flight (or being settled).
 func (h *handle) holdCount(ctx context.Context, op string) (int, error) {
-	if err := h.check(op, ctx); err != nil {
+	if err := h.check(ctx, op); err != nil {
 		return 0, err
 	}
 	c := h.c
@@ -78,7 +78,7 @@ func (h *handle) isHeldByCurrent(ctx context.Context) (bool, error) {
 // remainTTL returns the lock key's PTTL: 0 when there is no lock, NoExpiry
 // when the key has no expiry.
 func (h *handle) remainTTL(ctx context.Context) (time.Duration, error) {
-	if err := h.check("remainttl", ctx); err != nil {
+	if err := h.check(ctx, "remainttl"); err != nil {
 		return 0, err
 	}
 	ms, err := h.c.commandInt(ctx, "pttl", h.name)

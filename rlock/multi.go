@@ -55,19 +55,19 @@ func (m *MultiLock) Lock(ctx context.Context) error { return m.LockLease(ctx, 0)
 
 // LockLease waits until ctx's owner holds every lock (lease <= 0: watchdog).
 func (m *MultiLock) LockLease(ctx context.Context, lease time.Duration) error {
-	_, err := m.take("lock", ctx, forever, lease)
+	_, err := m.take(ctx, "lock", forever, lease)
 	return err
 }
 
 // TryLock tries to take every lock within wait (<= 0: one attempt each).
 // On failure nothing stays held.
 func (m *MultiLock) TryLock(ctx context.Context, wait, lease time.Duration) (bool, error) {
-	return m.take("trylock", ctx, max(wait, 0), lease)
+	return m.take(ctx, "trylock", max(wait, 0), lease)
 }
 
-func (m *MultiLock) take(op string, ctx context.Context, wait, lease time.Duration) (bool, error) {
+func (m *MultiLock) take(ctx context.Context, op string, wait, lease time.Duration) (bool, error) {
 	g := m.group()
-	ctx, err := g.start(op, ctx, wait, lease)
+	ctx, err := g.start(ctx, op, wait, lease)
 	if err != nil {
 		return false, err
 	}
@@ -105,12 +105,12 @@ func (m *MultiLock) ForceUnlock(ctx context.Context) (bool, error) {
 
 // IsLocked reports whether every lock is held.
 func (m *MultiLock) IsLocked(ctx context.Context) (bool, error) {
-	return m.group().count("islocked", ctx, Locker.IsLocked)
+	return m.group().count(ctx, "islocked", Locker.IsLocked)
 }
 
 // IsHeldByCurrent reports whether ctx's owner holds every lock.
 func (m *MultiLock) IsHeldByCurrent(ctx context.Context) (bool, error) {
-	return m.group().count("isheldbycurrent", ctx, Locker.IsHeldByCurrent)
+	return m.group().count(ctx, "isheldbycurrent", Locker.IsHeldByCurrent)
 }
 
 // HoldCount returns how many times ctx's owner holds every lock (the

@@ -118,13 +118,13 @@ func (r *RedLock) Lock(ctx context.Context) error { return r.LockLease(ctx, 0) }
 
 // LockLease waits until a majority granted the lock (lease <= 0: watchdog).
 func (r *RedLock) LockLease(ctx context.Context, lease time.Duration) error {
-	_, _, err := r.try("lock", ctx, forever, lease)
+	_, _, err := r.try(ctx, "lock", forever, lease)
 	return err
 }
 
 // TryLock tries to take the lock within wait (<= 0: one round).
 func (r *RedLock) TryLock(ctx context.Context, wait, lease time.Duration) (bool, error) {
-	_, ok, err := r.try("trylock", ctx, max(wait, 0), lease)
+	_, ok, err := r.try(ctx, "trylock", max(wait, 0), lease)
 	return ok, err
 }
 
@@ -133,7 +133,7 @@ func (r *RedLock) TryLock(ctx context.Context, wait, lease time.Duration) (bool,
 // round's duration, less the drift allowance). For a watchdog lease the
 // validity is that of one watchdog period, renewed while held.
 func (r *RedLock) TryLockValidity(ctx context.Context, wait, lease time.Duration) (time.Duration, bool, error) {
-	return r.try("trylock", ctx, max(wait, 0), lease)
+	return r.try(ctx, "trylock", max(wait, 0), lease)
 }
 
 // Unlock gives back one hold of ctx's owner on every master; one release
@@ -150,13 +150,13 @@ func (r *RedLock) ForceUnlock(ctx context.Context) (bool, error) {
 
 // IsLocked reports whether a majority of masters have the lock held.
 func (r *RedLock) IsLocked(ctx context.Context) (bool, error) {
-	return r.group().count("islocked", ctx, Locker.IsLocked)
+	return r.group().count(ctx, "islocked", Locker.IsLocked)
 }
 
 // IsHeldByCurrent reports whether ctx's owner holds the lock on a majority
 // of masters.
 func (r *RedLock) IsHeldByCurrent(ctx context.Context) (bool, error) {
-	return r.group().count("isheldbycurrent", ctx, Locker.IsHeldByCurrent)
+	return r.group().count(ctx, "isheldbycurrent", Locker.IsHeldByCurrent)
 }
 
 // HoldCount returns the hold count a majority of masters has at least.
@@ -203,9 +203,9 @@ func (r *RedLock) keep(lease time.Duration) time.Duration {
 	return keep
 }
 
-func (r *RedLock) try(op string, ctx context.Context, wait, lease time.Duration) (time.Duration, bool, error) {
+func (r *RedLock) try(ctx context.Context, op string, wait, lease time.Duration) (time.Duration, bool, error) {
 	g := r.group()
-	ctx, err := g.start(op, ctx, wait, lease)
+	ctx, err := g.start(ctx, op, wait, lease)
 	if err != nil {
 		return 0, false, err
 	}

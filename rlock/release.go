@@ -43,7 +43,7 @@ func (c *Client) closing(ctx context.Context) <-chan struct{} {
 func (h *handle) unlock(ctx context.Context) error {
 	op := h.opName("unlock")
 	start := time.Now()
-	if err := h.check("unlock", ctx); err != nil {
+	if err := h.check(ctx, "unlock"); err != nil {
 		h.observe(ctx, Event{Op: "unlock", Start: start, Err: err})
 		return err
 	}

@@ -34,10 +34,10 @@ import (
 // ErrLost is the reason of an entry whose lease was lost: its local deadline
 // passed without a confirmed renewal, or a renewal found it gone (it expired,
 // was force-unlocked, or another owner holds the lock).
-var ErrLost = errors.New("lease lost")
+var ErrLost = errors.New("watchdog: lease lost")
 
 // ErrClosed is the reason of entries still watched when the Scheduler closed.
-var ErrClosed = errors.New("watchdog closed")
+var ErrClosed = errors.New("watchdog: closed")
 
 // MaxBatch is the largest number of leases handed to one RenewFunc call.
 const MaxBatch = 1000
