@@ -127,6 +127,13 @@ var _ = Describe("a wake taken by a waiter whose context ends at the same moment
 			func(a, b context.Context) bool { return waiters(ch) == map[bool]int{false: 1, true: 2}[b != nil] })
 	})
 
+	It("is handed on for a WriteLock waiting on a reader (a read unlock wakes one waiter)", func() {
+		rw := c.NewReadWriteLock("race:reader")
+		ch := layout.RWChannel("race:reader")
+		race("WriteLock after a reader", func(context.Context) Locker { return rw.ReadLock() }, func(context.Context) Locker { return rw.WriteLock() },
+			func(a, b context.Context) bool { return waiters(ch) == map[bool]int{false: 1, true: 2}[b != nil] })
+	})
+
 	It("is handed on for a FairLock (each waiter on its own channel)", func() {
 		f := c.NewFairLock("race:fair")
 		own := func(ctx context.Context) string { return layout.FairChannel("race:fair", c.field(ctx)) }
