@@ -147,6 +147,32 @@ var _ = Describe("FairLock", func() {
 		Expect(lock.Unlock(first)).To(Succeed())
 	})
 
+	It("sets no expiry on the queue keys, as Redisson: a Redisson waiter queued after a goredisson one keeps its place when that one leaves", Label("slow"), func() {
+		const name = "fair-no-queue-ttl"
+		c := e.client(rlock.WithFairLockWaitTimeout(time.Second))
+		lock := c.NewFairLock(name)
+		Expect(lock.LockLease(ctx, 10*time.Second)).To(Succeed())
+		gctx, leave := context.WithCancel(ctxowner.New(ctx))
+		left := make(chan error, 1)
+		go func() { left <- lock.Lock(gctx) }()
+		Eventually(func() int { return len(queue(name)) }).Should(Equal(1))
+		Expect(e.raw.PTTL(ctx, queueKey(name)).Val()).To(Equal(time.Duration(-1)), "the queue has no TTL")
+		Expect(e.raw.PTTL(ctx, timeoutKey(name)).Val()).To(Equal(time.Duration(-1)), "the timeouts have no TTL")
+		// A Redisson waiter queues behind it as Redisson's script does (its
+		// ZADD and RPUSH leave a key's TTL as it is), with Redisson's default
+		// threadWaitTime of 5 minutes.
+		const java = "9f1c2b7e-0000-4000-8000-000000000001:77"
+		goField := queue(name)[0]
+		Expect(e.raw.ZAdd(ctx, timeoutKey(name), redis.Z{Score: float64(score(name, goField) + 300_000), Member: java}).Err()).To(Succeed())
+		Expect(e.raw.RPush(ctx, queueKey(name), java).Err()).To(Succeed())
+		leave()
+		Eventually(left).Should(Receive(MatchError(context.Canceled)))
+		Eventually(func() []string { return queue(name) }).Should(Equal([]string{java}))
+		Consistently(func() []string { return queue(name) }).WithTimeout(4*time.Second).WithPolling(100*time.Millisecond).
+			Should(Equal([]string{java}), "past the goredisson waiter's own timeout, the Redisson waiter is still queued")
+		Expect(lock.Unlock(ctx)).To(Succeed())
+	})
+
 	It("chains the timeouts of TryLock waiters with their own wait as threadWaitTime", func() {
 		const name = "fair-trylock-wait"
 		c := e.client()
@@ -183,15 +209,29 @@ var _ = Describe("FairLock", func() {
 				time.Sleep(200 * time.Millisecond)
 			}
 		}()
-		_, first, firstDone := queueUp(c, lock, 0)
-		_, second, secondDone := queueUp(c, lock, 1)
+		firstOwner, first, firstDone := queueUp(c, lock, 0)
+		secondOwner, second, secondDone := queueUp(c, lock, 1)
+		_, third, thirdDone := queueUp(c, lock, 2)
 		Consistently(func() []string { return queue(name) }).WithTimeout(5*time.Second).WithPolling(50*time.Millisecond).
-			Should(Equal([]string{first, second}), "several timeouts pass; each attempt of a live waiter refreshes its own")
+			Should(Equal([]string{first, second, third}), "several timeouts pass; each attempt of a live waiter refreshes its own")
 		stopKeeping()
 		<-kept
 		Expect(lock.Unlock(holder)).To(Succeed())
 		Eventually(firstDone).WithTimeout(3 * time.Second).Should(Receive(BeNil()))
-		Consistently(secondDone).WithTimeout(200 * time.Millisecond).ShouldNot(Receive())
+
+		// The acquisition from the queue pulled the others in by
+		// threadWaitTime; a refreshed timeout must survive that: each
+		// waiter's refresh counts its place in the queue, as the chain does.
+		now := serverMillis()
+		Expect(score(name, second)).To(BeNumerically(">", now), "the new head's timeout after the pull-in")
+		Expect(score(name, third)).To(BeNumerically(">", score(name, second)), "the chain keeps its order")
+		Consistently(func() []string { return queue(name) }).WithTimeout(1500*time.Millisecond).WithPolling(50*time.Millisecond).
+			Should(Equal([]string{second, third}), "the first holds longer than threadWaitTime; neither waiter is purged")
+		Expect(lock.Unlock(firstOwner)).To(Succeed())
+		Eventually(secondDone).WithTimeout(3 * time.Second).Should(Receive(BeNil()))
+		Consistently(thirdDone).WithTimeout(200 * time.Millisecond).ShouldNot(Receive())
+		Expect(lock.Unlock(secondOwner)).To(Succeed())
+		Eventually(thirdDone).WithTimeout(3 * time.Second).Should(Receive(BeNil()))
 	})
 
 	It("purges a waiter whose process was killed once its timeout passes", Label("slow"), func() {

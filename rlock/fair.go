@@ -16,8 +16,12 @@ import (
 // threadWaitTime is its TryLock wait, or the Client's fair lock wait timeout
 // for Lock (WithFairLockWaitTimeout, default 5 minutes): a waiter keeps its
 // place for that long past its turn, then it is purged. A goredisson waiter
-// also refreshes its own place with every attempt, so it is never purged
-// while it lives, however long the holder holds. A waiter that gives up
+// also brings its own timeout up to the chain with every attempt (the
+// timeout of the waiter ahead of it, or now for the head, plus its
+// threadWaitTime), at least every third of its threadWaitTime, so it is
+// never purged while it lives, however long the holders ahead of it hold,
+// provided every client pulls the queue in by the same threadWaitTime
+// (Redisson's default and goredisson's are both 5 minutes). A waiter that gives up
 // (its wait ran out, its ctx ended) leaves the queue at once. A single
 // attempt (TryLock with wait <= 0) never joins the queue: it takes the lock
 // only when nobody is queued.

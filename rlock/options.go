@@ -135,8 +135,9 @@ func WithSpinBackoff(initial, max time.Duration) Option {
 // waiter that stopped showing signs of life keeps its place before it is
 // purged (Redisson's fairLockWaitTimeout, default 5 minutes). It must be at
 // least 1 s. Redisson's waiters and goredisson's share the queue's
-// arithmetic; a live goredisson waiter refreshes its own place, so it is
-// never purged however long the holder holds.
+// arithmetic; a live goredisson waiter brings its own timeout up to the
+// chain with every attempt, so it is never purged however long the holders
+// ahead of it hold (see FairLock).
 func WithFairLockWaitTimeout(d time.Duration) Option {
 	return func(o *options) {
 		if d < time.Second {

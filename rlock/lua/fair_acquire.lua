@@ -5,9 +5,11 @@
 -- from the queue pulls every remaining timeout in by threadWaitTime. A waiter
 -- that cannot take it joins the tail once, with Redisson's chained timeout.
 -- goredisson's one addition: each later attempt of a queued goredisson
--- waiter pushes its own timeout to at least now + threadWaitTime (never
--- lower), so a live waiter keeps its place however long the holder holds,
--- while the chained arithmetic that Redisson's waiters rely on is kept.
+-- waiter pushes its own timeout up to the chain recomputed now (the timeout
+-- of the waiter ahead, or now for the head, + threadWaitTime; never lower),
+-- so a live waiter keeps its place however long the holders ahead of it
+-- hold, while the chained arithmetic that Redisson's waiters rely on is
+-- kept.
 -- KEYS[1]  the lock hash
 -- KEYS[2]  the cancel floor (lib/cancel.lua)
 -- KEYS[3]  the queue, redisson_lock_queue:{name}
@@ -50,7 +52,25 @@ if ARGV[5] ~= '1' then
     return math.max(0, redis.call('pttl', KEYS[1]))
 end
 if redis.call('zscore', KEYS[4], ARGV[2]) then
-    redis.call('zadd', KEYS[4], 'gt', now + wait, ARGV[2])
+    -- A live waiter keeps at least now + wait, and at least the timeout of
+    -- the waiter just ahead of it + wait: the chain Redisson's scores
+    -- follow, kept up to date, so that each acquisition ahead of it, which
+    -- pulls it in by wait, leaves it in the future.
+    local target = now + wait
+    local ahead = nil
+    for _, waiter in ipairs(redis.call('lrange', KEYS[3], 0, -1)) do
+        if waiter == ARGV[2] then
+            break
+        end
+        ahead = waiter
+    end
+    if ahead then
+        local s = redis.call('zscore', KEYS[4], ahead)
+        if s then
+            target = math.max(target, tonumber(s) + wait)
+        end
+    end
+    redis.call('zadd', KEYS[4], 'gt', target, ARGV[2])
 else
     local last = redis.call('lindex', KEYS[3], -1)
     local ttl
@@ -63,12 +83,10 @@ else
         redis.call('rpush', KEYS[3], ARGV[2])
     end
 end
--- Let both keys go once the last timeout has passed, so that waiters that
--- all vanished leave nothing behind.
-local latest = redis.call('zrange', KEYS[4], -1, -1, 'withscores')
-local keep = math.max(1, tonumber(latest[2]) - now + 1)
-redis.call('pexpire', KEYS[3], keep)
-redis.call('pexpire', KEYS[4], keep)
+-- No expiry on the queue keys, as Redisson's: a Redisson waiter that
+-- queues later (its ZADD keeps a key's TTL) must not lose its entry to a TTL
+-- set from the timeouts seen here. Entries of vanished waiters are purged
+-- by the next attempt on the lock; the last waiter out removes both keys.
 -- The hint: the head retries when the holder's lease runs out, as
 -- Redisson's queued waiters do; the others too, or when the head would be
 -- purged if that comes first; while the lock is free and the head has not
