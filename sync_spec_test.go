@@ -112,6 +112,16 @@ var _ = Describe("Semaphore", func() {
 		Expect(e.raw.DBSize(ctx).Val()).To(BeZero())
 	})
 
+	It("releases after the caller's ctx ended (Release is cleanup, as Unlock): nil, and the permits are back", func() {
+		sem := e.client().NewSemaphore("sem-ended")
+		Expect(sem.TrySetPermits(ctx, 2)).To(BeTrue())
+		rctx, cancel := context.WithCancel(ctx)
+		Expect(sem.Acquire(rctx, 2)).To(Succeed())
+		cancel() // the request ended; its deferred Release runs now
+		Expect(sem.Release(rctx, 2)).To(Succeed())
+		Expect(e.raw.Get(ctx, "sem-ended").Val()).To(Equal("2"))
+	})
+
 	It("leaves nothing behind when a wait is cancelled", func() {
 		sem := e.client().NewSemaphore("sem-cancel")
 		Expect(sem.TrySetPermits(ctx, 0)).To(BeTrue())
@@ -181,6 +191,18 @@ var _ = Describe("PermitExpirableSemaphore", func() {
 		Expect(sem.Release(ctx, "not hex")).To(MatchError(rlock.ErrInvalidArgument))
 		Expect(sem.AvailablePermits(ctx)).To(Equal(1))
 		Expect(sem.Release(ctx, b)).To(Succeed())
+	})
+
+	It("releases after the caller's ctx ended (Release is cleanup, as Unlock): nil, and the permit is back", func() {
+		sem := e.client().NewPermitExpirableSemaphore("psem-ended")
+		Expect(sem.TrySetPermits(ctx, 1)).To(BeTrue())
+		rctx, cancel := context.WithCancel(ctx)
+		id, err := sem.Acquire(rctx, 0)
+		Expect(err).NotTo(HaveOccurred())
+		cancel()
+		Expect(sem.Release(rctx, id)).To(Succeed())
+		Expect(e.raw.Get(ctx, "psem-ended").Val()).To(Equal("1"))
+		Expect(e.raw.ZCard(ctx, "{psem-ended}:timeout").Val()).To(BeZero())
 	})
 
 	It("frees a permit at the end of its lease and wakes a waiter for it", func() {
@@ -282,6 +304,15 @@ var _ = Describe("CountDownLatch", func() {
 		Expect(msg.Payload).To(Equal("0"))
 		Expect(e.raw.Exists(ctx, "latch").Val()).To(BeZero(), "an open latch has no key")
 		Expect(latch.Await(ctx)).To(Succeed(), "an open latch does not wait")
+		Expect(latch.Count(ctx)).To(BeZero())
+	})
+
+	It("counts down after the caller's ctx ended (CountDown is cleanup, as Unlock)", func() {
+		latch := e.client().NewCountDownLatch("latch-ended")
+		Expect(latch.TrySetCount(ctx, 1)).To(BeTrue())
+		rctx, cancel := context.WithCancel(ctx)
+		cancel()
+		Expect(latch.CountDown(rctx)).To(Succeed())
 		Expect(latch.Count(ctx)).To(BeZero())
 	})
 

@@ -18,8 +18,9 @@ var (
 	// to waiters and calls in flight when it closes.
 	ErrClosed = errors.New("client closed")
 	// ErrInvalidArgument is returned for a nil client, an empty lock name, a
-	// nil lock in a group, a nil context, a lease or wait below 1 ms, and an
-	// option value that makes no sense.
+	// nil lock in a group, a nil context, a lease or wait between 0 and 1 ms
+	// (exclusive; <= 0 has a meaning of its own), and an option value that
+	// makes no sense.
 	ErrInvalidArgument = errors.New("invalid argument")
 	// ErrReentry is returned when the owner that holds a non-reentrant lock
 	// (NewNonReentrantLock) takes it again (Redisson's

@@ -47,7 +47,9 @@ func (l *CountDownLatch) TrySetCount(ctx context.Context, n int64) (bool, error)
 }
 
 // CountDown decrements the count; the last one opens the latch and wakes
-// every waiter [countDown]. A count-down whose reply was lost is not sent
+// every waiter [countDown]. It is cleanup, like Unlock: an ended ctx does
+// not stop it (it runs bounded by 5 s). A count-down whose reply was lost
+// is not sent
 // again (it could count twice): the error says it may not have taken
 // effect.
 func (l *CountDownLatch) CountDown(ctx context.Context) error {
@@ -55,7 +57,9 @@ func (l *CountDownLatch) CountDown(ctx context.Context) error {
 	if err := h.check(ctx, "countdown"); err != nil {
 		return err
 	}
-	_, err := h.run(ctx, latchScript, l.keys(), "countdown", h.c.opts.publishCommand)
+	cctx, cancel := cleanupCall(ctx)
+	defer cancel()
+	_, err := h.run(cctx, latchScript, l.keys(), "countdown", h.c.opts.publishCommand)
 	if reason, ok := abandoned(err); ok {
 		err = fmt.Errorf("the count-down may not have taken effect: %w", reason)
 	}

@@ -19,8 +19,11 @@ import (
 // random bytes, as Redisson's, so either side can release the other's.
 //
 // A lease <= 0 gives a permit that never expires (Redisson's -1). An
-// acquire whose reply was lost is settled exactly: the permit it may have
-// taken is given back, and it does nothing if it still arrives.
+// acquire whose caller left before its reply is settled in the background:
+// the permit it may have taken is given back, and it does nothing if it
+// still arrives. The settle tries for 5 s; if Redis stays unreachable that
+// long it is logged, and such a permit frees itself only at its lease (never,
+// for a lease <= 0).
 type PermitExpirableSemaphore struct{ s syncHandle }
 
 // NewPermitExpirableSemaphore returns the semaphore of the given name
@@ -182,7 +185,9 @@ func (p *PermitExpirableSemaphore) settle(lost *op, raw []byte) {
 	}
 }
 
-// Release gives the permit back [release(permitId)]. An id that is unknown,
+// Release gives the permit back [release(permitId)]. It is cleanup, like
+// Unlock: an ended ctx does not stop it (it runs bounded by 5 s). An id
+// that is unknown,
 // already released or whose lease ran out is ErrNotHeld (Redisson's
 // IllegalArgumentException "has already been released or doesn't exist");
 // an empty or malformed id is ErrInvalidArgument.
@@ -198,8 +203,10 @@ func (p *PermitExpirableSemaphore) Release(ctx context.Context, permitID string)
 	case permitID == "" || derr != nil:
 		err = fmt.Errorf("%w: permit id %q is not the hex of a permit's bytes", ErrInvalidArgument, permitID)
 	default:
+		rctx, cancel := cleanupCall(ctx)
+		defer cancel()
 		var n int64
-		n, err = p.run(ctx, "release", string(raw))
+		n, err = p.run(rctx, "release", string(raw))
 		reason, lost := abandoned(err)
 		switch {
 		case lost:

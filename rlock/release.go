@@ -22,6 +22,14 @@ func cleanupCtx(ctx context.Context) (context.Context, context.CancelFunc) {
 	return context.WithTimeout(context.WithValue(context.WithoutCancel(ctx), cleanupKey{}, true), cleanupTimeout)
 }
 
+// cleanupCall returns the context of a call that is its caller's clean-up
+// (Unlock, a semaphore's Release, a latch's CountDown, usually deferred):
+// ctx's values without its end, bounded by cleanupTimeout. Unlike
+// cleanupCtx, the Client's Close still ends it.
+func cleanupCall(ctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
+}
+
 // cleanupKey marks a context made by cleanupCtx.
 type cleanupKey struct{}
 
@@ -49,7 +57,7 @@ func (h *handle) unlock(ctx context.Context) error {
 	}
 	c := h.c
 	// Unlock ignores ctx's end but not the Client's Close.
-	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
+	rctx, cancel := cleanupCall(ctx)
 	defer cancel()
 	k := holdKey{h.name, h.field(ctx)}
 	var held time.Duration

@@ -48,7 +48,8 @@ func (c *Client) renew(ctx context.Context, leases []watchdog.Lease) ([]watchdog
 // ErrClosed when the Client closed first): its lease ran out without a
 // renewal Redis confirmed, the lock was force-unlocked, or another owner
 // took it. The end comes before any other client can take the lock (to the
-// drift allowance of 1 % of the lease), even while Redis cannot be reached;
+// drift allowance of 1 % of the lease plus 2 ms, watchdog.Allowance), even
+// while Redis cannot be reached;
 // a fixed lease ends it at its deadline. For a MultiLock it ends when any of
 // its locks is lost; for a RedLock when too few remain for a majority.
 //

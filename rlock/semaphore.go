@@ -86,7 +86,9 @@ func (s *Semaphore) DrainPermits(ctx context.Context) (int, error) {
 }
 
 // Release gives n permits back and wakes waiters for them [release(n)].
-// n < 0 is ErrInvalidArgument. A release whose reply was lost is not sent
+// It is cleanup, like Unlock: an ended ctx does not stop it (it runs
+// bounded by 5 s). n < 0 is ErrInvalidArgument. A release whose reply was
+// lost is not sent
 // again (it could give the permits twice): the error says it may not have
 // taken effect.
 func (s *Semaphore) Release(ctx context.Context, n int) error {
@@ -100,7 +102,9 @@ func (s *Semaphore) Release(ctx context.Context, n int) error {
 	case n < 0:
 		err = opErr("release", h.nameOr(), fmt.Errorf("%w: %d permits", ErrInvalidArgument, n))
 	case n > 0:
-		_, err = s.op(ctx, "release", "release", n)
+		rctx, cancel := cleanupCall(ctx)
+		defer cancel()
+		_, err = s.op(rctx, "release", "release", n)
 		if reason, ok := abandoned(err); ok {
 			err = opErr("release", h.name, fmt.Errorf("the release may not have taken effect: %w", reason))
 		}
@@ -117,8 +121,8 @@ func (s *Semaphore) Acquire(ctx context.Context, n int) error {
 }
 
 // TryAcquire takes n permits within wait (<= 0: one attempt) and reports
-// whether it did [tryAcquire(n, wait)]. n < 0, or a wait below 1 ms, is
-// ErrInvalidArgument.
+// whether it did [tryAcquire(n, wait)]. n < 0, or a wait between 0 and
+// 1 ms, is ErrInvalidArgument.
 func (s *Semaphore) TryAcquire(ctx context.Context, n int, wait time.Duration) (bool, error) {
 	return s.acquire(ctx, "tryacquire", n, max(wait, 0))
 }
