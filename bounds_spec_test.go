@@ -149,6 +149,7 @@ var _ = Describe("Bounds", func() {
 
 			Expect(srv.Pause()).To(Succeed())
 			time.Sleep(2500 * time.Millisecond) // the outage itself
+			Expect(lost.Done()).To(BeClosed(), "the lease ran out during the outage: the holder is told while Redis still hangs, not when it answers again")
 			Expect(srv.Resume()).To(Succeed())
 			taken := ctxowner.New(ctx)
 			Expect(otherLock.Lock(taken)).To(Succeed())
@@ -201,16 +202,23 @@ var _ = Describe("Bounds", func() {
 		var e *env
 		BeforeEach(func() { e = newEnv() })
 
-		It("warns once, on a captured logger, when Redis may evict lock keys", func() {
-			srv, err := redistest.Start(redistest.WithArgs("--maxmemory", "64mb", "--maxmemory-policy", "allkeys-lru"))
-			Expect(err).NotTo(HaveOccurred())
-			DeferCleanup(srv.Close)
-			var logs syncBuffer
-			logger := slog.New(slog.NewTextHandler(&logs, nil))
-			c, _ := clientAndRedis(srv.Addr, rlock.WithLogger(logger))
-			_ = c
-			Eventually(logs.String).Should(And(ContainSubstring("maxmemory-policy is allkeys-lru"), ContainSubstring("noeviction")))
+		DescribeTable("warns once, on a captured logger, when Redis may evict lock keys (every lock key has a TTL, so volatile-* policies too)",
+			func(policy string) {
+				srv, err := redistest.Start(redistest.WithArgs("--maxmemory", "64mb", "--maxmemory-policy", policy))
+				Expect(err).NotTo(HaveOccurred())
+				DeferCleanup(srv.Close)
+				var logs syncBuffer
+				logger := slog.New(slog.NewTextHandler(&logs, nil))
+				clientAndRedis(srv.Addr, rlock.WithLogger(logger))
+				Eventually(logs.String).Should(And(ContainSubstring("maxmemory-policy is "+policy), ContainSubstring("noeviction")))
+			},
+			Entry(nil, "allkeys-lru"),
+			Entry(nil, "volatile-lru"),
+			Entry(nil, "volatile-ttl"),
+			Entry(nil, "volatile-random"),
+		)
 
+		It("stays quiet under noeviction, the default", func() {
 			var quiet syncBuffer
 			e.client(rlock.WithLogger(slog.New(slog.NewTextHandler(&quiet, nil))))
 			Consistently(quiet.String).WithTimeout(300*time.Millisecond).ShouldNot(ContainSubstring("maxmemory-policy"), "noeviction, the default")

@@ -98,9 +98,10 @@ type Hub struct {
 	log     *slog.Logger
 	sharded bool
 
-	// sendMu orders SUBSCRIBE and UNSUBSCRIBE commands with the state
-	// changes that decided them. It is never held by the dispatcher.
-	sendMu sync.Mutex
+	// sendMu (a one-slot semaphore, so that waiting for it can end with
+	// ctx or Close) orders SUBSCRIBE and UNSUBSCRIBE commands with the
+	// state changes that decided them. It is never held by the dispatcher.
+	sendMu chan struct{}
 	conns  map[int]*conn // by shard (see shard), created on first use, under sendMu
 	// closedConns is set under sendMu once Close has taken the connections:
 	// no new one may be made after it.
@@ -157,6 +158,7 @@ func New(rdb redis.UniversalClient, opts ...Option) *Hub {
 		chans:  make(map[string]*channel),
 		conns:  make(map[int]*conn),
 		done:   make(chan struct{}),
+		sendMu: make(chan struct{}, 1),
 	}
 	for _, o := range opts {
 		o(h)
@@ -184,11 +186,20 @@ func (h *Hub) Subscribe(ctx context.Context, name string) (*Sub, error) {
 	if _, ring := h.rdb.(*redis.Ring); ring {
 		return nil, ErrUnsupported
 	}
-	h.sendMu.Lock()
+	// A SUBSCRIBE in progress (the first one dials and says HELLO) may be
+	// stuck on an unresponsive server: wait for it only as long as ctx and
+	// the Hub last.
+	select {
+	case h.sendMu <- struct{}{}:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	case <-h.done:
+		return nil, ErrClosed
+	}
 	h.mu.Lock()
 	if h.closed {
 		h.mu.Unlock()
-		h.sendMu.Unlock()
+		h.unlockSend()
 		return nil, ErrClosed
 	}
 	ch := h.chans[name]
@@ -207,14 +218,32 @@ func (h *Hub) Subscribe(ctx context.Context, name string) (*Sub, error) {
 	}
 	ready := ch.ready
 	h.mu.Unlock()
-	if send {
-		if err := h.send(ctx, true, name); err != nil {
-			// go-redis keeps the channel and subscribes it again when it
-			// reconnects; that confirmation makes the channel ready.
-			h.log.Warn("goredisson: subscribe failed, waiting for reconnect", "channel", name, "err", err)
+	if !send {
+		h.unlockSend()
+	} else {
+		// The send runs on its own so that this caller can leave when ctx
+		// ends or the Hub closes while it is stuck; it finishes (and
+		// releases sendMu) when the server or go-redis's timeouts end it.
+		sent := make(chan struct{})
+		go func() {
+			defer close(sent)
+			defer h.unlockSend()
+			if err := h.send(ctx, true, name); err != nil {
+				// go-redis keeps the channel and subscribes it again when
+				// it reconnects; that confirmation makes the channel ready.
+				h.log.Warn("goredisson: subscribe failed, waiting for reconnect", "channel", name, "err", err)
+			}
+		}()
+		select {
+		case <-sent:
+		case <-ctx.Done():
+			go s.Close() // may need sendMu, which the stuck send holds
+			return nil, ctx.Err()
+		case <-h.done:
+			s.Close()
+			return nil, ErrClosed
 		}
 	}
-	h.sendMu.Unlock()
 
 	t := time.NewTimer(readyTimeout)
 	defer t.Stop()
@@ -537,12 +566,15 @@ func (s *Sub) Close() {
 	h.unsubscribeIdle(ch, nil)
 }
 
+// unlockSend releases sendMu.
+func (h *Hub) unlockSend() { <-h.sendMu }
+
 // unsubscribeIdle sends UNSUBSCRIBE for a channel nobody has used since its
 // idle timer *tp was set (tp is nil when there is no linger; *tp is read
 // under mu).
 func (h *Hub) unsubscribeIdle(ch *channel, tp **time.Timer) {
-	h.sendMu.Lock()
-	defer h.sendMu.Unlock()
+	h.sendMu <- struct{}{}
+	defer h.unlockSend()
 	h.mu.Lock()
 	var t *time.Timer
 	if tp != nil {
@@ -623,16 +655,17 @@ func (h *Hub) Close() error {
 	// Connections are created under sendMu; a sender stuck on a hung
 	// server must not hold Close up, so take them without it when busy.
 	var conns []*conn
-	if h.sendMu.TryLock() {
+	select {
+	case h.sendMu <- struct{}{}:
 		for _, c := range h.conns {
 			conns = append(conns, c)
 		}
 		h.closedConns = true
-		h.sendMu.Unlock()
-	} else {
+		h.unlockSend()
+	default:
 		go func() {
-			h.sendMu.Lock()
-			defer h.sendMu.Unlock()
+			h.sendMu <- struct{}{}
+			defer h.unlockSend()
 			h.closedConns = true
 			for _, c := range h.conns {
 				_ = c.ps.Close()

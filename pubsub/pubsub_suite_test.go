@@ -246,6 +246,27 @@ var _ = Describe("Hub", func() {
 		s.Close()
 	})
 
+	It("closes within its bound while a first SUBSCRIBE is stuck on a hung server", func() {
+		srv, err := redistest.Start()
+		Expect(err).NotTo(HaveOccurred())
+		DeferCleanup(srv.Close)
+		rdb := redis.NewClient(&redis.Options{Addr: srv.Addr, ReadTimeout: -1})
+		DeferCleanup(rdb.Close)
+		h := pubsub.New(rdb)
+		Expect(srv.Pause()).To(Succeed())
+		DeferCleanup(srv.Resume)
+		subscribed := make(chan error, 1)
+		go func() {
+			_, err := h.Subscribe(ctx, "stuck") // dials, says HELLO and SUBSCRIBE to a server that never answers
+			subscribed <- err
+		}()
+		Consistently(subscribed).WithTimeout(100 * time.Millisecond).ShouldNot(Receive())
+		start := time.Now()
+		Expect(h.Close()).To(Succeed())
+		Expect(time.Since(start)).To(BeNumerically("<", 100*time.Millisecond))
+		Eventually(subscribed).WithTimeout(100 * time.Millisecond).Should(Receive(MatchError(pubsub.ErrClosed)))
+	})
+
 	It("ends a Wait at its timeout, at ctx's end and at Close", func() {
 		s := subscribe("ends")
 		Expect(s.Wait(ctx, 50*time.Millisecond)).To(BeFalse())
