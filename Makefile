@@ -7,8 +7,8 @@ test:
 demo:
 	go run ./cmd/rlockctl demo
 
-# Side by side with redsync, bsm/redislock and a naive lock (bench/ is its
-# own module, so the library never depends on the peers). About 10 minutes;
-# writes bench/results.md and bench/results.png.
+# Side by side with redsync, bsm/redislock, rueidislock and a naive lock
+# (bench/ is its own module, so the library never depends on the peers).
+# About 15 minutes; writes bench/results.md and bench/results.png.
 bench:
 	cd bench && go run . $(ARGS)
