@@ -227,13 +227,19 @@ var _ = Describe("Hub", func() {
 		Expect(err).To(MatchError(pubsub.ErrUnsupported))
 	})
 
-	It("closes within its bound while the server hangs", func() {
+	// hangable returns a Hub on a client without read timeouts and the
+	// server it uses, which a spec may pause.
+	hangable := func() (*pubsub.Hub, *redistest.Server) {
 		srv, err := redistest.Start()
 		Expect(err).NotTo(HaveOccurred())
 		DeferCleanup(srv.Close)
 		rdb := redis.NewClient(&redis.Options{Addr: srv.Addr, ReadTimeout: -1})
 		DeferCleanup(rdb.Close)
-		h := pubsub.New(rdb)
+		return pubsub.New(rdb), srv
+	}
+
+	It("closes within its bound while the server hangs", func() {
+		h, srv := hangable()
 		s, err := h.Subscribe(ctx, "hung")
 		Expect(err).NotTo(HaveOccurred())
 		w := waitIn(s, -1)
@@ -247,12 +253,7 @@ var _ = Describe("Hub", func() {
 	})
 
 	It("closes within its bound while a first SUBSCRIBE is stuck on a hung server", func() {
-		srv, err := redistest.Start()
-		Expect(err).NotTo(HaveOccurred())
-		DeferCleanup(srv.Close)
-		rdb := redis.NewClient(&redis.Options{Addr: srv.Addr, ReadTimeout: -1})
-		DeferCleanup(rdb.Close)
-		h := pubsub.New(rdb)
+		h, srv := hangable()
 		Expect(srv.Pause()).To(Succeed())
 		DeferCleanup(srv.Resume)
 		subscribed := make(chan error, 1)
