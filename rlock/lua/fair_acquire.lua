@@ -57,13 +57,8 @@ if redis.call('zscore', KEYS[4], ARGV[2]) then
     -- follow, kept up to date, so that each acquisition ahead of it, which
     -- pulls it in by wait, leaves it in the future.
     local target = now + wait
-    local ahead = nil
-    for _, waiter in ipairs(redis.call('lrange', KEYS[3], 0, -1)) do
-        if waiter == ARGV[2] then
-            break
-        end
-        ahead = waiter
-    end
+    local waiters, i = place(KEYS[3], ARGV[2])
+    local ahead = waiters[i - 1]
     if ahead then
         local s = redis.call('zscore', KEYS[4], ahead)
         if s then

@@ -17,21 +17,15 @@
 -- Returns: see lib/settle.lua; 0 for 'g'.
 --#include cancel
 --#include fair_queue
-local function holds()
-    return tonumber(redis.call('hget', KEYS[1], ARGV[2]) or '0')
-end
+--#include hold
 local function release()
     purge(KEYS[4], KEYS[5], now_ms())
     if redis.call('exists', KEYS[1]) == 0 then
         wake_head(KEYS[4], KEYS[3], ARGV[7], ARGV[8])
         return -1
     end
-    if redis.call('hexists', KEYS[1], ARGV[2]) == 0 then
-        return -1
-    end
-    local n = redis.call('hincrby', KEYS[1], ARGV[2], -1)
-    if n > 0 then
-        redis.call('pexpire', KEYS[1], ARGV[6])
+    local n = count_down(ARGV[6])
+    if n ~= 0 then
         return n
     end
     redis.call('del', KEYS[1])

@@ -12,9 +12,7 @@
 -- ARGV[8]  the key prefix of every holder's timeout keys: {name}
 -- Returns: see lib/settle.lua.
 --#include cancel
-local function holds()
-    return tonumber(redis.call('hget', KEYS[1], ARGV[2]) or '0')
-end
+--#include hold
 local function release()
     local mode = redis.call('hget', KEYS[1], 'mode')
     if mode == false then

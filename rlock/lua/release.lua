@@ -14,16 +14,10 @@
 -- ARGV[8]  unlock message ("0")
 -- Returns: see lib/settle.lua.
 --#include cancel
-local function holds()
-    return tonumber(redis.call('hget', KEYS[1], ARGV[2]) or '0')
-end
+--#include hold
 local function release()
-    if redis.call('hexists', KEYS[1], ARGV[2]) == 0 then
-        return -1
-    end
-    local n = redis.call('hincrby', KEYS[1], ARGV[2], -1)
-    if n > 0 then
-        redis.call('pexpire', KEYS[1], ARGV[6])
+    local n = count_down(ARGV[6])
+    if n ~= 0 then
         return n
     end
     redis.call('del', KEYS[1])

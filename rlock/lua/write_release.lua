@@ -11,21 +11,18 @@
 -- ARGV[8]  message ("1")
 -- Returns: see lib/settle.lua.
 --#include cancel
-local function holds()
-    return tonumber(redis.call('hget', KEYS[1], ARGV[2]) or '0')
-end
+--#include hold
 local function release()
     local mode = redis.call('hget', KEYS[1], 'mode')
     if mode == false then
         redis.call(ARGV[7], KEYS[3], ARGV[8])
         return -1
     end
-    if mode ~= 'write' or redis.call('hexists', KEYS[1], ARGV[2]) == 0 then
+    if mode ~= 'write' then
         return -1
     end
-    local n = redis.call('hincrby', KEYS[1], ARGV[2], -1)
-    if n > 0 then
-        redis.call('pexpire', KEYS[1], ARGV[6])
+    local n = count_down(ARGV[6])
+    if n ~= 0 then
         return n
     end
     redis.call('hdel', KEYS[1], ARGV[2])

@@ -42,16 +42,23 @@ local function wake_head(queue, channel, publish, message)
     end
 end
 
--- give_up removes field from the queue as Redisson's acquireFailed does: the
--- timeouts of the waiters behind it are pulled in by wait ms. goredisson also
--- wakes the new head when field was the head and the lock is free, so that
--- the next waiter does not sleep until its timeout.
-local function give_up(lock, queue, timeouts, channel, field, wait, publish, message)
+-- place returns the queue's waiters and field's place among them (1 = the
+-- head; #waiters + 1 when it is not queued).
+local function place(queue, field)
     local waiters = redis.call('lrange', queue, 0, -1)
     local i = 1
     while i <= #waiters and waiters[i] ~= field do
         i = i + 1
     end
+    return waiters, i
+end
+
+-- give_up removes field from the queue as Redisson's acquireFailed does: the
+-- timeouts of the waiters behind it are pulled in by wait ms. goredisson also
+-- wakes the new head when field was the head and the lock is free, so that
+-- the next waiter does not sleep until its timeout.
+local function give_up(lock, queue, timeouts, channel, field, wait, publish, message)
+    local waiters, i = place(queue, field)
     for j = i + 1, #waiters do
         redis.call('zincrby', timeouts, -tonumber(wait), waiters[j])
     end

@@ -1,6 +1,6 @@
 -- lib/settle.lua: the dispatcher that ends every release script (included
--- last, with "--#include settle"). The including script defines:
---   holds()    the holder's current hold count (0 when it holds none)
+-- last, with "--#include settle"). It uses holds() of lib/hold.lua, and
+-- the including script defines:
 --   release()  drop one hold as the lock kind's unlock does; returns the
 --              holds the holder has left, or -1 when it held none
 --   left()     what a caller that did not get the lock leaves behind
