@@ -30,7 +30,7 @@ var _ = Describe("Semaphore", func() {
 	It("never lets more holders in than permits, across 2 Clients x 8 goroutines", func() {
 		clients := []*rlock.Client{e.client(), e.client()}
 		Expect(clients[0].NewSemaphore("sem-bound").TrySetPermits(ctx, 3)).To(BeTrue())
-		var inside, most atomic.Int32
+		var room occupancy
 		var wg sync.WaitGroup
 		for i := range 16 {
 			wg.Add(1)
@@ -40,17 +40,15 @@ var _ = Describe("Semaphore", func() {
 				sem := clients[i%2].NewSemaphore("sem-bound")
 				for range 15 {
 					Expect(sem.Acquire(ctx, 1)).To(Succeed())
-					n := inside.Add(1)
-					for m := most.Load(); n > m && !most.CompareAndSwap(m, n); m = most.Load() {
-					}
+					room.enter()
 					time.Sleep(time.Millisecond) // the critical section
-					inside.Add(-1)
+					room.leave()
 					Expect(sem.Release(ctx, 1)).To(Succeed())
 				}
 			}()
 		}
 		waitAll(&wg)
-		Expect(most.Load()).To(And(BeNumerically("<=", 3), BeNumerically(">=", 2)))
+		Expect(room.most.Load()).To(And(BeNumerically("<=", 3), BeNumerically(">=", 2)))
 		Expect(clients[0].NewSemaphore("sem-bound").AvailablePermits(ctx)).To(Equal(3))
 	})
 
@@ -221,7 +219,7 @@ var _ = Describe("PermitExpirableSemaphore", func() {
 	It("never lets more holders in than permits, across 2 Clients", func() {
 		clients := []*rlock.Client{e.client(), e.client()}
 		Expect(clients[0].NewPermitExpirableSemaphore("psem-bound").TrySetPermits(ctx, 2)).To(BeTrue())
-		var inside, most atomic.Int32
+		var room occupancy
 		var wg sync.WaitGroup
 		for i := range 8 {
 			wg.Add(1)
@@ -232,17 +230,15 @@ var _ = Describe("PermitExpirableSemaphore", func() {
 				for range 10 {
 					id, err := sem.Acquire(ctx, time.Minute)
 					Expect(err).NotTo(HaveOccurred())
-					n := inside.Add(1)
-					for m := most.Load(); n > m && !most.CompareAndSwap(m, n); m = most.Load() {
-					}
+					room.enter()
 					time.Sleep(time.Millisecond)
-					inside.Add(-1)
+					room.leave()
 					Expect(sem.Release(ctx, id)).To(Succeed())
 				}
 			}()
 		}
 		waitAll(&wg)
-		Expect(most.Load()).To(BeNumerically("<=", 2))
+		Expect(room.most.Load()).To(BeNumerically("<=", 2))
 	})
 
 	It("leaves nothing behind when a wait is cancelled", func() {
@@ -385,3 +381,15 @@ var _ = Describe("Do", func() {
 		Expect(rlock.Do(ctx, nil, 0, 0, func(context.Context) error { return nil })).To(MatchError(rlock.ErrInvalidArgument))
 	})
 })
+
+// occupancy counts the goroutines inside a critical section and remembers
+// the most there were at once.
+type occupancy struct{ inside, most atomic.Int32 }
+
+func (o *occupancy) enter() {
+	n := o.inside.Add(1)
+	for m := o.most.Load(); n > m && !o.most.CompareAndSwap(m, n); m = o.most.Load() {
+	}
+}
+
+func (o *occupancy) leave() { o.inside.Add(-1) }
