@@ -232,6 +232,28 @@ var _ = Describe("RLock", func() {
 			Expect(lock).NotTo(rlocktest.BeLocked())
 		})
 
+		It("renews, on a server whose script cache was flushed, without a NOSCRIPT fallback per lock", Label("slow"), func() {
+			// The first renewal loads its script in the same pipeline; else
+			// every lease's call fails with NOSCRIPT and is sent again with
+			// the script's source (a second round trip).
+			c := e.client(rlock.WithWatchdogTimeout(3 * time.Second))
+			locks := make([]*rlock.Lock, 20)
+			for i := range locks {
+				locks[i] = c.NewLock("flushed:" + strconv.Itoa(i))
+				Expect(locks[i].Lock(ctx)).To(Succeed())
+			}
+			Expect(e.raw.ScriptFlush(ctx).Err()).To(Succeed())
+			Expect(e.raw.ConfigResetStat(ctx).Err()).To(Succeed())
+			Eventually(func() int { return e.commandCalls()["evalsha"] }).WithTimeout(5 * time.Second).Should(BeNumerically(">=", len(locks)))
+			calls := e.commandCalls()
+			Expect(calls["eval"]).To(BeZero(), "renewal scripts sent again with their source")
+			Expect(calls["script|load"]).To(BeNumerically(">=", 1))
+			for _, l := range locks {
+				Expect(l.RemainTTL(ctx)).To(BeNumerically(">", 2*time.Second))
+				Expect(l.Unlock(ctx)).To(Succeed())
+			}
+		})
+
 		It("does not renew a fixed lease", Label("slow"), func() {
 			c := e.client(rlock.WithWatchdogTimeout(time.Second))
 			lock := c.NewLock("fixed")

@@ -39,6 +39,9 @@ type Client struct {
 	cluster bool
 	// pubArg and watchdogMs are script arguments of every call, boxed once.
 	pubArg, watchdogMs any
+	// renewLoaded is set once a renewal has sent SCRIPT LOAD ahead of its
+	// scripts (see Client.renew).
+	renewLoaded atomic.Bool
 }
 
 // ms is a duration in milliseconds as a script argument (the watchdog

@@ -11,7 +11,11 @@ import (
 
 // renew is the watchdog's RenewFunc: one renewal script call per lease,
 // all handed to the batcher at once, so that a chunk of leases costs one
-// pipelined round trip.
+// pipelined round trip. The Client's first renewal sends SCRIPT LOAD of
+// the renewal scripts ahead of them in the same pipeline: on a server that
+// has not run them yet, the calls then find them cached instead of failing
+// with NOSCRIPT and being sent again with their source (a second round
+// trip, with the script's text once per lease).
 func (c *Client) renew(ctx context.Context, leases []watchdog.Lease) ([]watchdog.Status, error) {
 	ops := make([]*op, len(leases))
 	for i, l := range leases {
@@ -21,7 +25,11 @@ func (c *Client) renew(ctx context.Context, leases []watchdog.Lease) ([]watchdog
 			ops[i] = newScriptOp(ctx, renewScript, []any{l.Key}, c.watchdogMs, l.Field)
 		}
 	}
-	c.batch.submitAll(ops)
+	send := ops
+	if !c.renewLoaded.Swap(true) {
+		send = append([]*op{newOp(ctx, "script", "load", renewScript.src), newOp(ctx, "script", "load", readRenewScript.src)}, ops...)
+	}
+	c.batch.submitAll(send)
 	out := make([]watchdog.Status, len(leases))
 	for i, o := range ops {
 		select {
@@ -34,6 +42,7 @@ func (c *Client) renew(ctx context.Context, leases []watchdog.Lease) ([]watchdog
 		switch n, _ := o.v.(int64); {
 		case o.outcome() != replied || o.replyErr() != nil:
 			out[i] = watchdog.Failed
+			c.renewLoaded.Store(false) // Redis may be back without its scripts: load them again
 		case n == 1:
 			out[i] = watchdog.Renewed
 		default:
