@@ -336,6 +336,26 @@ var _ = Describe("RLock", func() {
 			Expect(waiter.ForceUnlock(ctx)).To(BeFalse())
 		})
 
+		It("tries again once subscribed when the unlock came while it was subscribing", func() {
+			// The waiter reaches Redis through a relay that delays every
+			// chunk by 150 ms: its first attempt fails, and the unlock is
+			// published before its SUBSCRIBE can arrive. Only the attempt it
+			// makes once the subscription is confirmed can tell it the lock
+			// is free; without that attempt it sleeps out the holder's TTL.
+			proxy := startProxy()
+			proxy.SetLatency(150 * time.Millisecond)
+			wc, _ := clientWith(&redis.Options{Addr: proxy.Addr})
+			holder := e.client().NewLock("subscribing")
+			Expect(holder.Lock(ctx)).To(Succeed())
+			before := e.commandCalls()["evalsha"]
+			owner, done := waitFor(wc.NewLock("subscribing"), ctx)
+			Eventually(func() int { return e.commandCalls()["evalsha"] }).WithTimeout(5 * time.Second).WithPolling(time.Millisecond).Should(BeNumerically(">", before))
+			Expect(e.numSub(lockChannel("subscribing"))).To(BeZero(), "the waiter subscribed before the unlock: the race was not staged")
+			Expect(holder.Unlock(ctx)).To(Succeed())
+			Eventually(done).WithTimeout(5 * time.Second).Should(Receive(BeNil()))
+			Expect(wc.NewLock("subscribing").Unlock(owner)).To(Succeed())
+		})
+
 		It("shares one channel subscription among the waiters of a Client and hands the lock to each in turn", func() {
 			c := e.client()
 			lock := c.NewLock("shared")

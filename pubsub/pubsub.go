@@ -514,6 +514,20 @@ func (s *Sub) Wait(ctx context.Context, timeout time.Duration) (bool, error) {
 	return false, err
 }
 
+// Peers returns how many other Subs of this Hub hold a reference to the
+// Sub's channel: the waiters of this client that are already waiting on it.
+// A new waiter that finds peers may queue behind them instead of racing them
+// (see Wait: the longest-blocked waiter is woken first).
+func (s *Sub) Peers() int {
+	h := s.hub
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if s.closed {
+		return 0
+	}
+	return len(s.ch.subs) - 1
+}
+
 // Used reports that the wake returned by the last Wait was acted on: the
 // attempt it prompted reached Redis. Close no longer hands it on.
 func (s *Sub) Used() {

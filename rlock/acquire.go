@@ -93,6 +93,7 @@ func (a *attempt) wait(wait time.Duration) (bool, error) {
 			return held, ttl, reached, err
 		},
 		retryable: a.retryable,
+		queue:     a.h.queues() && c.holds.count(a.key) == 0,
 	})
 }
 

@@ -22,7 +22,18 @@ type waitSpec struct {
 	try func() (ok bool, pause time.Duration, reached bool, err error)
 	// retryable reports whether a failed attempt may be tried again.
 	retryable func(err error) bool
+	// queue makes a waiter that finds waiters of this Client already on
+	// the channel wait behind them before its first attempt, rather than
+	// race them for the lock (see Client.waitFor).
+	queue bool
 }
+
+// queuePause bounds the first wait of a waiter that queued behind this
+// Client's waiters without an attempt of its own: if no wake reaches it
+// within it (the waiters ahead left, or the lease ran out without an unlock
+// message), it makes the attempt it skipped, and then waits as any waiter
+// does.
+const queuePause = 100 * time.Millisecond
 
 // waitFor runs a wait. It tries once; if that fails and the wait allows, it
 // subscribes to the channel (confirmed by Redis, so that nothing published
@@ -33,6 +44,13 @@ type waitSpec struct {
 // While Redis fails, attempts go on with a growing pause (up to a second)
 // and the last error is reported if the wait runs out. It returns (false,
 // nil) when the wait ran out.
+//
+// With w.queue, a waiter that finds other waiters of this Client on the
+// channel does not try first: it queues behind them (unlock messages wake
+// the longest-waiting first) for at most queuePause, so that a goroutine
+// that unlocks and locks again at once does not take the lock from under
+// the waiter its unlock woke. That is what makes the lock fair among the
+// goroutines of one process, and spares the attempt that would fail.
 func (c *Client) waitFor(ctx context.Context, w waitSpec) (bool, error) {
 	// When the channel is already subscribed (contended here), join it
 	// before the first attempt: then one failed attempt is enough.
@@ -45,23 +63,45 @@ func (c *Client) waitFor(ctx context.Context, w waitSpec) (bool, error) {
 			sub.Close()
 		}
 	}()
+	if sub != nil && w.queue && sub.Peers() > 0 {
+		return c.waitOn(ctx, w, sub, queued, queuePause, nil)
+	}
 	ok, pause, _, err := w.try()
 	if ok || w.once || (err != nil && !w.retryable(err)) {
 		return ok, err
 	}
-	lastErr := err
-	tried := true
+	start := tried
 	if sub == nil {
-		if sub, err = c.subscribe(ctx, w.channel, w.deadline); sub == nil {
-			return false, waitEnded(err, lastErr)
+		var serr error
+		if sub, serr = c.subscribe(ctx, w.channel, w.deadline); sub == nil {
+			return false, waitEnded(serr, err)
 		}
-		tried = false
+		start = retry
 	}
+	return c.waitOn(ctx, w, sub, start, pause, err)
+}
+
+// How waitOn begins.
+type waitStart uint8
+
+const (
+	tried  waitStart = iota // the last attempt (pause, err) was made with sub confirmed: wait first
+	retry                   // an attempt was made before sub was confirmed: try again first
+	queued                  // no attempt made: wait (pause) first, and try at least once
+)
+
+// waitOn is the loop of waitFor once subscribed.
+func (c *Client) waitOn(ctx context.Context, w waitSpec, sub *pubsub.Sub, start waitStart, pause time.Duration, err error) (bool, error) {
+	var ok bool
+	lastErr := err
+	tried := start != retry
+	untried := start == queued // no attempt made yet: one is due before the wait may run out
 	backoff := 10 * time.Millisecond
 	for {
 		if !tried {
 			var reached bool
 			ok, pause, reached, err = w.try()
+			untried = false
 			if reached {
 				sub.Used()
 			}
@@ -83,6 +123,10 @@ func (c *Client) waitFor(ctx context.Context, w waitSpec) (bool, error) {
 			lastErr, backoff = nil, 10*time.Millisecond
 		}
 		remain, ok := remaining(w.deadline)
+		if !ok && untried {
+			untried, tried = false, false // the wait ran out in the queue: make the one attempt it owes
+			continue
+		}
 		if !ok {
 			return false, waitEnded(nil, lastErr)
 		}

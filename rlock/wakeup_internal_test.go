@@ -141,3 +141,38 @@ var _ = Describe("a wake taken by a waiter whose context ends at the same moment
 			func(a, b context.Context) bool { return waiters(own(a)) == 1 && (b == nil || waiters(own(b)) == 1) })
 	})
 })
+
+var _ = Describe("a goroutine that unlocks and locks again at once", func() {
+	const trials = 30
+	It("queues behind the waiter its unlock woke, for a Lock and a FencedLock", func() {
+		rdb := redis.NewClient(&redis.Options{Addr: internalServer.Addr})
+		c, err := NewClient(rdb)
+		Expect(err).NotTo(HaveOccurred())
+		DeferCleanup(func() {
+			Expect(c.Close()).To(Succeed())
+			Expect(rdb.Close()).To(Succeed())
+		})
+		for _, l := range []Locker{c.NewLock("queue:lock"), c.NewFencedLock("queue:fenced")} {
+			ch := layout.Channel(l.Name())
+			ctx := context.Background()
+			for i := range trials {
+				h, w := ctxowner.New(ctx), ctxowner.New(ctx)
+				Expect(l.Lock(h)).To(Succeed())
+				got := make(chan struct{})
+				go func() {
+					defer GinkgoRecover()
+					Expect(l.Lock(w)).To(Succeed())
+					close(got)
+					Expect(l.Unlock(w)).To(Succeed())
+				}()
+				Eventually(func() int { return c.hub.Waiters(ch) }).WithPolling(200 * time.Microsecond).Should(Equal(1))
+				Expect(l.Unlock(h)).To(Succeed())
+				Expect(l.Lock(h)).To(Succeed()) // returns once the waiter has had its turn
+				Expect(got).To(BeClosed(), "%s trial %d: the goroutine that unlocked took the lock again before the waiter its unlock woke", l.Name(), i)
+				Expect(l.IsHeldByCurrent(h)).To(BeTrue())
+				Expect(l.HoldCount(h)).To(Equal(1))
+				Expect(l.Unlock(h)).To(Succeed())
+			}
+		}
+	})
+})
