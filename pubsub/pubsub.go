@@ -174,6 +174,9 @@ type Sub struct {
 	wake   chan struct{}
 	closed bool
 	held   bool // a wake returned by Wait and not yet reported Used; under Hub.mu
+	// newcomer is set by QueueBehind until Tried: the Sub's waiter has not
+	// made an attempt yet, so others do not queue behind it. Under Hub.mu.
+	newcomer bool
 }
 
 // Subscribe takes a reference to the channel and returns once Redis has
@@ -514,18 +517,36 @@ func (s *Sub) Wait(ctx context.Context, timeout time.Duration) (bool, error) {
 	return false, err
 }
 
-// Peers returns how many other Subs of this Hub hold a reference to the
-// Sub's channel: the waiters of this client that are already waiting on it.
-// A new waiter that finds peers may queue behind them instead of racing them
-// (see Wait: the longest-blocked waiter is woken first).
-func (s *Sub) Peers() int {
+// QueueBehind reports whether other waiters of this Hub are on the Sub's
+// channel that have made an attempt, or will make one before they wait: a
+// new waiter that finds such waiters may queue behind them instead of
+// racing them (Wait wakes the Sub blocked longest). If so, the Sub counts as
+// a newcomer until its waiter calls Tried, and other Subs do not queue
+// behind it: so two waiters that arrive together never both wait for the
+// other to try, and a newcomer only ever waits behind a waiter that tries.
+func (s *Sub) QueueBehind() bool {
 	h := s.hub
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if s.closed {
-		return 0
+		return false
 	}
-	return len(s.ch.subs) - 1
+	for o := range s.ch.subs {
+		if o != s && !o.newcomer {
+			s.newcomer = true
+			return true
+		}
+	}
+	return false
+}
+
+// Tried reports that the Sub's waiter made an attempt: it no longer counts
+// as a newcomer (see QueueBehind).
+func (s *Sub) Tried() {
+	h := s.hub
+	h.mu.Lock()
+	s.newcomer = false
+	h.mu.Unlock()
 }
 
 // Used reports that the wake returned by the last Wait was acted on: the

@@ -192,6 +192,30 @@ var _ = Describe("Hub", func() {
 		Eventually(wb).Should(Receive(Equal(outcome{true, nil})))
 	})
 
+	It("lets a new waiter queue only behind waiters that try, never two newcomers behind each other", func() {
+		first := subscribe("queue")
+		// Two newcomers arrive together on a subscribed channel.
+		a, b := hub.SubscribeIfReady("queue"), hub.SubscribeIfReady("queue")
+		Expect(a).NotTo(BeNil())
+		Expect(b).NotTo(BeNil())
+		DeferCleanup(a.Close)
+		DeferCleanup(b.Close)
+		first.Close()
+		// a finds b, which has not queued (so it will try): a queues behind
+		// it. b then finds only a newcomer, and must try itself.
+		Expect(a.QueueBehind()).To(BeTrue())
+		Expect(b.QueueBehind()).To(BeFalse())
+		// Once a has made its attempt, it is one to queue behind.
+		c := hub.SubscribeIfReady("queue")
+		DeferCleanup(c.Close)
+		b.Close()
+		Expect(c.QueueBehind()).To(BeFalse())
+		a.Tried()
+		d := hub.SubscribeIfReady("queue")
+		DeferCleanup(d.Close)
+		Expect(d.QueueBehind()).To(BeTrue())
+	})
+
 	It("keeps a used wake: a waiter that tried does not wake another", func() {
 		a, b := subscribe("used"), subscribe("used")
 		wa := waitIn(a, -1)

@@ -42,6 +42,9 @@ type Client struct {
 	// renewLoaded is set once a renewal has sent SCRIPT LOAD ahead of its
 	// scripts (see Client.renew).
 	renewLoaded atomic.Bool
+	// queuePause bounds a queued waiter's first wait (see waitSpec.queue):
+	// queuePause, except in specs that need a lost wake to show.
+	queuePause time.Duration
 }
 
 // ms is a duration in milliseconds as a script argument (the watchdog
@@ -75,7 +78,7 @@ func NewClient(rdb redis.UniversalClient, opts ...Option) (*Client, error) {
 		return nil, opErr("newclient", "", err)
 	}
 	c := &Client{rdb: rdb, id: o.clientID, opts: o, holds: newLedger(), done: make(chan struct{}),
-		pubArg: o.publishCommand, watchdogMs: o.watchdogTimeout.Milliseconds()}
+		pubArg: o.publishCommand, watchdogMs: o.watchdogTimeout.Milliseconds(), queuePause: queuePause}
 	c.batch.rdb = rdb
 	c.batch.wake = make(chan struct{}, 1)
 	c.batch.cluster, c.cluster = rdb.(*redis.ClusterClient)

@@ -58,9 +58,9 @@ type Locker interface {
 // [getLock]): key = the lock's name, field = "<client id>:<owner id>",
 // value = hold count. Waiters sleep on redisson_lock__channel:{name}; the
 // last unlock publishes "0", which wakes one waiter in each client, the one
-// that has waited longest. A new waiter that finds waiters of its own Client
-// on the lock queues behind them before its first attempt (for at most
-// 100 ms), so the owners of one Client take the lock in turn; between
+// blocked longest in its wait. A new waiter that finds waiters of its own
+// Client on the lock queues behind them before its first attempt (for at
+// most 100 ms), so the owners of one Client take the lock in turn; between
 // clients, as in Redisson, whoever comes first takes it. A Lock value is only
 // a handle: many goroutines may share it, each acting for its own owner.
 type Lock struct{ h handle }

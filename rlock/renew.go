@@ -11,11 +11,14 @@ import (
 
 // renew is the watchdog's RenewFunc: one renewal script call per lease,
 // all handed to the batcher at once, so that a chunk of leases costs one
-// pipelined round trip. The Client's first renewal sends SCRIPT LOAD of
-// the renewal scripts ahead of them in the same pipeline: on a server that
-// has not run them yet, the calls then find them cached instead of failing
-// with NOSCRIPT and being sent again with their source (a second round
-// trip, with the script's text once per lease).
+// pipelined round trip. The Client's first renewal (and the first after a
+// failed one: Redis may come back without its scripts) sends SCRIPT LOAD
+// of the renewal scripts ahead of them in the same pipeline: on a server
+// that has not run them yet, the calls then find them cached instead of
+// failing with NOSCRIPT and being sent again with their source (a second
+// round trip, with the script's text once per lease). Not on a Redis
+// Cluster: there a keyless command in a pipeline goes to one master, not
+// to those of the leases.
 func (c *Client) renew(ctx context.Context, leases []watchdog.Lease) ([]watchdog.Status, error) {
 	ops := make([]*op, len(leases))
 	for i, l := range leases {
@@ -26,7 +29,7 @@ func (c *Client) renew(ctx context.Context, leases []watchdog.Lease) ([]watchdog
 		}
 	}
 	send := ops
-	if !c.renewLoaded.Swap(true) {
+	if c.batch.cluster == nil && !c.renewLoaded.Swap(true) {
 		send = append([]*op{newOp(ctx, "script", "load", renewScript.src), newOp(ctx, "script", "load", readRenewScript.src)}, ops...)
 	}
 	c.batch.submitAll(send)
@@ -42,7 +45,7 @@ func (c *Client) renew(ctx context.Context, leases []watchdog.Lease) ([]watchdog
 		switch n, _ := o.v.(int64); {
 		case o.outcome() != replied || o.replyErr() != nil:
 			out[i] = watchdog.Failed
-			c.renewLoaded.Store(false) // Redis may be back without its scripts: load them again
+			c.renewLoaded.Store(false)
 		case n == 1:
 			out[i] = watchdog.Renewed
 		default:

@@ -28,11 +28,11 @@ type waitSpec struct {
 	queue bool
 }
 
-// queuePause bounds the first wait of a waiter that queued behind this
-// Client's waiters without an attempt of its own: if no wake reaches it
-// within it (the waiters ahead left, or the lease ran out without an unlock
-// message), it makes the attempt it skipped, and then waits as any waiter
-// does.
+// queuePause is the default of Client.queuePause: it bounds the first wait
+// of a waiter that queued behind this Client's waiters without an attempt
+// of its own. If no wake reaches it within it (the waiters ahead left
+// without acquiring, or the lease ran out without an unlock message), it
+// makes the attempt it skipped, and then waits as any waiter does.
 const queuePause = 100 * time.Millisecond
 
 // waitFor runs a wait. It tries once; if that fails and the wait allows, it
@@ -46,11 +46,13 @@ const queuePause = 100 * time.Millisecond
 // nil) when the wait ran out.
 //
 // With w.queue, a waiter that finds other waiters of this Client on the
-// channel does not try first: it queues behind them (unlock messages wake
-// the longest-waiting first) for at most queuePause, so that a goroutine
-// that unlocks and locks again at once does not take the lock from under
-// the waiter its unlock woke. That is what makes the lock fair among the
-// goroutines of one process, and spares the attempt that would fail.
+// channel (ones that have tried, see pubsub.Sub.QueueBehind) does not try
+// first: it queues behind them (an unlock message wakes the waiter blocked
+// longest) for at most Client.queuePause, and then tries (a TryLock whose
+// wait is shorter tries when its wait ends). So a goroutine that unlocks
+// and locks again at once does not take the lock from under the waiter
+// its unlock woke: the goroutines of one process take the lock in turn,
+// and the attempt that would fail is spared.
 func (c *Client) waitFor(ctx context.Context, w waitSpec) (bool, error) {
 	// When the channel is already subscribed (contended here), join it
 	// before the first attempt: then one failed attempt is enough.
@@ -63,8 +65,8 @@ func (c *Client) waitFor(ctx context.Context, w waitSpec) (bool, error) {
 			sub.Close()
 		}
 	}()
-	if sub != nil && w.queue && sub.Peers() > 0 {
-		return c.waitOn(ctx, w, sub, queued, queuePause, nil)
+	if sub != nil && w.queue && sub.QueueBehind() {
+		return c.waitOn(ctx, w, sub, queued, c.queuePause, nil)
 	}
 	ok, pause, _, err := w.try()
 	if ok || w.once || (err != nil && !w.retryable(err)) {
@@ -101,7 +103,10 @@ func (c *Client) waitOn(ctx context.Context, w waitSpec, sub *pubsub.Sub, start 
 		if !tried {
 			var reached bool
 			ok, pause, reached, err = w.try()
-			untried = false
+			if untried {
+				untried = false
+				sub.Tried()
+			}
 			if reached {
 				sub.Used()
 			}

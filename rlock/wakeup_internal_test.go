@@ -44,6 +44,10 @@ var _ = Describe("a wake taken by a waiter whose context ends at the same moment
 		var err error
 		c, err = NewClient(rdb)
 		Expect(err).NotTo(HaveOccurred())
+		// B queues behind A without an attempt of its own: with the default
+		// 100 ms bound on that first wait, a lost wake would cost B only
+		// 100 ms and slip under the limits below. Make it cost 3 s.
+		c.queuePause = 3 * time.Second
 		DeferCleanup(func() {
 			Expect(c.Close()).To(Succeed())
 			Expect(rdb.Close()).To(Succeed())
@@ -110,6 +114,13 @@ var _ = Describe("a wake taken by a waiter whose context ends at the same moment
 		l := c.NewLock("race:lock")
 		ch := layout.Channel("race:lock")
 		race("Lock", func(context.Context) Locker { return l }, func(context.Context) Locker { return l },
+			func(a, b context.Context) bool { return waiters(ch) == map[bool]int{false: 1, true: 2}[b != nil] })
+	})
+
+	It("is handed on for a FencedLock", func() {
+		l := c.NewFencedLock("race:fenced")
+		ch := layout.Channel("race:fenced")
+		race("FencedLock", func(context.Context) Locker { return l }, func(context.Context) Locker { return l },
 			func(a, b context.Context) bool { return waiters(ch) == map[bool]int{false: 1, true: 2}[b != nil] })
 	})
 
