@@ -129,7 +129,10 @@ type channel struct {
 	subs    map[*Sub]struct{}
 	queue   []*Sub // Subs blocked in Wait, oldest first
 	permits int    // wakes that found nobody blocked, at most len(subs)
-	idle    *time.Timer
+	// expect counts messages this client announced it is about to publish
+	// on the channel (see Expect) and that have not arrived yet.
+	expect int
+	idle   *time.Timer
 }
 
 // conn is one subscription connection and its dispatcher.
@@ -175,8 +178,10 @@ type Sub struct {
 	closed bool
 	held   bool // a wake returned by Wait and not yet reported Used; under Hub.mu
 	// newcomer is set by QueueBehind until Tried: the Sub's waiter has not
-	// made an attempt yet, so others do not queue behind it. Under Hub.mu.
-	newcomer bool
+	// made an attempt yet, so others do not queue behind it. woken is set
+	// when a wake is sent to the Sub, until Used: its waiter is about to
+	// try. Under Hub.mu.
+	newcomer, woken bool
 }
 
 // Subscribe takes a reference to the channel and returns once Redis has
@@ -391,6 +396,7 @@ func (h *Hub) confirmed(name string) {
 	// reconnect. Messages sent meanwhile are lost, so the channel's waiters
 	// retry now rather than sleeping until their TTL runs out.
 	h.log.Debug("goredisson: channel re-subscribed after reconnect, waking its waiters", "channel", name)
+	ch.expect = 0
 	ch.wakeAll()
 	// Confirmations still pending on the old connection are gone with it.
 	for _, c := range h.chans {
@@ -408,6 +414,9 @@ func (h *Hub) deliver(name, payload string) {
 	ch := h.chans[name]
 	if ch == nil {
 		return
+	}
+	if ch.expect > 0 {
+		ch.expect--
 	}
 	if n := h.wake(name, payload); n == WakeAll {
 		ch.wakeAll()
@@ -441,6 +450,7 @@ func (ch *channel) wakeN(n int) {
 }
 
 func (s *Sub) signal() {
+	s.woken = true
 	select {
 	case s.wake <- struct{}{}:
 	default:
@@ -517,13 +527,15 @@ func (s *Sub) Wait(ctx context.Context, timeout time.Duration) (bool, error) {
 	return false, err
 }
 
-// QueueBehind reports whether other waiters of this Hub are on the Sub's
-// channel that have made an attempt, or will make one before they wait: a
-// new waiter that finds such waiters may queue behind them instead of
-// racing them (Wait wakes the Sub blocked longest). If so, the Sub counts as
-// a newcomer until its waiter calls Tried, and other Subs do not queue
-// behind it: so two waiters that arrive together never both wait for the
-// other to try, and a newcomer only ever waits behind a waiter that tries.
+// QueueBehind reports whether another waiter of this Hub on the Sub's
+// channel will make an attempt before the Sub's waiter could: one that has
+// tried before, or will try before it waits, or was sent a wake; or any other
+// waiter while a message this client announced (Expect) is on its way. A
+// new waiter that finds one may queue behind it instead of racing it (Wait
+// wakes the Sub blocked longest). If so, the Sub counts as a newcomer until
+// its waiter calls Tried, and does not itself let others queue behind it:
+// so two waiters that arrive together at a free lock never both wait for
+// the other to try.
 func (s *Sub) QueueBehind() bool {
 	h := s.hub
 	h.mu.Lock()
@@ -532,12 +544,35 @@ func (s *Sub) QueueBehind() bool {
 		return false
 	}
 	for o := range s.ch.subs {
-		if o != s && !o.newcomer {
+		if o != s && (!o.newcomer || o.woken || s.ch.expect > 0) {
 			s.newcomer = true
 			return true
 		}
 	}
 	return false
+}
+
+// Expect announces that this client is about to publish a message on the
+// channel (its own unlock), so that until a message arrives a new waiter
+// queues behind the waiter it will wake (see QueueBehind). Call Unexpect if
+// nothing was published after all. It does nothing for a channel that is
+// not subscribed and confirmed. A message that never comes (a connection
+// lost meanwhile) costs new waiters at most their queue bound, never a wake.
+func (h *Hub) Expect(name string) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if ch := h.chans[name]; ch != nil && ch.want && isClosed(ch.ready) {
+		ch.expect++
+	}
+}
+
+// Unexpect withdraws an Expect whose message was not published.
+func (h *Hub) Unexpect(name string) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if ch := h.chans[name]; ch != nil && ch.expect > 0 {
+		ch.expect--
+	}
 }
 
 // Tried reports that the Sub's waiter made an attempt: it no longer counts
@@ -554,7 +589,7 @@ func (s *Sub) Tried() {
 func (s *Sub) Used() {
 	h := s.hub
 	h.mu.Lock()
-	s.held = false
+	s.held, s.woken = false, false
 	h.mu.Unlock()
 }
 

@@ -65,7 +65,18 @@ func (h *handle) unlock(ctx context.Context) error {
 	if err == nil {
 		var left int
 		if err = c.runUnsettled(rctx, k, hs); err == nil {
+			// The last release publishes an unlock message: until it comes
+			// back, a new waiter of this Client queues behind the waiter it
+			// will wake instead of taking the lock first (see
+			// waitSpec.queue).
+			expect := h.queues() && hs.count == 1
+			if expect {
+				c.hub.Expect(h.ch)
+			}
 			left, held, err = c.releaseOnce(rctx, h, k, hs)
+			if expect && (err != nil || left != 0) {
+				c.hub.Unexpect(h.ch)
+			}
 		}
 		c.holds.exit(k, hs)
 		if err == nil && left == 0 && h.kind == kindWrite && c.holds.count(holdKey{h.name, c.field(ctx)}) > 0 {

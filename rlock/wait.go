@@ -102,11 +102,13 @@ func (c *Client) waitOn(ctx context.Context, w waitSpec, sub *pubsub.Sub, start 
 	for {
 		if !tried {
 			var reached bool
-			ok, pause, reached, err = w.try()
 			if untried {
+				// From now on it is a waiter that tries: others may queue
+				// behind it.
 				untried = false
 				sub.Tried()
 			}
+			ok, pause, reached, err = w.try()
 			if reached {
 				sub.Used()
 			}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"math/rand/v2"
 	"slices"
+	"strconv"
 	"testing"
 	"time"
 
@@ -163,10 +164,17 @@ var _ = Describe("a goroutine that unlocks and locks again at once", func() {
 			Expect(c.Close()).To(Succeed())
 			Expect(rdb.Close()).To(Succeed())
 		})
-		for _, l := range []Locker{c.NewLock("queue:lock"), c.NewFencedLock("queue:fenced")} {
-			ch := layout.Channel(l.Name())
+		kinds := map[string]func(name string) Locker{
+			"Lock":       func(name string) Locker { return c.NewLock(name) },
+			"FencedLock": func(name string) Locker { return c.NewFencedLock(name) },
+		}
+		for kind, newLock := range kinds {
 			ctx := context.Background()
 			for i := range trials {
+				// A lock of its own per trial: the last unlocks of a trial
+				// publish messages that must not reach the next one.
+				l := newLock("queue:" + kind + ":" + strconv.Itoa(i))
+				ch := layout.Channel(l.Name())
 				h, w := ctxowner.New(ctx), ctxowner.New(ctx)
 				Expect(l.Lock(h)).To(Succeed())
 				got := make(chan struct{})
@@ -184,6 +192,61 @@ var _ = Describe("a goroutine that unlocks and locks again at once", func() {
 				Expect(l.HoldCount(h)).To(Equal(1))
 				Expect(l.Unlock(h)).To(Succeed())
 			}
+		}
+	})
+
+	It("queues behind a waiter that has not tried yet, once its own unlock is on the way to wake it", func() {
+		rdb := redis.NewClient(&redis.Options{Addr: internalServer.Addr})
+		c, err := NewClient(rdb)
+		Expect(err).NotTo(HaveOccurred())
+		DeferCleanup(func() {
+			Expect(c.Close()).To(Succeed())
+			Expect(rdb.Close()).To(Succeed())
+		})
+		ctx := context.Background()
+		for i := range trials {
+			// A lock of its own per trial: the last unlocks of a trial
+			// publish messages that must not reach the next one.
+			l := c.NewLock("queue:newcomer:" + strconv.Itoa(i))
+			ch := layout.Channel(l.Name())
+			h, w1, w2 := ctxowner.New(ctx), ctxowner.New(ctx), ctxowner.New(ctx)
+			Expect(l.Lock(h)).To(Succeed())
+			// w1 waits after an attempt of its own; w2 comes later and
+			// queues behind w1 without one.
+			got1, release1 := make(chan struct{}), make(chan struct{})
+			got2 := make(chan struct{})
+			w2First := make(chan bool, 1)
+			go func() {
+				defer GinkgoRecover()
+				Expect(l.Lock(w1)).To(Succeed())
+				close(got1)
+				<-release1
+				// Unlock and lock again at once: w2 has not tried yet, but
+				// this unlock's message is on its way to wake it.
+				Expect(l.Unlock(w1)).To(Succeed())
+				Expect(l.Lock(w1)).To(Succeed())
+				select {
+				case <-got2:
+					w2First <- true
+				default:
+					w2First <- false
+				}
+				Expect(l.Unlock(w1)).To(Succeed())
+			}()
+			Eventually(func() int { return c.hub.Waiters(ch) }).WithPolling(200 * time.Microsecond).Should(Equal(1))
+			go func() {
+				defer GinkgoRecover()
+				Expect(l.Lock(w2)).To(Succeed())
+				close(got2)
+				Expect(l.Unlock(w2)).To(Succeed())
+			}()
+			Eventually(func() int { return c.hub.Waiters(ch) }).WithPolling(200 * time.Microsecond).Should(Equal(2))
+			Expect(l.Unlock(h)).To(Succeed())
+			Eventually(got1).Should(BeClosed())
+			Expect(c.hub.Waiters(ch)).To(Equal(1), "w2 is still queued")
+			close(release1)
+			Eventually(w2First).Should(Receive(BeTrue()), "trial %d: w1 took the lock back before the waiter its unlock woke", i)
+			Eventually(func() (bool, error) { return l.IsLocked(ctx) }).Should(BeFalse())
 		}
 	})
 })
