@@ -90,6 +90,7 @@ var _ = BeforeSuite(func() {
 	DeferCleanup(func() { Expect(java.close()).To(Succeed()) })
 	warmUpProbe(java)
 	startSyncJava(path, server.Addr)
+	startGroupJava(path, server.Addr)
 })
 
 // env is one spec's world: a flushed server, a raw client for inspection,

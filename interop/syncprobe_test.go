@@ -64,10 +64,11 @@ func probeClassPath(script string) (cp, version string, err error) {
 	return cp, version, nil
 }
 
-// startSyncProbe compiles testdata/SyncProbe.java into a temporary
-// directory (removed at the end of the suite) and runs it against the Redis
+// startTestdataProbe compiles testdata/<class>.java, one of this suite's
+// own Java programs, into a temporary directory (removed at the end of the
+// suite) against the lock probe's class path, and runs it against the Redis
 // at addr. A non-empty skip says why it cannot run here.
-func startSyncProbe(script, addr string) (p *probe, skip string, err error) {
+func startTestdataProbe(script, addr, class string) (p *probe, skip string, err error) {
 	javac, err := exec.LookPath("javac")
 	if err != nil {
 		return nil, "javac is not installed", nil
@@ -80,37 +81,45 @@ func startSyncProbe(script, addr string) (p *probe, skip string, err error) {
 	if err != nil {
 		return nil, "", err
 	}
-	dir, err := os.MkdirTemp("", "syncprobe-")
+	dir, err := os.MkdirTemp("", strings.ToLower(class)+"-")
 	if err != nil {
 		return nil, "", err
 	}
 	DeferCleanup(os.RemoveAll, dir)
-	src, err := filepath.Abs(filepath.Join("testdata", "SyncProbe.java"))
+	src, err := filepath.Abs(filepath.Join("testdata", class+".java"))
 	if err != nil {
 		return nil, "", err
 	}
 	if out, err := exec.Command(javac, "-nowarn", "-d", dir, "-cp", cp, src).CombinedOutput(); err != nil {
-		return nil, "", fmt.Errorf("javac SyncProbe.java: %w: %s", err, out)
+		return nil, "", fmt.Errorf("javac %s.java: %w: %s", class, err, out)
 	}
 	p, err = runProbe(exec.Command(javaBin, "-Dorg.slf4j.simpleLogger.defaultLogLevel=warn",
-		"-cp", dir+":"+cp, "SyncProbe", "redis://"+addr, version))
+		"-cp", dir+":"+cp, class, "redis://"+addr, version))
 	return p, "", err
+}
+
+// startTestdataJava starts testdata/<class>.java for the suite next to the
+// lock probe, stopped at the end of the suite, and warms it up; or it says
+// in one line why the specs against what, which need it, are skipped.
+func startTestdataJava(script, addr, class, what string, warmUp func(*probe)) (p *probe, skip string) {
+	GinkgoHelper()
+	p, skip, err := startTestdataProbe(script, addr, class)
+	Expect(err).NotTo(HaveOccurred(), "starting %s", class)
+	if skip != "" {
+		skip += ", so the specs against " + what + " are skipped"
+		fmt.Println("interop: " + skip)
+		return nil, skip
+	}
+	DeferCleanup(func() { Expect(p.close()).To(Succeed()) })
+	warmUp(p)
+	return p, ""
 }
 
 // startSyncJava starts SyncProbe for the suite next to the lock probe, or
 // says in one line why the synchronizer specs are skipped.
 func startSyncJava(script, addr string) {
 	GinkgoHelper()
-	p, skip, err := startSyncProbe(script, addr)
-	Expect(err).NotTo(HaveOccurred(), "starting SyncProbe")
-	if skip != "" {
-		syncSkip = skip + ", so the specs against Redisson's synchronizers are skipped"
-		fmt.Println("interop: " + syncSkip)
-		return
-	}
-	syncJava = p
-	DeferCleanup(func() { Expect(p.close()).To(Succeed()) })
-	warmUpSync(p)
+	syncJava, syncSkip = startTestdataJava(script, addr, "SyncProbe", "Redisson's synchronizers", warmUpSync)
 }
 
 // warmUpSync runs every synchronizer, waits included, a few times, so that
@@ -198,11 +207,15 @@ func (s goSync) title() string         { return "goredisson" }
 func (s goSync) newTid() string        { return "g" + strconv.FormatInt(s.n.Add(1), 10) }
 func (s goSync) settle() time.Duration { return 100 * time.Millisecond }
 
-func (s goSync) send(cmd string) *pcall {
+func (s goSync) send(cmd string) *pcall { return s.w.goCall(cmd, s.exec) }
+
+// goCall runs a probe command with goredisson on its own goroutine, with
+// the world's context: exec answers the command's words as the probe would.
+func (w *world) goCall(cmd string, exec func(ctx context.Context, p []string) string) *pcall {
 	c := &pcall{cmd: cmd, ch: make(chan answer, 1)}
 	c.sent = time.Now()
-	s.w.goBg(func() {
-		text := s.exec(s.w.ctx, strings.Fields(cmd))
+	w.goBg(func() {
+		text := exec(w.ctx, strings.Fields(cmd))
 		c.ch <- answer{text: text, at: time.Now()}
 	})
 	return c
@@ -308,7 +321,7 @@ func errAnswer(err error) string {
 	for _, s := range []struct {
 		name string
 		err  error
-	}{{"ErrNotHeld", rlock.ErrNotHeld}, {"ErrInvalidArgument", rlock.ErrInvalidArgument}, {"ErrClosed", rlock.ErrClosed}} {
+	}{{"ErrNotHeld", rlock.ErrNotHeld}, {"ErrReentry", rlock.ErrReentry}, {"ErrInvalidArgument", rlock.ErrInvalidArgument}, {"ErrClosed", rlock.ErrClosed}} {
 		if errors.Is(err, s.err) {
 			return "err " + s.name + ": " + err.Error()
 		}
