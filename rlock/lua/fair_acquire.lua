@@ -94,7 +94,8 @@ end
 local purged = math.max(1, tonumber(redis.call('zscore', KEYS[4], head) or now) - now)
 if pttl > 0 then
     return math.min(purged, pttl)
-elseif pttl == -2 then
+elseif pttl == -2 or pttl == 0 then
+    -- Free, or expiring this very millisecond (PTTL says 0 then): soon.
     return math.min(purged, 50)
 end
 return purged
