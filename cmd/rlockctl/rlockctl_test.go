@@ -433,6 +433,10 @@ var _ = Describe("rlockctl", func() {
 			name := lockName()
 			s := rlockctl("watch", "--notify", "--count", "3", name)
 			Eventually(s.Out).Should(gbytes.Say(`keyspace notifications on \(`))
+			// Lock only once the watcher has read the state: a lock taken
+			// before that shows as its state, not as the first of the three
+			// changes it counts.
+			Eventually(s.Out).Should(gbytes.Say(`state: not locked\n`))
 			c := newClient()
 			lock := c.NewLock(name)
 			Expect(lock.LockLease(ctx, time.Second)).To(Succeed())
