@@ -13,10 +13,12 @@ import (
 // goroutine owner works as with a single lock.
 //
 // It takes its locks one after the other in a canonical order (by name,
-// then by Redis address), whatever order they were given in, so MultiLocks
-// over overlapping locks never wait for each other in a cycle, in one
-// process or many. (Redisson keeps the given order and instead releases and
-// retries after a bounded wait.) Holding one of the locks on its own while
+// then by Redis address), whatever order they were given in, so goredisson
+// MultiLocks over overlapping locks never wait for each other in a cycle, in
+// one process or many. Redisson's keeps the given order and instead releases
+// and retries after a bounded wait, so a Redisson MultiLock over (b, a) and
+// a goredisson one over (a, b) can each take one lock; only Redisson's
+// bounded wait then ends the standoff. Holding one of the locks on its own while
 // waiting for the MultiLock can still deadlock, as with any two locks taken
 // in different orders. If a wait runs out or fails, what was taken is given
 // back; a give-back that fails is reported in the error.
