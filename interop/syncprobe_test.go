@@ -65,9 +65,10 @@ func probeClassPath(script string) (cp, version string, err error) {
 }
 
 // startTestdataProbe compiles testdata/<class>.java, one of this suite's
-// own Java programs, into a temporary directory (removed at the end of the
-// suite) against the lock probe's class path, and runs it against the Redis
-// at addr. A non-empty skip says why it cannot run here.
+// own Java programs, with testdata/LineProbe.java (the line protocol they
+// share) into a temporary directory (removed at the end of the suite)
+// against the lock probe's class path, and runs it against the Redis at
+// addr. A non-empty skip says why it cannot run here.
 func startTestdataProbe(script, addr, class string) (p *probe, skip string, err error) {
 	javac, err := exec.LookPath("javac")
 	if err != nil {
@@ -86,11 +87,15 @@ func startTestdataProbe(script, addr, class string) (p *probe, skip string, err 
 		return nil, "", err
 	}
 	DeferCleanup(os.RemoveAll, dir)
-	src, err := filepath.Abs(filepath.Join("testdata", class+".java"))
-	if err != nil {
-		return nil, "", err
+	args := []string{"-nowarn", "-d", dir, "-cp", cp}
+	for _, c := range []string{class, "LineProbe"} {
+		src, err := filepath.Abs(filepath.Join("testdata", c+".java"))
+		if err != nil {
+			return nil, "", err
+		}
+		args = append(args, src)
 	}
-	if out, err := exec.Command(javac, "-nowarn", "-d", dir, "-cp", cp, src).CombinedOutput(); err != nil {
+	if out, err := exec.Command(javac, args...).CombinedOutput(); err != nil {
 		return nil, "", fmt.Errorf("javac %s.java: %w: %s", class, err, out)
 	}
 	p, err = runProbe(exec.Command(javaBin, "-Dorg.slf4j.simpleLogger.defaultLogLevel=warn",

@@ -6,12 +6,8 @@
  *
  *   java -cp <tmp>:<probe class path> SyncProbe redis://127.0.0.1:<port> [version]
  *
- * Line protocol, as the lock probe's: one command per line on stdin. A line
- * "@<tag> <command>" runs asynchronously and its answer comes back as
- * "@<tag> <answer>" (in completion order); an untagged command is answered
- * before the next line is read. A command with a <tid> runs on that tid's own
- * thread, in order, so a blocked acquire of one tid does not stop the others.
- * The first line printed is "ready <client id>".
+ * The line protocol (tags, tids, "ready <client id>", errors) is
+ * LineProbe's; a command with a <tid> runs on that tid's own thread.
  *
  *   sem.trysetpermits <name> <n>                   -> true | false
  *   sem.addpermits <name> <n>                      -> ok
@@ -31,121 +27,29 @@
  *   latch.await <name> <tid> [waitMs]              -> ok | true | false
  *   id | version | sleep <ms> | quit
  *
- * Errors: "err <exception class>: <message>", followed by " <- <class>: <message>"
- * for each cause (Redisson wraps an IllegalArgumentException of a release in a
- * RedisException).
+ * Redisson wraps an IllegalArgumentException of a release in a
+ * RedisException: the error shows both (LineProbe's error format).
  */
 
-import java.io.BufferedReader;
-import java.io.FileDescriptor;
-import java.io.FileOutputStream;
-import java.io.InputStreamReader;
-import java.io.PrintStream;
-import java.nio.charset.StandardCharsets;
 import java.time.Duration;
-import java.util.Map;
-import java.util.concurrent.CompletionException;
-import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.ExecutionException;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 
-import org.redisson.Redisson;
 import org.redisson.api.RCountDownLatch;
 import org.redisson.api.RPermitExpirableSemaphore;
 import org.redisson.api.RSemaphore;
 import org.redisson.api.RedissonClient;
 import org.redisson.client.codec.StringCodec;
-import org.redisson.config.Config;
 
 public class SyncProbe {
-    private static RedissonClient client;
-    private static String version = "unknown";
-    private static PrintStream out;
-    private static final Map<String, ExecutorService> tids = new ConcurrentHashMap<>();
-    private static final ExecutorService pool = Executors.newCachedThreadPool(r -> daemon(r, "sync-probe"));
-
     public static void main(String[] args) throws Exception {
-        out = new PrintStream(new FileOutputStream(FileDescriptor.out), true, "UTF-8");
-        if (args.length > 1) {
-            version = args[1];
-        }
-        Config config = new Config();
-        config.setCodec(StringCodec.INSTANCE);
-        config.useSingleServer().setAddress(args.length > 0 ? args[0] : "redis://127.0.0.1:6379");
-        client = Redisson.create(config);
-        answer(null, "ready " + client.getId());
-
-        BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
-        for (String line; (line = in.readLine()) != null; ) {
-            line = line.trim();
-            if (line.isEmpty()) {
-                continue;
-            }
-            String tag = null;
-            if (line.startsWith("@")) {
-                int sp = line.indexOf(' ');
-                if (sp < 0) {
-                    continue;
-                }
-                tag = line.substring(0, sp);
-                line = line.substring(sp + 1).trim();
-            }
-            String[] p = line.split("\\s+");
-            if (p[0].equals("quit")) {
-                break;
-            }
-            if (tag == null) {
-                answer(null, run(p));
-                continue;
-            }
-            String t = tag;
-            ExecutorService ex = tidOf(p);
-            (ex == null ? pool : ex).execute(() -> answer(t, run(p)));
-        }
-        client.shutdown(0, 2, TimeUnit.SECONDS);
-        System.exit(0);
+        LineProbe.serve(args, "sync-probe", config -> config.setCodec(StringCodec.INSTANCE), SyncProbe::exec, SyncProbe::tidOf);
     }
 
-    private static Thread daemon(Runnable r, String name) {
-        Thread t = new Thread(r, name);
-        t.setDaemon(true);
-        return t;
-    }
-
-    /** The thread of a command that names a tid (its third word), else null. */
-    private static ExecutorService tidOf(String[] p) {
+    /** The tid of a command that names one (its third word), else null. */
+    private static String tidOf(String[] p) {
         boolean hasTid = p[0].equals("sem.acquire") || p[0].equals("sem.tryacquire")
                 || p[0].equals("psem.acquire") || p[0].equals("psem.tryacquire") || p[0].equals("latch.await");
-        if (!hasTid || p.length < 3) {
-            return null;
-        }
-        return tids.computeIfAbsent(p[2], k -> Executors.newSingleThreadExecutor(r -> daemon(r, "tid-" + k)));
-    }
-
-    private static synchronized void answer(String tag, String text) {
-        out.println(tag == null ? text : tag + " " + text);
-        out.flush();
-    }
-
-    private static String run(String[] p) {
-        try {
-            return exec(p);
-        } catch (Throwable e) {
-            Throwable c = e;
-            while ((c instanceof CompletionException || c instanceof ExecutionException) && c.getCause() != null) {
-                c = c.getCause();
-            }
-            StringBuilder b = new StringBuilder("err ");
-            for (int depth = 0; c != null && depth < 5; c = c.getCause(), depth++) {
-                if (depth > 0) {
-                    b.append(" <- ");
-                }
-                b.append(c.getClass().getSimpleName()).append(": ").append(String.valueOf(c.getMessage()).replace('\n', ' '));
-            }
-            return b.toString();
-        }
+        return hasTid && p.length >= 3 ? p[2] : null;
     }
 
     private static int num(String[] p, int i) {
@@ -156,12 +60,8 @@ public class SyncProbe {
         return Long.parseLong(p[i]);
     }
 
-    private static String exec(String[] p) throws Exception {
+    private static String exec(RedissonClient client, String[] p) throws Exception {
         switch (p[0]) {
-            case "id":
-                return client.getId();
-            case "version":
-                return version;
             case "sleep":
                 Thread.sleep(ms(p, 1));
                 return "ok";
