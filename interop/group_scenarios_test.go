@@ -76,6 +76,20 @@ func notYet(c *pcall, who string) {
 		Should(BeFalse(), "%s went on while the other client held the lock", who)
 }
 
+// handOver expects other's waiting call c (a kind acquisition, waiterVerb
+// in the wake-up's label) to stay unanswered while holder holds, then
+// unlocks with holder's unlockCmd and expects c to go on within the wake
+// bound, recording the wake-up ("<kind>: <holder> unlock<of> wakes a ...").
+func handOver(holder, other groupSide, c *pcall, waiterVerb, unlockCmd, kind, of string) {
+	GinkgoHelper()
+	notYet(c, other.title()+"'s "+kind)
+	u := holder.send(unlockCmd)
+	Expect(answerWithin(u, 10*time.Second, "unlock")).To(Equal("ok"))
+	Expect(answerWithin(c, 5*time.Second, "the "+other.title()+" "+kind+" waiter")).To(Equal("ok"))
+	expectWake("redisson", fmt.Sprintf("%s: %s %s%s wakes a %s %s", kind, holder.title(),
+		verb(holder, "unlock()", "Unlock"), of, other.title(), waiterVerb), c.at().Sub(u.sent))
+}
+
 // reentryRefused matches a client's answer to its holder taking a
 // non-reentrant lock again: Redisson's IllegalMonitorStateException,
 // goredisson's ErrReentry.
@@ -113,12 +127,7 @@ func multiExcludes(s *groupWorld, javaHolds bool) {
 	wt := other.newTid()
 	c := other.send("multi lock " + names + " " + wt)
 	awaitWaiting(other, lockCh(a), 1)
-	notYet(c, other.title()+"'s MultiLock")
-	u := holder.send("multi unlock " + names + " " + ht)
-	Expect(answerWithin(u, 10*time.Second, "unlock")).To(Equal("ok"))
-	Expect(answerWithin(c, 5*time.Second, "the "+other.title()+" MultiLock waiter")).To(Equal("ok"))
-	expectWake("redisson", fmt.Sprintf("MultiLock: %s %s of {a,b} wakes a %s %s", holder.title(),
-		verb(holder, "unlock()", "Unlock"), other.title(), verb(other, "lock()", "Lock")), c.at().Sub(u.sent))
+	handOver(holder, other, c, verb(other, "lock()", "Lock"), "multi unlock "+names+" "+ht, "MultiLock", " of {a,b}")
 	s.expectHolds(other.field(wt), a, b)
 	Expect(call(other, "multi held "+names+" "+wt)).To(Equal("true"))
 	Expect(call(other, "multi unlock "+names+" "+wt)).To(Equal("ok"))
@@ -167,12 +176,7 @@ func redExcludes(s *groupWorld, javaHolds bool) {
 
 	wt := other.newTid()
 	c := other.send("red trylock " + names + " " + wt + " 10000 -1")
-	notYet(c, other.title()+"'s RedLock")
-	u := holder.send("red unlock " + names + " " + ht)
-	Expect(answerWithin(u, 10*time.Second, "unlock")).To(Equal("ok"))
-	Expect(answerWithin(c, 5*time.Second, "the "+other.title()+" RedLock waiter")).To(Equal("ok"))
-	expectWake("redisson", fmt.Sprintf("RedLock: %s %s of 3 names wakes a %s %s", holder.title(),
-		verb(holder, "unlock()", "Unlock"), other.title(), verb(other, "tryLock(10 s)", "TryLock(10 s)")), c.at().Sub(u.sent))
+	handOver(holder, other, c, verb(other, "tryLock(10 s)", "TryLock(10 s)"), "red unlock "+names+" "+ht, "RedLock", " of 3 names")
 	s.expectHolds(other.field(wt), keys...)
 	Expect(call(other, "red unlock "+names+" "+wt)).To(Equal("ok"))
 	s.expectFree(keys...)
@@ -234,12 +238,7 @@ func nonReentrant(s *groupWorld, javaHolds bool) {
 	wt := other.newTid()
 	c := other.send("nr lock " + name + " " + wt)
 	awaitWaiting(other, lockCh(name), 1)
-	notYet(c, other.title()+"'s NonReentrantLock")
-	u := holder.send("nr unlock " + name + " " + ht)
-	Expect(answerWithin(u, 10*time.Second, "unlock")).To(Equal("ok"))
-	Expect(answerWithin(c, 5*time.Second, "the "+other.title()+" NonReentrantLock waiter")).To(Equal("ok"))
-	expectWake("redisson", fmt.Sprintf("NonReentrantLock: %s %s wakes a %s %s", holder.title(),
-		verb(holder, "unlock()", "Unlock"), other.title(), verb(other, "lock()", "Lock")), c.at().Sub(u.sent))
+	handOver(holder, other, c, verb(other, "lock()", "Lock"), "nr unlock "+name+" "+ht, "NonReentrantLock", "")
 	wf := other.field(wt)
 	s.expectHolds(wf, keys...)
 	Expect(call(other, "nr trylock "+name+" "+wt+" 0 -1")).To(reentryRefused(other))
