@@ -36,24 +36,52 @@ var _ = BeforeSuite(func() {
 	DeferCleanup(internalServer.Close)
 })
 
+// internalClient returns a Client on a go-redis client of its own; both
+// are closed at cleanup.
+func internalClient() *Client {
+	GinkgoHelper()
+	rdb := redis.NewClient(&redis.Options{Addr: internalServer.Addr})
+	c, err := NewClient(rdb)
+	Expect(err).NotTo(HaveOccurred())
+	DeferCleanup(func() {
+		Expect(c.Close()).To(Succeed())
+		Expect(rdb.Close()).To(Succeed())
+	})
+	return c
+}
+
+// blockedOn waits until n waiters of c block on channel.
+func blockedOn(c *Client, channel string, n int) {
+	GinkgoHelper()
+	Eventually(func() int { return c.hub.Waiters(channel) }).WithPolling(200 * time.Microsecond).Should(Equal(n))
+}
+
+// lockThenUnlock starts owner's Lock of l on a goroutine of its own, which
+// closes got once it holds the lock, and unlocks it.
+func lockThenUnlock(l Locker, owner context.Context) (got chan struct{}) {
+	got = make(chan struct{})
+	go func() {
+		defer GinkgoRecover()
+		Expect(l.Lock(owner)).To(Succeed())
+		close(got)
+		Expect(l.Unlock(owner)).To(Succeed())
+	}()
+	return got
+}
+
 var _ = Describe("a wake taken by a waiter whose context ends at the same moment", Label("slow"), func() {
 	const trials = 1000
 	var c *Client
 	BeforeEach(func() {
 		before := gleak.Goroutines()
-		rdb := redis.NewClient(&redis.Options{Addr: internalServer.Addr})
-		var err error
-		c, err = NewClient(rdb)
-		Expect(err).NotTo(HaveOccurred())
+		DeferCleanup(func() {
+			Eventually(gleak.Goroutines).WithTimeout(5 * time.Second).ShouldNot(gleak.HaveLeaked(before))
+		})
+		c = internalClient()
 		// B queues behind A without an attempt of its own: with the default
 		// 100 ms bound on that first wait, a lost wake would cost B only
 		// 100 ms and slip under the limits below. Make it cost 3 s.
 		c.queuePause = 3 * time.Second
-		DeferCleanup(func() {
-			Expect(c.Close()).To(Succeed())
-			Expect(rdb.Close()).To(Succeed())
-			Eventually(gleak.Goroutines).WithTimeout(5 * time.Second).ShouldNot(gleak.HaveLeaked(before))
-		})
 	})
 
 	// race runs the trials: a holder H holds the lock; waiter A (Lock, its
@@ -156,14 +184,10 @@ var _ = Describe("a wake taken by a waiter whose context ends at the same moment
 
 var _ = Describe("a goroutine that unlocks and locks again at once", func() {
 	const trials = 30
+	var c *Client
+	BeforeEach(func() { c = internalClient() })
+
 	It("queues behind the waiter its unlock woke, for a Lock and a FencedLock", func() {
-		rdb := redis.NewClient(&redis.Options{Addr: internalServer.Addr})
-		c, err := NewClient(rdb)
-		Expect(err).NotTo(HaveOccurred())
-		DeferCleanup(func() {
-			Expect(c.Close()).To(Succeed())
-			Expect(rdb.Close()).To(Succeed())
-		})
 		kinds := map[string]func(name string) Locker{
 			"Lock":       func(name string) Locker { return c.NewLock(name) },
 			"FencedLock": func(name string) Locker { return c.NewFencedLock(name) },
@@ -177,14 +201,8 @@ var _ = Describe("a goroutine that unlocks and locks again at once", func() {
 				ch := layout.Channel(l.Name())
 				h, w := ctxowner.New(ctx), ctxowner.New(ctx)
 				Expect(l.Lock(h)).To(Succeed())
-				got := make(chan struct{})
-				go func() {
-					defer GinkgoRecover()
-					Expect(l.Lock(w)).To(Succeed())
-					close(got)
-					Expect(l.Unlock(w)).To(Succeed())
-				}()
-				Eventually(func() int { return c.hub.Waiters(ch) }).WithPolling(200 * time.Microsecond).Should(Equal(1))
+				got := lockThenUnlock(l, w)
+				blockedOn(c, ch, 1)
 				Expect(l.Unlock(h)).To(Succeed())
 				Expect(l.Lock(h)).To(Succeed()) // returns once the waiter has had its turn
 				Expect(got).To(BeClosed(), "%s trial %d: the goroutine that unlocked took the lock again before the waiter its unlock woke", l.Name(), i)
@@ -196,13 +214,6 @@ var _ = Describe("a goroutine that unlocks and locks again at once", func() {
 	})
 
 	It("queues behind a waiter that has not tried yet, once its own unlock is on the way to wake it", func() {
-		rdb := redis.NewClient(&redis.Options{Addr: internalServer.Addr})
-		c, err := NewClient(rdb)
-		Expect(err).NotTo(HaveOccurred())
-		DeferCleanup(func() {
-			Expect(c.Close()).To(Succeed())
-			Expect(rdb.Close()).To(Succeed())
-		})
 		ctx := context.Background()
 		for i := range trials {
 			// A lock of its own per trial: the last unlocks of a trial
@@ -214,7 +225,7 @@ var _ = Describe("a goroutine that unlocks and locks again at once", func() {
 			// w1 waits after an attempt of its own; w2 comes later and
 			// queues behind w1 without one.
 			got1, release1 := make(chan struct{}), make(chan struct{})
-			got2 := make(chan struct{})
+			var got2 chan struct{}
 			w2First := make(chan bool, 1)
 			go func() {
 				defer GinkgoRecover()
@@ -233,14 +244,9 @@ var _ = Describe("a goroutine that unlocks and locks again at once", func() {
 				}
 				Expect(l.Unlock(w1)).To(Succeed())
 			}()
-			Eventually(func() int { return c.hub.Waiters(ch) }).WithPolling(200 * time.Microsecond).Should(Equal(1))
-			go func() {
-				defer GinkgoRecover()
-				Expect(l.Lock(w2)).To(Succeed())
-				close(got2)
-				Expect(l.Unlock(w2)).To(Succeed())
-			}()
-			Eventually(func() int { return c.hub.Waiters(ch) }).WithPolling(200 * time.Microsecond).Should(Equal(2))
+			blockedOn(c, ch, 1)
+			got2 = lockThenUnlock(l, w2)
+			blockedOn(c, ch, 2)
 			Expect(l.Unlock(h)).To(Succeed())
 			Eventually(got1).Should(BeClosed())
 			Expect(c.hub.Waiters(ch)).To(Equal(1), "w2 is still queued")
