@@ -176,12 +176,12 @@ type Sub struct {
 	ch     *channel
 	wake   chan struct{}
 	closed bool
-	held   bool // a wake returned by Wait and not yet reported Used; under Hub.mu
-	// newcomer is set by QueueBehind until Tried: the Sub's waiter has not
-	// made an attempt yet, so others do not queue behind it. woken is set
-	// when a wake is sent to the Sub, until Used: its waiter is about to
-	// try. Under Hub.mu.
-	newcomer, woken bool
+	// woken is set when a wake is sent to the Sub (or Wait takes a permit),
+	// until Used: a wake that it holds, or that is on its way to it, and
+	// its waiter has not acted on. newcomer is set by QueueBehind until
+	// Tried: the Sub's waiter has not made an attempt yet, so others do not
+	// queue behind it. Under Hub.mu.
+	woken, newcomer bool
 }
 
 // Subscribe takes a reference to the channel and returns once Redis has
@@ -488,14 +488,14 @@ func (s *Sub) Wait(ctx context.Context, timeout time.Duration) (bool, error) {
 	}
 	select {
 	case <-s.wake:
-		s.held = true
+		s.woken = true
 		h.mu.Unlock()
 		return true, nil
 	default:
 	}
 	if s.ch.permits > 0 {
 		s.ch.permits--
-		s.held = true
+		s.woken = true
 		h.mu.Unlock()
 		return true, nil
 	}
@@ -512,7 +512,7 @@ func (s *Sub) Wait(ctx context.Context, timeout time.Duration) (bool, error) {
 	select {
 	case <-s.wake:
 		h.mu.Lock()
-		s.held = true
+		s.woken = true
 		h.mu.Unlock()
 		return true, nil
 	case <-tc:
@@ -589,7 +589,7 @@ func (s *Sub) Tried() {
 func (s *Sub) Used() {
 	h := s.hub
 	h.mu.Lock()
-	s.held, s.woken = false, false
+	s.woken = false
 	h.mu.Unlock()
 }
 
@@ -608,7 +608,7 @@ func (s *Sub) Close() {
 	ch := s.ch
 	ch.dequeue(s)
 	delete(ch.subs, s)
-	unused := s.held
+	unused := s.woken
 	select {
 	case <-s.wake:
 		unused = true

@@ -131,7 +131,7 @@ func (c *Client) waitOn(ctx context.Context, w waitSpec, sub *pubsub.Sub, start 
 		}
 		remain, ok := remaining(w.deadline)
 		if !ok && untried {
-			untried, tried = false, false // the wait ran out in the queue: make the one attempt it owes
+			tried = false // the wait ran out in the queue: make the one attempt it owes
 			continue
 		}
 		if !ok {
