@@ -76,6 +76,20 @@ func notYet(c *pcall, who string) {
 		Should(BeFalse(), "%s went on while the other client held the lock", who)
 }
 
+// shortTriesFail expects each of other's tryLock commands (cmd <tid>
+// <wait> -1, waiting 0 and then 300 ms) to fail, and the holder's hold
+// (field hf) on every key to stay as it was.
+func (s *groupWorld) shortTriesFail(other groupSide, hf string, keys []string, cmds ...string) {
+	GinkgoHelper()
+	ot := other.newTid()
+	for _, cmd := range cmds {
+		for _, wait := range []string{"0", "300"} {
+			Expect(call(other, cmd+" "+ot+" "+wait+" -1")).To(Equal("false"), "%s: %s (wait %s ms)", other.title(), cmd, wait)
+		}
+	}
+	s.expectHolds(hf, keys...)
+}
+
 // handOver expects other's waiting call c (a kind acquisition, waiterVerb
 // in the wake-up's label) to stay unanswered while holder holds, then
 // unlocks with holder's unlockCmd and expects c to go on within the wake
@@ -116,13 +130,7 @@ func multiExcludes(s *groupWorld, javaHolds bool) {
 	hf := holder.field(ht)
 	s.expectHolds(hf, a, b)
 
-	ot := other.newTid()
-	for _, cmd := range []string{"multi trylock " + names, "plain trylock " + b} {
-		for _, wait := range []string{" 0", " 300"} {
-			Expect(call(other, cmd+" "+ot+wait+" -1")).To(Equal("false"), "%s: %s (wait%s ms)", other.title(), cmd, wait)
-		}
-	}
-	s.expectHolds(hf, a, b)
+	s.shortTriesFail(other, hf, []string{a, b}, "multi trylock "+names, "plain trylock "+b)
 
 	wt := other.newTid()
 	c := other.send("multi lock " + names + " " + wt)
@@ -168,11 +176,7 @@ func redExcludes(s *groupWorld, javaHolds bool) {
 	hf := holder.field(ht)
 	s.expectHolds(hf, keys...)
 
-	ot := other.newTid()
-	for _, wait := range []string{"0", "300"} {
-		Expect(call(other, "red trylock "+names+" "+ot+" "+wait+" -1")).To(Equal("false"), "%s: wait %s ms", other.title(), wait)
-	}
-	s.expectHolds(hf, keys...)
+	s.shortTriesFail(other, hf, keys, "red trylock "+names)
 
 	wt := other.newTid()
 	c := other.send("red trylock " + names + " " + wt + " 10000 -1")
@@ -229,11 +233,7 @@ func nonReentrant(s *groupWorld, javaHolds bool) {
 	}
 	s.expectHolds(hf, keys...)
 
-	ot := other.newTid()
-	for _, wait := range []string{"0", "300"} {
-		Expect(call(other, "nr trylock "+name+" "+ot+" "+wait+" -1")).To(Equal("false"), "%s: wait %s ms", other.title(), wait)
-	}
-	s.expectHolds(hf, keys...)
+	s.shortTriesFail(other, hf, keys, "nr trylock "+name)
 
 	wt := other.newTid()
 	c := other.send("nr lock " + name + " " + wt)
