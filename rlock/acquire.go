@@ -28,18 +28,18 @@ func (h *handle) acquire(ctx context.Context, op string, wait, lease time.Durati
 	a := &attempt{h: h, ctx: ctx, lease: lease, fairWait: h.fairWait}
 	a.field = h.field(ctx)
 	a.key = holdKey{h.name, a.field}
-	if h.kind == kindFair && wait > 0 {
+	if h.fairQueue() && wait > 0 {
 		a.fairWait = wait // Redisson's threadWaitTime is the tryLock wait when there is one
 	}
 	if wait > 0 {
 		a.deadline = time.Now().Add(wait)
 	}
-	if h.kind == kindSpin {
+	if h.spins() {
 		held, err = a.spin(wait)
 	} else {
 		held, err = a.wait(wait)
 	}
-	if !held && h.kind == kindFair && wait != 0 {
+	if !held && h.fairQueue() && wait != 0 {
 		a.leaveQueue()
 	}
 	err = opErr(h.opName(op), h.name, h.c.ctxOr(ctx, err))
@@ -194,7 +194,7 @@ func (a *attempt) try(queue bool) (held bool, ttl time.Duration, reached bool, e
 		return false, 0, true, err
 	}
 	if r, ok := ints(o.v); ok && len(r) > 0 {
-		c.taken(a.key, hs, int(r[0]), sent, a.lease, h.kind == kindWrite && r[0] > 1, leaseData{h.renewKind(), h.kind})
+		c.taken(a.key, hs, int(r[0]), sent, a.lease, h.extendsOnReentry() && r[0] > 1, leaseData{h.renewKind(), h.kind})
 		if len(r) > 1 {
 			a.token = r[1]
 		}
@@ -212,7 +212,7 @@ func (a *attempt) try(queue bool) (held bool, ttl time.Duration, reached bool, e
 		pttl = 0 // the key went away meanwhile: try again at once
 	}
 	ttl = time.Duration(pttl) * time.Millisecond
-	if h.kind == kindFair && queue && (ttl < 0 || ttl > a.fairWait/3) {
+	if h.fairQueue() && queue && (ttl < 0 || ttl > a.fairWait/3) {
 		// A queued waiter's attempts refresh its place: never sleep longer
 		// than a third of its threadWaitTime between two.
 		ttl = a.fairWait / 3

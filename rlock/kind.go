@@ -70,6 +70,39 @@ func (h *handle) field(ctx context.Context) string {
 	return h.c.field(ctx) + h.suffix()
 }
 
+// spins reports whether waiters retry with backoff instead of waiting for
+// messages (SpinLock).
+func (h *handle) spins() bool { return h.kind == kindSpin }
+
+// fairQueue reports whether waiters queue in Redis (FairLock): a waiter's
+// threadWaitTime is its wait, a waiter that gives up leaves the queue, and
+// a queued waiter's attempts refresh its place.
+func (h *handle) fairQueue() bool { return h.kind == kindFair }
+
+// extendsOnReentry reports whether a re-entry extends the lease by the new
+// one instead of setting it (a write lock, as Redisson's), which is also the
+// side that may be downgraded to the owner's read holds.
+func (h *handle) extendsOnReentry() bool { return h.kind == kindWrite }
+
+// String names a lock kind in events.
+func (k kind) String() string {
+	switch k {
+	case kindSpin:
+		return "spinlock"
+	case kindFenced:
+		return "fencedlock"
+	case kindFair:
+		return "fairlock"
+	case kindRead:
+		return "readlock"
+	case kindWrite:
+		return "writelock"
+	case kindNonReentrant:
+		return "nonreentrantlock"
+	}
+	return "lock"
+}
+
 // renewKind selects the renewal script of a watchdog lease.
 type renewKind uint8
 
@@ -106,7 +139,10 @@ func (h *handle) channel(field string) string {
 // newHandle returns the handle of a lock: its keys are derived once here,
 // not on every call.
 func newHandle(c *Client, name string, k kind) handle {
-	h := handle{c: c, name: name, kind: k, ch: layout.Channel(name)}
+	h := handle{c: c, name: name, kind: k, ch: layout.Channel(name), fairWait: defaultFairLockWaitTimeout, spin: defaultBackoff}
+	if c != nil {
+		h.fairWait, h.spin = c.opts.fairWait, c.opts.spin
+	}
 	if k == kindRead || k == kindWrite {
 		h.ch = layout.RWChannel(name)
 	}

@@ -79,7 +79,7 @@ func (h *handle) unlock(ctx context.Context) error {
 			}
 		}
 		c.holds.exit(k, hs)
-		if err == nil && left == 0 && h.kind == kindWrite && c.holds.count(holdKey{h.name, c.field(ctx)}) > 0 {
+		if err == nil && left == 0 && h.extendsOnReentry() && c.holds.count(holdKey{h.name, c.field(ctx)}) > 0 {
 			// A downgrade: the lock stays in read mode and, as in
 			// Redisson, nothing is published; this Client's waiting
 			// readers go in at once all the same.
@@ -195,7 +195,7 @@ func (c *Client) settleAcquire(h *handle, k holdKey, hs *hold, lost *op, n uint6
 		ctx, cancel := cleanupCtx(lost.ctx)
 		defer cancel()
 		if c.awaitLost(ctx, lost) {
-			if r, ok := lost.v.(int64); ok && (r == -3 || h.kind != kindFair) {
+			if r, ok := lost.v.(int64); ok && (r == -3 || !h.fairQueue()) {
 				return // it did not take the lock (nor join a queue): nothing to undo
 			}
 		}
