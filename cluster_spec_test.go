@@ -12,6 +12,7 @@ import (
 
 	"github.com/goredisson/goredisson/ctxowner"
 	"github.com/goredisson/goredisson/internal/redistest"
+	"github.com/goredisson/goredisson/internal/spectest"
 	"github.com/goredisson/goredisson/pubsub"
 	"github.com/goredisson/goredisson/rlock"
 )
@@ -94,7 +95,7 @@ var _ = Describe("on Redis Cluster (3 masters, 3 replicas)", Ordered, Label("clu
 			for _, c := range []*rlock.Client{c1, c2, c1, c2, c1, c2, c1, c2} {
 				lockers = append(lockers, c.NewFairLock(name))
 			}
-			Expect(countInside(lockers, 10)).To(Equal(80))
+			Expect(spectest.CountInside(lockers, 10)).To(Equal(80))
 		}
 		// pubsub.Slot, which picks a sharded subscription's node, agrees
 		// with the cluster.

@@ -11,6 +11,7 @@ import (
 
 	"github.com/goredisson/goredisson/ctxowner"
 	"github.com/goredisson/goredisson/internal/redistest"
+	"github.com/goredisson/goredisson/internal/spectest"
 	"github.com/goredisson/goredisson/rlock"
 )
 
@@ -35,7 +36,7 @@ var _ = Describe("RLock when Redis is unavailable", Label("fault"), func() {
 	It("returns an error within the deadline when nothing listens", func() {
 		port, err := redistest.FreePort()
 		Expect(err).NotTo(HaveOccurred())
-		c, _ := clientAndRedis("127.0.0.1:" + strconv.Itoa(port))
+		c, _ := spectest.ClientAndRedis("127.0.0.1:" + strconv.Itoa(port))
 		lock := c.NewLock("unreachable")
 
 		dctx, cancel := context.WithTimeout(ctx, 500*time.Millisecond)
@@ -60,7 +61,7 @@ var _ = Describe("RLock when Redis is unavailable", Label("fault"), func() {
 	})
 
 	It("returns by the deadline while Redis hangs, and the abandoned attempt leaves no lock", func() {
-		c, rdb := clientAndRedis(srv.Addr)
+		c, rdb := spectest.ClientAndRedis(srv.Addr)
 		lock := c.NewLock("hung")
 		owner := ctxowner.New(ctx)
 		// A connection made before the pause: the script is sent, not just
@@ -95,7 +96,7 @@ var _ = Describe("RLock when Redis is unavailable", Label("fault"), func() {
 	})
 
 	It("keeps a re-entered hold's count exact when the re-entry's outcome is unknown", func() {
-		c, _ := clientAndRedis(srv.Addr)
+		c, _ := spectest.ClientAndRedis(srv.Addr)
 		lock := c.NewLock("reentry-unknown")
 		owner := ctxowner.New(ctx)
 		Expect(lock.Lock(owner)).To(Succeed())
@@ -113,7 +114,7 @@ var _ = Describe("RLock when Redis is unavailable", Label("fault"), func() {
 	})
 
 	It("gives back a write hold of unknown outcome taken for a goroutine owner", func() {
-		c, rdb := clientAndRedis(srv.Addr)
+		c, rdb := spectest.ClientAndRedis(srv.Addr)
 		wl := c.NewReadWriteLock("rw-hung").WriteLock()
 		// A connection made before the pause: the script is sent, not just
 		// the connection handshake.
@@ -132,7 +133,7 @@ var _ = Describe("RLock when Redis is unavailable", Label("fault"), func() {
 	})
 
 	It("tells the holder of every lock type that its lock was lost while Redis hangs past the lease, before anyone else can take it", func() {
-		c, rdb := clientAndRedis(srv.Addr, rlock.WithWatchdogTimeout(time.Second))
+		c, rdb := spectest.ClientAndRedis(srv.Addr, rlock.WithWatchdogTimeout(time.Second))
 		rw := c.NewReadWriteLock("hung-rw")
 		rwRead := c.NewReadWriteLock("hung-rw-read")
 		locks := map[string]rlock.Locker{
@@ -178,8 +179,8 @@ var _ = Describe("RLock when Redis is unavailable", Label("fault"), func() {
 	})
 
 	It("gives the lock to a waiter that waited across a Redis restart", func() {
-		holderClient, _ := clientAndRedis(srv.Addr, rlock.WithWatchdogTimeout(1500*time.Millisecond))
-		waiterClient, _ := clientAndRedis(srv.Addr)
+		holderClient, _ := spectest.ClientAndRedis(srv.Addr, rlock.WithWatchdogTimeout(1500*time.Millisecond))
+		waiterClient, _ := spectest.ClientAndRedis(srv.Addr)
 		holder := holderClient.NewLock("restart")
 		Expect(holder.Lock(ctx)).To(Succeed())
 		lost, stop := rlock.LostContext(ctx, holder)
@@ -190,8 +191,8 @@ var _ = Describe("RLock when Redis is unavailable", Label("fault"), func() {
 		go func() { done <- waiterClient.NewLock("restart").Lock(owner) }()
 		raw := srv.Client()
 		Eventually(func() int64 {
-			n, _ := raw.PubSubNumSub(ctx, lockChannel("restart")).Result()
-			return n[lockChannel("restart")]
+			n, _ := raw.PubSubNumSub(ctx, spectest.LockChannel("restart")).Result()
+			return n[spectest.LockChannel("restart")]
 		}).Should(BeEquivalentTo(1))
 		Expect(raw.Close()).To(Succeed())
 
