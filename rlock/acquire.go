@@ -12,7 +12,8 @@ import (
 // forever is the wait of Lock and LockLease: until held or ctx ends.
 const forever time.Duration = -1
 
-// maxBackoff caps the pause between attempts while Redis fails.
+// maxBackoff caps the pause between attempts while Redis fails and waits
+// retry until ctx ends (WithRetry with attempts < 0).
 const maxBackoff = time.Second
 
 // acquire is the one acquisition of every lock kind: it takes a hold for
@@ -109,22 +110,33 @@ func (a *attempt) retryable(err error) bool {
 func (a *attempt) spin(wait time.Duration) (bool, error) {
 	c, b := a.h.c, a.h.spin
 	bound := b.initial
+	f := &failures{policy: c.opts.retry}
 	var lastErr error
-	for first := true; ; first = false {
+	for {
 		held, ttl, _, err := a.try(false)
 		switch {
 		case held:
 			return true, nil
-		case err != nil && (first || !a.retryable(err)):
+		case err != nil && (wait == 0 || !a.retryable(err)):
 			return false, err
 		case wait == 0:
 			return false, nil
 		}
-		lastErr = err
 		pause := rand.N(bound + 1)
 		bound = min(2*bound, b.max)
 		if err == nil && ttl >= 0 {
 			pause = min(pause, ttl)
+		}
+		lastErr = err
+		if err != nil {
+			// Redis is failing: retry within the budget (WithRetry).
+			p, more, gaveUp := f.failed(err)
+			if !more {
+				return false, gaveUp
+			}
+			pause = max(pause, p)
+		} else {
+			f.reset()
 		}
 		remain, ok := remaining(a.deadline)
 		if !ok {
@@ -133,15 +145,8 @@ func (a *attempt) spin(wait time.Duration) (bool, error) {
 		if remain >= 0 {
 			pause = min(pause, remain)
 		}
-		t := time.NewTimer(pause)
-		select {
-		case <-t.C:
-		case <-a.ctx.Done():
-			t.Stop()
-			return false, waitEnded(a.ctx.Err(), lastErr)
-		case <-c.done:
-			t.Stop()
-			return false, ErrClosed
+		if err := c.sleep(a.ctx, pause); err != nil {
+			return false, waitEnded(err, lastErr)
 		}
 	}
 }
