@@ -323,7 +323,8 @@ var _ = Describe("FairLock", func() {
 		Expect(lock.LockLease(owner, time.Minute)).To(Succeed())
 		Expect(lock.HoldCount(owner)).To(Equal(2))
 		Expect(e.Raw.HGetAll(ctx, name).Val()).To(Equal(map[string]string{c.ID() + ":ctx:3": "2"}))
-		Expect(e.Raw.PTTL(ctx, name).Val()).To(BeNumerically(">", 59*time.Second))
+		Expect(e.Raw.PTTL(ctx, name).Val()).To(BeNumerically("<=", time.Second),
+			"a fixed re-entry of a watchdog-managed hold leaves it watchdog-managed (Redisson would set the minute)")
 		Expect(lock.Unlock(owner)).To(Succeed())
 		Expect(lock.Unlock(owner)).To(Succeed())
 		Expect(lock.Unlock(owner)).To(MatchError(rlock.ErrNotHeld))

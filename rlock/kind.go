@@ -176,9 +176,10 @@ func boxAll(ss []string) []any {
 
 // acquireCall returns the acquire op of this kind. Every acquire script
 // takes KEYS = [lock, cancel floor, ...] and ARGV = [lease ms, field, call
-// number, ...]; fairWait is a fair lock's threadWaitTime and queue whether
-// the attempt joins the queue.
-func (h *handle) acquireCall(ctx context.Context, field string, keep time.Duration, n uint64, fairWait time.Duration, queue bool) *op {
+// number, ...]; fairWait is a fair lock's threadWaitTime, queue whether
+// the attempt joins the queue, and watchdog whether the hold is
+// watchdog-managed (a reader's earlier holds then get its lease too).
+func (h *handle) acquireCall(ctx context.Context, field string, keep time.Duration, n uint64, fairWait time.Duration, queue, watchdog bool) *op {
 	lease := h.c.ms(keep)
 	switch h.kind {
 	case kindFenced:
@@ -191,7 +192,11 @@ func (h *handle) acquireCall(ctx context.Context, field string, keep time.Durati
 		return newScriptOp(ctx, fairAcquireScript, h.acqKeys, lease, field, n, fairWait.Milliseconds(), q)
 	case kindRead:
 		keys := append(h.acqKeys[:len(h.acqKeys):len(h.acqKeys)], layout.ReadTimeoutPrefix(h.name, field))
-		return newScriptOp(ctx, readAcquireScript, keys, lease, field, n, field+":write")
+		all := "0"
+		if watchdog {
+			all = "1"
+		}
+		return newScriptOp(ctx, readAcquireScript, keys, lease, field, n, field+":write", all)
 	case kindWrite:
 		return newScriptOp(ctx, writeAcquireScript, h.acqKeys, lease, field, n)
 	case kindNonReentrant:

@@ -138,7 +138,9 @@ func (c *Client) releaseOnce(ctx context.Context, h *handle, k holdKey, hs *hold
 }
 
 // releaseReply reads a release script's reply: the holds left, or -1 when
-// the owner held none (ErrNotHeld, unless noneMeansReleased).
+// the owner held none (ErrNotHeld, unless noneMeansReleased). An owner that
+// held none while the ledger counted holds has lost them: its LostContext
+// ends with ErrLockLost.
 func (c *Client) releaseReply(k holdKey, hs *hold, v any, noneMeansReleased bool) (int, time.Duration, error) {
 	if e, ok := v.(replyError); ok {
 		return 0, 0, e
@@ -147,10 +149,14 @@ func (c *Client) releaseReply(k holdKey, hs *hold, v any, noneMeansReleased bool
 	if !ok {
 		return 0, 0, errUnexpected(v)
 	}
-	held := c.released(k, hs, int(n))
 	if n == -1 && !noneMeansReleased {
-		return 0, held, ErrNotHeld
+		if hs.known() > 0 {
+			c.loseHold(k, hs)
+		}
+		c.released(k, hs, 0)
+		return 0, 0, ErrNotHeld
 	}
+	held := c.released(k, hs, int(n))
 	return max(int(n), 0), held, nil
 }
 

@@ -235,9 +235,17 @@ func waitEnded(err, lastErr error) error {
 
 // retryable reports whether a failed attempt may be tried again: not when
 // ctx is done, the Client closed, or the failure is a refusal (an error
-// reply that is not a redirection or a transient state).
+// reply that is not a redirection or a transient state, a refused
+// re-entry, a hold found lost).
 func (c *Client) retryable(ctx context.Context, err error) bool {
 	var re replyError
-	return ctx.Err() == nil && !c.closed.Load() && !errors.Is(err, ErrReplicaSync) && !errors.Is(err, ErrReentry) &&
-		!errors.Is(err, ErrInvalidArgument) && !(errors.As(err, &re) && !re.notRun())
+	if ctx.Err() != nil || c.closed.Load() {
+		return false
+	}
+	for _, final := range []error{ErrReplicaSync, ErrReentry, ErrInvalidArgument, ErrLockLost} {
+		if errors.Is(err, final) {
+			return false
+		}
+	}
+	return !(errors.As(err, &re) && !re.notRun())
 }
