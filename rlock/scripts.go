@@ -40,6 +40,7 @@ var (
 	semaphoreScript     = mustScript("semaphore")
 	permitsScript       = mustScript("permits")
 	latchScript         = mustScript("latch")
+	extendScript        = mustScript("extend")
 )
 
 func mustScript(name string) *script {

@@ -220,6 +220,25 @@ func (e *Entry) Confirm(deadline time.Time, renew bool) {
 	}
 }
 
+// Reset sets the deadline of a watched fixed lease to deadline, earlier or
+// later (the holder set the lease anew, see rlock's Extend). It does
+// nothing to a renewed lease, or one already lost or stopped, and reports
+// whether it was set.
+func (e *Entry) Reset(deadline time.Time) bool {
+	s := e.s
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if e.stopped || e.renewed {
+		return false
+	}
+	e.deadline = deadline
+	if e.index >= 0 {
+		heap.Fix(&s.due, e.index)
+		s.pokeFor(e)
+	}
+	return true
+}
+
 // pokeFor wakes the loop when its timer would fire too late for e: a lock
 // taken and released over and over costs no goroutine wake-up. Called with
 // mu held.
