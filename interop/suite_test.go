@@ -27,6 +27,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/goredisson/goredisson/internal/suite"
+
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	"github.com/onsi/gomega/gleak"
@@ -46,17 +48,12 @@ const (
 )
 
 func TestInterop(t *testing.T) {
-	RegisterFailHandler(Fail)
-	suiteConfig, reporterConfig := GinkgoConfiguration()
+	var filters []string
 	if os.Getenv(probeEnv) == "" {
 		fmt.Printf("interop: %s is not set, so the specs against the real Redisson (label redisson) are skipped; build shared/tools/redisson-probe and set %s=<out>/run-probe.sh to run them\n", probeEnv, probeEnv)
-		if suiteConfig.LabelFilter == "" {
-			suiteConfig.LabelFilter = "!redisson"
-		} else {
-			suiteConfig.LabelFilter = "(" + suiteConfig.LabelFilter + ") && !redisson"
-		}
+		filters = append(filters, "!redisson")
 	}
-	RunSpecs(t, "interop", suiteConfig, reporterConfig)
+	suite.Run(t, "interop", filters...)
 }
 
 var (

@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/goredisson/goredisson/internal/suite"
+
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
@@ -16,8 +18,7 @@ import (
 )
 
 func TestRlocktest(t *testing.T) {
-	RegisterFailHandler(Fail)
-	RunSpecs(t, "rlocktest")
+	suite.Run(t, "rlocktest")
 }
 
 var _ = Describe("rlocktest", func() {
