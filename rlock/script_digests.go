@@ -4,22 +4,22 @@ package rlock
 
 // scriptSHA is the SHA1 of each embedded script as sent to Redis (see mustScript).
 var scriptSHA = map[string]string{
-	"acquire":          "20211f2eb14901adc13c1907bff326f1ac856512",
+	"acquire":          "62b925789a5509172d3fdab34927825f2d9b2f97",
 	"extend":           "0e1a286edb7955a8400f229af228b1ef91ccebba",
-	"fair_acquire":     "651cd85a351c3c6fdf7cd5c88212dddef5ab7838",
+	"fair_acquire":     "1d39c0104f00f2e31c3be966fa896d2f9a71e930",
 	"fair_forceunlock": "efc8d5a8e06f91636fbb09ba853a65b899a96d7f",
-	"fair_release":     "f84f94129fe5faaf7337444a792cca0da6663702",
-	"fenced_acquire":   "70d2a08d84b4dc6337a94222995a2042d1342d3c",
+	"fair_release":     "73f6307613ab382ef9e77140659c320e5f220971",
+	"fenced_acquire":   "488f3412f1c154826ca7aa8756b4fc8c1a99c55d",
 	"forceunlock":      "f8847ac137dbba116a3a29edda680296be8081c9",
 	"latch":            "88f0097e075f05c3d10541f005bfe22ebc575678",
 	"permits":          "747986151209ee56160c56e20985813ff62f7138",
 	"read_acquire":     "48232578b2499ff9bd06f6a9893b8e9b05053549",
 	"read_release":     "5f76c4f4edca86e08d162ffef49cee683cc48692",
 	"read_renew":       "58f726fd5b3f3506083813b82bee9175796f88a5",
-	"release":          "0cd16935bcc02d52f3f1e4fcc5132c8d23133a31",
+	"release":          "035b7e78c061d859b31c3fe75541a7f3f7190cdc",
 	"renew":            "08e48c0a339badd7139ccc4b60577244eb82ffcc",
 	"rw_forceunlock":   "d2e771710ca4b289ea623e0929e8d5b8561e87b0",
 	"semaphore":        "245e9cb9c532fb5930065382f1db213d0a37bfa8",
 	"write_acquire":    "f104800b51e39b7ca570336a8e9053435487d92a",
-	"write_release":    "aa2e0684bd3fc05f999b47740fb366b951a3cf97",
+	"write_release":    "508a511930621fbc1fb2670b8cacd96535aac67b",
 }
