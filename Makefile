@@ -1,5 +1,5 @@
 # Convenience targets; the tests need only `go test -race ./...`.
-.PHONY: test demo bench
+.PHONY: test demo bench bench-deps
 
 test:
 	go test -race ./...
@@ -12,3 +12,14 @@ demo:
 # About 15 minutes; writes bench/results.md and bench/results.png.
 bench:
 	cd bench && go run . $(ARGS)
+
+# The lock servers of `make bench ARGS=--backends` (bench/README.md), from
+# Debian's packages; the bench starts its own on loopback, so the services
+# the packages may have started are stopped again.
+bench-deps:
+	apt-get update -qq
+	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq redis-server redis-tools mariadb-server zookeeperd etcd-server default-jdk-headless >/dev/null
+	-service mariadb stop >/dev/null 2>&1
+	-service zookeeper stop >/dev/null 2>&1
+	-service etcd stop >/dev/null 2>&1
+	-service redis-server stop >/dev/null 2>&1

@@ -150,8 +150,12 @@ type tableMutex struct {
 func (m *tableMutex) lock() error {
 	for {
 		_, err := m.db.ExecContext(m.ctx, "INSERT INTO locks (name, owner) VALUES (?, ?)", m.name, m.owner)
+		// 1062: duplicate entry, the lock is taken. 1213: deadlock, which
+		// InnoDB returns to some of the concurrent INSERTs of one key
+		// while a DELETE of it runs; the INSERT was rolled back, so the
+		// lock is as taken: poll again.
 		var me *mysql.MySQLError
-		if !errors.As(err, &me) || me.Number != 1062 { // 1062: duplicate entry
+		if !errors.As(err, &me) || me.Number != 1062 && me.Number != 1213 {
 			return err
 		}
 		select {

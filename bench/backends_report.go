@@ -50,7 +50,10 @@ func (r *brep) addBurst(part string, run int, figures map[string]map[string]floa
 		for metric, v := range f {
 			k := part + "|" + row + "|" + metric
 			put(r.vals, k, v)
-			if rv, ok := ref[metric]; ok && rv != 0 && !math.IsNaN(rv) && !math.IsNaN(v) {
+			// A ratio of a time that can be negative (a handoff gap: the
+			// waiter can see the release before the releaser's unlock
+			// returns) means nothing: ratios only of positive figures.
+			if rv, ok := ref[metric]; ok && rv > 0 && v > 0 {
 				put(r.ratios, k, v/rv)
 			}
 		}
@@ -186,7 +189,7 @@ func (r *brep) markdown() string {
 		fmt.Fprintf(&b, "\n## Cache breakdown: %d concurrent requests for one expired hot key\n\n", c.kRequests)
 		fmt.Fprintf(&b, "A Redis cache in front of a backing store whose load takes %v; the hot key has just expired and %d requests (goroutines, Java threads) ask for it at once. "+
 			"With a lock row: on a miss, take the lock `<key>:rebuild`, read again, load only if it still misses (examples/cachebreakdown's rebuild lock). "+
-			"The store must be loaded exactly once. One round per run (after a warm-up round of 64 requests on another key); loads are listed per run.\n\n", c.kLoad, c.kRequests)
+			"A request still waiting %v for the lock fails (errors). The store must be loaded exactly once. One round per run (after a warm-up round of 64 requests on another key); loads are listed per run.\n\n", c.kLoad, c.kRequests, requestTimeout)
 		fmt.Fprintf(&b, "| Row | loads (each run) | request p50 | ÷ RLock | request p99 | ÷ RLock | stale reads | errors |\n|---|---|---|---|---|---|---|---|\n")
 		rows := append(slices.Clone(r.rows), lib{name: twoLevelName}, lib{name: noGuardName})
 		for _, l := range rows {
@@ -220,12 +223,18 @@ func (r *brep) failureTable() string {
 	ft := r.failTimes
 	fmt.Fprintf(&b, "\n## What happens to a held lock when something fails\n\n")
 	fmt.Fprintf(&b, "Measured, each line by a run: a holder process takes the lock, a waiter process (another client) asks for it "+
-		"(after an error it asks again every 100 ms, as a caller that needs the lock would), then the failure happens. Every lease and session is %v "+
-		"(goredisson and Redisson: watchdog timeout; redsync, redislock, naive: TTL, and the holder does not extend it; rueidislock: KeyValidity; ZooKeeper: session timeout; etcd: session TTL); "+
-		"MariaDB's locks have none. *Killed*: SIGKILL to the holder. *Paused*: SIGSTOP to the holder for %v, then SIGCONT. "+
-		"*Restarted*: SIGTERM to the server and a start on the same port and data (Redis as Debian configures it: RDB save points, no AOF). *Crashed*: SIGKILL to the server and a start. "+
-		"After the event the waiter is watched for %v, then the holder unlocks. *Lost* means the waiter got the lock while the holder still held it and had not been told; "+
-		"*told* that the library told the holder (goredisson's LostContext, ZooKeeper's session expiry, etcd's session Done) before that. %d run(s).\n\n",
+		"(after an error, or an early give-up, it asks again every 100 ms, as a caller that needs the lock would), then the failure happens. "+
+		"Every lease and session is %v: goredisson's and Redisson's watchdog timeout (renewed every third of it), rueidislock's KeyValidity (it extends itself), "+
+		"ZooKeeper's session timeout, etcd's session TTL; redsync, redislock and the naive lock get it as their TTL and the holder extends it every third of it "+
+		"(Extend, Refresh, a compare-and-PEXPIRE), as their callers must while a job runs. MariaDB's locks have none. "+
+		"*Killed*: SIGKILL to the holder. *Paused*: SIGSTOP to the holder for %v, then SIGCONT, and 1 s later the holder unlocks. "+
+		"*Restarted*: SIGTERM to the server and a start on the same port and data (Redis as Debian configures it: RDB save points, no AOF). "+
+		"*Crashed*: SIGKILL to the server and a start. After a kill or a restart the waiter is watched for %v, then the holder unlocks.\n\n"+
+		"Outcomes: **freed** (after a kill, the waiter got the lock), **not freed**, **kept** (the waiter got it only after the holder's unlock), "+
+		"**lost** (the waiter got it while the holder still held it; *told first*: the library had told the holder before that, "+
+		"*told later*, or *never told*: its unlock is the first it hears), **waiter never got it**. "+
+		"Times are after the event (the kill, the SIGSTOP, the server's stop); *told* is goredisson's LostContext, ZooKeeper's session expiry, etcd's session end, "+
+		"or a failed extension (redsync, redislock, naive). %d run(s).\n\n",
 		ft.lease, ft.pause, ft.observe, r.cfg.failRuns)
 	b.WriteString("| Row |")
 	for _, sc := range scenarios {
@@ -274,7 +283,7 @@ func summarizeOutcomes(outs []failOutcome, ft failTimes) string {
 	}
 	sorted := slices.Clone(outs)
 	slices.SortFunc(sorted, func(a, b failOutcome) int { return int(a.waiterAfter() - b.waiterAfter()) })
-	s := "**" + outs[0].verdict() + "**: " + sorted[len(sorted)/2].describe(ft)
+	s := "**" + outs[0].verdict() + "**; " + sorted[len(sorted)/2].describe(ft)
 	if len(outs) > 1 {
 		s += fmt.Sprintf(" (%d of %d runs; median shown)", len(outs), len(outs))
 	}

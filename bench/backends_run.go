@@ -232,7 +232,35 @@ func (br *backendRun) startWorkers() error {
 		}
 	}
 	wg.Wait()
-	return firstErr
+	if firstErr != nil {
+		return firstErr
+	}
+	if hasJava {
+		br.warmUpJava()
+	}
+	return nil
+}
+
+// warmUpJava runs every Java worker's workloads for a few seconds, so that
+// class loading and the JIT do not count in the first bursts.
+func (br *backendRun) warmUpJava() {
+	t := time.Now()
+	var ignore map[string]any
+	w := "bench:warm:" + br.id
+	for _, kind := range []string{"lock", "fair"} {
+		_ = br.jIn.do(time.Minute, &ignore, "a", kind, w+":a:"+kind, 3000, int64(time.Second))
+		_ = br.jIn.do(time.Minute, &ignore, "b", kind, w+":b:"+kind, br.cfg.bWorkers, int64(300*time.Millisecond), int64(500*time.Millisecond))
+		start := time.Now().Add(300 * time.Millisecond)
+		_ = br.jIn.do(time.Minute, &ignore, "c", kind, w+":c:"+kind, 16, 0, int64(time.Millisecond), 0, start.UnixNano(), start.Add(500*time.Millisecond).UnixNano())
+		var wg sync.WaitGroup
+		for i, jw := range br.jProc {
+			wg.Go(func() {
+				_ = jw.do(time.Minute, &ignore, "a", kind, w+":p"+strconv.Itoa(i)+":"+kind, 2000, int64(500*time.Millisecond))
+			})
+		}
+		wg.Wait()
+	}
+	logf("Java workers warmed up in %v", time.Since(t).Round(time.Millisecond))
 }
 
 func (br *backendRun) stopWorkers() {
@@ -258,17 +286,32 @@ func (br *backendRun) bursts(r int, part string, measure func(l lib, key string)
 		figures := map[string]map[string]float64{}
 		t := time.Now()
 		for _, l := range order {
-			key := "bench:" + part + ":" + br.id + ":" + strconv.Itoa(r) + ":" + strconv.Itoa(b) + ":" + slug(l.name)
+			rt := time.Now()
+			key := "bench:" + keyPart(part) + ":" + br.id + ":" + strconv.Itoa(r) + ":" + strconv.Itoa(b) + ":" + slug(l.name)
 			f, err := measure(l, key)
 			if err != nil {
 				br.rep.fail(part, l.name, r, err)
 				continue
 			}
 			figures[l.name] = f
+			if verbose {
+				logf("    (%s) %s: %v", part, l.name, time.Since(rt).Round(time.Millisecond))
+			}
 		}
 		br.rep.addBurst(part, r, figures)
 		logf("(%s) run %d burst %d: %d rows in %v; %s", part, r+1, b+1, len(order), time.Since(t).Round(time.Millisecond), burstLine(figures, part))
 	}
+}
+
+// keyPart turns a part's label into characters fit for a lock key (no
+// spaces: keys travel in the workers' space-separated commands).
+func keyPart(part string) string {
+	return strings.Map(func(r rune) rune {
+		if r >= 'a' && r <= 'z' || r >= '0' && r <= '9' {
+			return r
+		}
+		return -1
+	}, strings.ToLower(part))
 }
 
 // burstLine summarises a burst for the log: each row's main figure.
@@ -349,9 +392,9 @@ func (br *backendRun) measureB(l lib, key string) (map[string]float64, error) {
 // processes.
 func (br *backendRun) measureC(l lib, key string, goroutines, procs int) (map[string]float64, error) {
 	hold, d := br.cfg.contendHold, br.cfg.cFor
-	lead := 300 * time.Millisecond
+	lead := 200 * time.Millisecond
 	if procs > 0 || l.java != "" || l.server() != "redis" {
-		lead = 800 * time.Millisecond // workers open the row's client first
+		lead = 500 * time.Millisecond // workers open the row's client first
 	}
 	start := time.Now().Add(lead)
 	end := start.Add(d)

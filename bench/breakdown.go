@@ -39,9 +39,13 @@ const (
 // cacheTTL is the TTL of a reloaded value; l2TTL of the two-level guard's
 // stale copy.
 const (
-	cacheTTL = time.Minute
+	cacheTTL = 10 * time.Minute
 	l2TTL    = time.Hour
 )
+
+// requestTimeout bounds a breakdown request: one still waiting then has
+// failed (as a web request would time out).
+const requestTimeout = 30 * time.Second
 
 // breakdownResult is one breakdown burst of one row: every request's
 // latency (ns), the loads of the backing store, stale reads served, and
@@ -61,7 +65,7 @@ type breakdownResult struct {
 func breakdownGo(l lib, srv servers, strategy string, requests int, load time.Duration, key string) (breakdownResult, error) {
 	cache := newRedis(srv.Redis, 64, nil)
 	defer cache.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), requestTimeout+10*time.Second)
 	defer cancel()
 	var newMutex newMutexFunc
 	var rc *rlock.Client
@@ -104,6 +108,8 @@ func breakdownGo(l lib, srv servers, strategy string, requests int, load time.Du
 		return err == nil, err
 	}
 	request := func() error {
+		ctx, cancel := context.WithTimeout(ctx, requestTimeout)
+		defer cancel()
 		if hit, err := get(ctx); hit || err != nil {
 			return err
 		}

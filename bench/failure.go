@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"regexp"
 	"strings"
 	"sync"
 	"syscall"
@@ -35,7 +36,7 @@ type failTimes struct {
 }
 
 func newFailTimes(lease time.Duration) failTimes {
-	return failTimes{lease: lease, pause: 3 * lease, observe: 4 * lease}
+	return failTimes{lease: lease, pause: 3 * lease, observe: 3 * lease}
 }
 
 // failOutcome is what one row did in one scenario.
@@ -51,10 +52,11 @@ type failOutcome struct {
 	Err         string       // the scenario could not be run
 }
 
-// verdict classifies the outcome: "freed", "kept" or "lost" (the waiter
-// got the lock while the holder still held it and had not been told),
-// "told" (the same, but the library told the holder first), "not freed"
-// (the waiter did not get it in the time watched), or "error".
+// verdict classifies the outcome: "freed" or "not freed" (a kill: the
+// waiter got the lock in the time watched, or not), "kept" (the waiter got
+// it only after the holder's unlock), "lost, ..." (the waiter got it while
+// the holder still held it: the holder was told before that, later, or
+// never), "waiter never got it", or "error".
 func (o failOutcome) verdict() string {
 	switch {
 	case o.Err != "":
@@ -66,11 +68,14 @@ func (o failOutcome) verdict() string {
 		return "freed"
 	case o.Waiter.Got == 0:
 		return "waiter never got it"
-	case o.Waiter.Got < o.Release.Released:
-		if o.Release.Lost != 0 && o.Release.Lost <= o.Waiter.Got+int64(100*time.Millisecond) {
-			return "told"
+	case o.Waiter.Got < o.Release.Called:
+		switch {
+		case o.Release.Lost != 0 && o.Release.Lost <= o.Waiter.Got:
+			return "lost, holder told first"
+		case o.Release.Lost != 0:
+			return "lost, holder told later"
 		}
-		return "lost"
+		return "lost, holder never told"
 	}
 	return "kept"
 }
@@ -112,15 +117,20 @@ func runFailure(sc string, rows []lib, ss *startedServers, jb *javaBench, ft fai
 			}
 		}
 	}()
-	key := func(i int) string { return "bench:f:" + id + ":" + slug(rows[i].name) }
-	// The holders take their locks, then the waiters start waiting.
+	key := func(i int) string { return "bench:f:" + id + ":" + keyPart(sc) + ":" + slug(rows[i].name) }
+	// The holders take their locks (all at once), then the waiters start
+	// waiting.
+	forEach(actors, func(i int, a *failActors) {
+		if err := a.holder.do(30*time.Second, &out[i].Holder, "hold", a.arg, key(i), 20000, 0); err != nil || out[i].Holder.Got == 0 {
+			out[i].Err = fmt.Sprintf("holder did not get the lock: %v %s", err, out[i].Holder.Err)
+		}
+	})
 	waiterDone := make([]chan holdReply, len(rows))
 	for i, a := range actors {
 		if a == nil {
 			continue
 		}
-		if err := a.holder.do(30*time.Second, &out[i].Holder, "hold", a.arg, key(i), 20000, 0); err != nil || out[i].Holder.Got == 0 {
-			out[i].Err = fmt.Sprintf("holder did not get the lock: %v %s", err, out[i].Holder.Err)
+		if out[i].Err != "" {
 			actors[i] = nil
 			a.holder.kill()
 			a.waiter.close()
@@ -184,6 +194,7 @@ func runFailure(sc string, rows []lib, ss *startedServers, jb *javaBench, ft fai
 				out[i].Back = now()
 			}
 		}
+		time.Sleep(time.Second) // the holder's process runs again, then it unlocks
 	case scRestart, scCrash:
 		// One restart per server, for all its rows at once.
 		byServer := map[string][]int{}
@@ -217,16 +228,18 @@ func runFailure(sc string, rows []lib, ss *startedServers, jb *javaBench, ft fai
 		}
 		swg.Wait()
 	}
-	// Watch the waiters, then the holders unlock.
-	time.Sleep(ft.observe)
+	// After a restart, watch the waiters; then the holders unlock.
+	if sc != scPaused {
+		time.Sleep(ft.observe)
+	}
 	forEach(actors, func(i int, a *failActors) {
 		if err := a.holder.do(30*time.Second, &out[i].Release, "release", key(i)); err != nil {
 			out[i].Release.Err = err.Error()
 		}
 	})
 	forEach(actors, func(i int, a *failActors) {
-		if out[i].Waiter.Got == 0 && !waitWaiter(i, 15*time.Second) {
-			out[i].Waiter.Err = "still waiting 15 s after the holder's unlock"
+		if out[i].Waiter.Got == 0 && !waitWaiter(i, 10*time.Second) {
+			out[i].Waiter.Err = "still waiting 10 s after the holder's unlock"
 		}
 	})
 	return out
@@ -285,52 +298,64 @@ func (s *startedServers) server(name string) server {
 	return s.procs[name]
 }
 
-// describe renders an outcome as a table cell.
+// describe renders an outcome as a table cell. Times are after the event
+// (the kill, the SIGSTOP, the server's stop).
 func (o failOutcome) describe(ft failTimes) string {
-	sec := func(d time.Duration) string { return fmt.Sprintf("%.1f s", d.Seconds()) }
-	told := ""
-	if o.Release.Lost != 0 {
-		told = fmt.Sprintf("; holder told %s after the event", sec(time.Duration(o.Release.Lost-o.Event)))
-	}
-	unlock := "its unlock: ok"
+	at := func(t int64) string { return fmt.Sprintf("+%.1f s", time.Duration(t-o.Event).Seconds()) }
+	ms := func(d int64) string { return fmt.Sprintf("%.0f ms", float64(d)/1e6) }
+	unlock := "unlock: ok"
 	if o.Release.Err != "" {
-		unlock = "its unlock: " + shortErr(o.Release.Err)
+		unlock = "unlock: " + shortErr(o.Release.Err)
 	}
-	switch o.verdict() {
+	var parts []string
+	if o.Back != 0 && o.Scenario != scKilled {
+		what := "server back"
+		if o.Scenario == scPaused {
+			what = "resumed"
+		}
+		parts = append(parts, what+" at "+at(o.Back))
+	}
+	switch v := o.verdict(); v {
 	case "error":
 		return "not measured: " + shortErr(o.Err)
 	case "freed":
-		return "freed after " + sec(o.waiterAfter())
+		parts = append([]string{"waiter in at " + at(o.Waiter.Got)}, parts...)
 	case "not freed":
-		return fmt.Sprintf("not freed in %s (nothing expires it)", sec(ft.observe))
+		parts = append([]string{fmt.Sprintf("still held after %.0f s", ft.observe.Seconds())}, parts...)
 	case "waiter never got it":
-		return "waiter never got it: " + shortErr(o.Waiter.Err)
-	case "lost", "told":
-		w := fmt.Sprintf("waiter took it %s after the event while the holder held it", sec(o.waiterAfter()))
-		if o.Release.Lost == 0 {
-			return w + "; holder not told, " + unlock
+		parts = append(parts, "holder's "+unlock, "waiter still waiting 10 s after it")
+	case "kept":
+		parts = append(parts, "waiter in "+ms(o.Waiter.Got-o.Release.Called)+" after the unlock call")
+		if took := o.Release.Released - o.Release.Called; took > int64(time.Second) {
+			parts = append(parts, "the unlock took "+ms(took))
 		}
-		return w + told + ", " + unlock
+		if o.Release.Err != "" {
+			parts = append(parts, "holder's "+unlock)
+		}
+	default: // lost
+		parts = append(parts, "waiter in at "+at(o.Waiter.Got))
+		if o.Release.Lost != 0 {
+			parts = append(parts, "holder told at "+at(o.Release.Lost))
+		} else {
+			parts = append(parts, "holder never told")
+		}
+		parts = append(parts, "holder's "+unlock)
 	}
-	// kept
-	s := "kept: the waiter got it " + fmt.Sprintf("%.0f ms", float64(o.Waiter.Got-o.Release.Released)/1e6) + " after the holder's unlock"
-	if o.Scenario == scPaused {
-		s = "kept through the pause: the waiter got it " + fmt.Sprintf("%.0f ms", float64(o.Waiter.Got-o.Release.Released)/1e6) + " after the holder's unlock"
+	if o.Waiter.Err != "" && o.verdict() != "waiter never got it" {
+		parts = append(parts, "the waiter saw "+shortErr(o.Waiter.Err))
 	}
-	if o.Release.Err != "" {
-		s += "; " + unlock
-	}
-	if o.Waiter.Err != "" {
-		s += "; the waiter saw " + shortErr(o.Waiter.Err)
-	}
-	return s
+	return strings.Join(parts, "; ")
 }
 
-// shortErr keeps the first line of an error, at most 90 characters.
+var quoted = regexp.MustCompile(`"[^"]*"`)
+
+// shortErr keeps the first line of an error, without quoted names, at
+// most 70 characters.
 func shortErr(s string) string {
 	s, _, _ = strings.Cut(s, "\n")
-	if len(s) > 90 {
-		s = s[:87] + "..."
+	s = quoted.ReplaceAllString(s, "…")
+	if len(s) > 70 {
+		s = s[:67] + "..."
 	}
 	return strings.ReplaceAll(s, "|", "/")
 }

@@ -133,10 +133,18 @@ func (m *rmutex) lock() error {
 
 func (m *rmutex) unlock() error {
 	err := m.l.Unlock(m.owner)
-	if m.stop != nil {
+	if m.stop != nil && !m.watch {
 		m.stop()
 	}
 	return err
+}
+
+// stopWatch ends the LostContext of a watched hold (the failure table
+// reads the loss signal after the unlock returned, so unlock leaves it).
+func (m *rmutex) stopWatch() {
+	if m.stop != nil {
+		m.stop()
+	}
 }
 
 // lostSignal is closed when goredisson reports the hold lost
@@ -187,6 +195,19 @@ func (m *redsyncMutex) unlock() error {
 	return err
 }
 
+// extend extends the lock by its expiry (redsync's Extend); a lock no
+// longer held (the value is gone or another's) reports errNotHeld.
+func (m *redsyncMutex) extend() error {
+	ok, err := m.m.ExtendContext(m.ctx)
+	switch {
+	case ok:
+		return nil
+	case err == nil || errors.Is(err, redsync.ErrExtendFailed):
+		return errNotHeld
+	}
+	return err
+}
+
 func openRedsync(tuned bool) func(e env) (newMutexFunc, func(), error) {
 	return func(e env) (newMutexFunc, func(), error) {
 		rs := redsync.New(goredis.NewPool(e.rdb))
@@ -233,6 +254,18 @@ func (m *redislockMutex) unlock() error {
 	return m.held.Release(m.ctx)
 }
 
+// extend refreshes the lock's TTL (redislock's Refresh).
+func (m *redislockMutex) extend() error {
+	if m.held == nil {
+		return errNotHeld
+	}
+	err := m.held.Refresh(m.ctx, m.ttl, nil)
+	if errors.Is(err, redislock.ErrNotObtained) {
+		return errNotHeld
+	}
+	return err
+}
+
 func openRedislock(tuned bool) func(e env) (newMutexFunc, func(), error) {
 	return func(e env) (newMutexFunc, func(), error) {
 		c := redislock.New(e.rdb)
@@ -244,7 +277,10 @@ func openRedislock(tuned bool) func(e env) (newMutexFunc, func(), error) {
 
 // --- naive
 
-var naiveRelease = redis.NewScript(`if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) end return 0`)
+var (
+	naiveRelease = redis.NewScript(`if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) end return 0`)
+	naiveExtend  = redis.NewScript(`if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('pexpire', KEYS[1], ARGV[2]) end return 0`)
+)
 
 type naiveMutex struct {
 	ctx   context.Context
@@ -272,6 +308,15 @@ func (m *naiveMutex) lock() error {
 // that deleted nothing (the lock had expired) reports errNotHeld.
 func (m *naiveMutex) unlock() error {
 	n, err := naiveRelease.Run(m.ctx, m.rdb, []string{m.key}, m.value).Int()
+	if err == nil && n == 0 {
+		return errNotHeld
+	}
+	return err
+}
+
+// extend resets the TTL if the key still holds the owner's value.
+func (m *naiveMutex) extend() error {
+	n, err := naiveExtend.Run(m.ctx, m.rdb, []string{m.key}, m.value, m.ttl.Milliseconds()).Int()
 	if err == nil && n == 0 {
 		return errNotHeld
 	}

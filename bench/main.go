@@ -47,11 +47,11 @@ func main() {
 	flag.StringVar(&cfg.plot, "plot", "results.png", "PNG plot file")
 	backends := flag.Bool("backends", false, "issue 26's run instead: every lock row (goredisson, the real Redisson, the Go peers, MariaDB, ZooKeeper, etcd) in bursts, the cache breakdown and the failure table; parts a,b,c (or c16,c4),k,f")
 	bc := bconfig{}
-	flag.IntVar(&bc.bursts, "bursts", 3, "--backends: bursts per run of (a), (b) and (c)")
+	flag.IntVar(&bc.bursts, "bursts", 2, "--backends: bursts per run of (a), (b) and (c)")
 	flag.IntVar(&bc.pairs, "burst-pairs", 300, "--backends: (a) pairs per burst (at most)")
 	flag.DurationVar(&bc.aMax, "burst-a-for", 400*time.Millisecond, "--backends: (a) time per burst (at most)")
 	flag.DurationVar(&bc.bFor, "burst-b-for", 400*time.Millisecond, "--backends: (b) time per burst")
-	flag.DurationVar(&bc.cFor, "burst-c-for", time.Second, "--backends: (c) time per burst")
+	flag.DurationVar(&bc.cFor, "burst-c-for", 750*time.Millisecond, "--backends: (c) time per burst")
 	flag.IntVar(&bc.kRequests, "breakdown-requests", 1000, "--backends: concurrent requests of the cache breakdown")
 	flag.DurationVar(&bc.kLoad, "load-time", 20*time.Millisecond, "--backends: time one load of the backing store takes")
 	flag.DurationVar(&bc.failLease, "fail-lease", 5*time.Second, "--backends: lease or session timeout of every row in the failure table")

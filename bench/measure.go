@@ -476,7 +476,7 @@ const contendGrace = 10 * time.Second
 
 // contend runs spec's workers in this process, all on one lock.
 func contend(spec contendSpec) workerResult {
-	l, err := findLib(spec.Lib)
+	l, err := findAnyLib(spec.Lib)
 	if err != nil {
 		return workerResult{Err: err.Error()}
 	}

@@ -20,7 +20,7 @@ var otherBackends = []lib{
 	{name: "MariaDB GET_LOCK", needs: "mysql", open: openGetLock,
 		settings: "SELECT GET_LOCK(name, 10) on a pool connection kept by the owner until SELECT RELEASE_LOCK(name); waiters block in the server; freed when the connection closes"},
 	{name: "MariaDB lock table", needs: "mysql", open: openLockTable,
-		settings: "INSERT INTO locks (name, owner) (primary key name) takes, DELETE ... WHERE name AND owner releases; a duplicate key is polled every 1 ms; no expiry"},
+		settings: "INSERT INTO locks (name, owner) (primary key name) takes, DELETE ... WHERE name AND owner releases; a duplicate key (or the deadlock error InnoDB gives some concurrent INSERTs of one key) is polled every 1 ms; no expiry"},
 	{name: "MariaDB FOR UPDATE", needs: "mysql", open: openForUpdate,
 		settings: "BEGIN; SELECT name FROM lockrows WHERE name = ? FOR UPDATE; ... COMMIT releases; waiters block in InnoDB's row-lock wait"},
 	{name: "ZooKeeper lock", needs: "zk", open: openZooKeeper,

@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -23,7 +24,7 @@ import (
 // (RedissonBench.java on the real Redisson). Both read one command a line
 // and answer one JSON line; the commands are those of RedissonBench.java's
 // header (the Go worker runs c, hold and release). Lock rows are named by
-// their slug (spaces as underscores); the Java worker by "lock" or "fair".
+// their slug (spaces as '+'); the Java worker by "lock" or "fair".
 type worker struct {
 	name  string
 	cmd   *exec.Cmd
@@ -124,8 +125,8 @@ func (w *worker) close() {
 	}
 }
 
-func slug(name string) string   { return strings.ReplaceAll(name, " ", "_") }
-func unslug(name string) string { return strings.ReplaceAll(name, "_", " ") }
+func slug(name string) string   { return strings.ReplaceAll(name, " ", "+") }
+func unslug(name string) string { return strings.ReplaceAll(name, "+", " ") }
 
 // startGoWorker re-executes this program as a Go worker on srv, with
 // lease for every lock (0: each row's own).
@@ -145,6 +146,7 @@ type holdReply struct {
 }
 
 type releaseReply struct {
+	Called   int64 // wall clock ns when unlock was called
 	Released int64 // wall clock ns when the unlock returned
 	Lost     int64 // when the library told the holder its hold was lost (0: it did not)
 	Err      string
@@ -190,7 +192,44 @@ type serveState struct {
 type heldLock struct {
 	m      mutex
 	cancel context.CancelFunc
-	lostAt chan int64 // the time of the loss signal, if the library has one
+	lost   atomic.Int64 // when the library told the holder of the loss (0: not yet)
+}
+
+// told records the first loss signal.
+func (h *heldLock) told() { h.lost.CompareAndSwap(0, time.Now().UnixNano()) }
+
+// extender is a mutex of a library without a watchdog whose caller must
+// extend the lock while a long job runs (redsync's Extend, redislock's
+// Refresh, the naive lock's compare-and-PEXPIRE).
+type extender interface {
+	extend() error
+}
+
+// extendWhileHeld extends the lock every interval until ctx ends, as a
+// caller of such a library does while its job runs; the first extension
+// that finds the lock no longer held is the caller's loss signal (its time
+// goes to lost). Other errors (the server unreachable) are tried again at
+// the next tick.
+func extendWhileHeld(ctx context.Context, ex extender, interval time.Duration, lost func()) {
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			if err := ex.extend(); errors.Is(err, errNotHeld) {
+				lost()
+				return
+			}
+		}
+	}
+}
+
+// watchStopper is a mutex whose loss watch must be stopped once the bench
+// has read it (goredisson's LostContext).
+type watchStopper interface {
+	stopWatch()
 }
 
 // lossSignaller is a mutex whose library tells its holder that the hold
@@ -238,11 +277,7 @@ func (s *serveState) run(p []string) any {
 			return releaseReply{Err: "no hold of " + p[1]}
 		}
 		delete(s.holds, p[1])
-		var lost int64
-		select {
-		case lost = <-h.lostAt:
-		default:
-		}
+		r := releaseReply{Called: time.Now().UnixNano()}
 		done := make(chan error, 1)
 		go func() { done <- h.m.unlock() }()
 		var err error
@@ -251,10 +286,21 @@ func (s *serveState) run(p []string) any {
 		case <-time.After(20 * time.Second):
 			err = errors.New("unlock did not return within 20 s")
 		}
-		r := releaseReply{Released: time.Now().UnixNano(), Lost: lost}
-		h.cancel()
+		r.Released = time.Now().UnixNano()
 		if err != nil {
 			r.Err = err.Error()
+		}
+		// A loss signal may be on its way (a ZooKeeper session expiry is
+		// learnt on reconnecting): watch up to 1 s more.
+		if _, ok := h.m.(lossSignaller); ok {
+			for i := 0; i < 20 && h.lost.Load() == 0; i++ {
+				time.Sleep(50 * time.Millisecond)
+			}
+		}
+		r.Lost = h.lost.Load()
+		h.cancel()
+		if w, ok := h.m.(watchStopper); ok {
+			w.stopWatch()
 		}
 		return r
 	}
@@ -279,21 +325,25 @@ func (s *serveState) hold(name, key string, timeout time.Duration, retry bool) h
 		t := time.AfterFunc(time.Until(deadline), cancel)
 		err := m.lock()
 		if t.Stop() && err == nil {
-			h := &heldLock{m: m, cancel: cancel, lostAt: make(chan int64, 1)}
+			h := &heldLock{m: m, cancel: cancel}
 			if ls, ok := m.(lossSignaller); ok && ls.lostSignal() != nil {
 				go func() {
 					select {
 					case <-ls.lostSignal():
-						h.lostAt <- time.Now().UnixNano()
+						h.told()
 					case <-ctx.Done():
 					}
 				}()
 			}
+			if ex, ok := m.(extender); ok && s.lease > 0 {
+				go extendWhileHeld(ctx, ex, s.lease/3, h.told)
+			}
 			s.holds[key] = h
 			return holdReply{Got: time.Now().UnixNano(), Err: first}
 		}
+		timedOut := ctx.Err() != nil
 		cancel()
-		if ctx.Err() != nil || time.Now().After(deadline) { // the timeout
+		if timedOut || time.Now().After(deadline) {
 			return holdReply{Err: first}
 		}
 		if first == "" {
