@@ -141,7 +141,8 @@ func (r *brep) markdown() string {
 		r.started.UTC().Format("2006-01-02 15:04 MST"), machine(), r.took.Round(time.Second), strings.Join(r.versions, "; "))
 	fmt.Fprintf(&b, "Every figure is measured in short bursts: a burst measures every row once, one after another, in an order rotated by one row from burst to burst, "+
 		"and each figure is divided by goredisson RLock's figure of the same burst (the ÷ RLock columns; for times and rates alike, above 1 means a larger figure than goredisson's). "+
-		"A run's figure is the median of its %d bursts; the tables give the median of %d runs with the min–max of the runs in brackets.\n", c.bursts, c.runs)
+		"A run's figure is the median of its bursts (%d of (a) and (b), %d of (c)); the tables give the median of %d runs with the min–max of the runs in brackets. "+
+		"A handoff gap can be negative (the waiter learns of the release before the releaser's unlock call returns); ratios are taken of positive figures only.\n", c.bursts, c.cBursts, c.runs)
 	for _, s := range r.skips {
 		fmt.Fprintf(&b, "\n- **Skipped**: %s\n", s)
 	}
@@ -234,7 +235,7 @@ func (r *brep) failureTable() string {
 		"**lost** (the waiter got it while the holder still held it; *told first*: the library had told the holder before that, "+
 		"*told later*, or *never told*: its unlock is the first it hears), **waiter never got it**. "+
 		"Times are after the event (the kill, the SIGSTOP, the server's stop); *told* is goredisson's LostContext, ZooKeeper's session expiry, etcd's session end, "+
-		"or a failed extension (redsync, redislock, naive). %d run(s).\n\n",
+		"or a failed extension (redsync, redislock, naive). %d runs; a cell gives each outcome seen with the number of runs, and the details of its median run.\n\n",
 		ft.lease, ft.pause, ft.observe, r.cfg.failRuns)
 	b.WriteString("| Row |")
 	for _, sc := range scenarios {
@@ -268,26 +269,29 @@ func summarizeOutcomes(outs []failOutcome, ft failTimes) string {
 	if len(outs) == 0 {
 		return "-"
 	}
-	same := true
+	// Group the runs by verdict, most frequent first; each group shows the
+	// run with the median waiter time.
+	groups := map[string][]failOutcome{}
+	var order []string
 	for _, o := range outs {
-		if o.verdict() != outs[0].verdict() {
-			same = false
+		v := o.verdict()
+		if _, ok := groups[v]; !ok {
+			order = append(order, v)
 		}
+		groups[v] = append(groups[v], o)
 	}
-	if !same {
-		var parts []string
-		for i, o := range outs {
-			parts = append(parts, fmt.Sprintf("run %d: %s", i+1, o.describe(ft)))
+	slices.SortStableFunc(order, func(a, b string) int { return len(groups[b]) - len(groups[a]) })
+	var parts []string
+	for _, v := range order {
+		g := slices.Clone(groups[v])
+		slices.SortFunc(g, func(a, b failOutcome) int { return int(a.waiterAfter() - b.waiterAfter()) })
+		s := "**" + v + "**"
+		if len(outs) > 1 {
+			s += fmt.Sprintf(" (%d of %d runs)", len(g), len(outs))
 		}
-		return strings.Join(parts, "; ")
+		parts = append(parts, s+": "+g[len(g)/2].describe(ft))
 	}
-	sorted := slices.Clone(outs)
-	slices.SortFunc(sorted, func(a, b failOutcome) int { return int(a.waiterAfter() - b.waiterAfter()) })
-	s := "**" + outs[0].verdict() + "**; " + sorted[len(sorted)/2].describe(ft)
-	if len(outs) > 1 {
-		s += fmt.Sprintf(" (%d of %d runs; median shown)", len(outs), len(outs))
-	}
-	return s
+	return strings.Join(parts, "<br>")
 }
 
 func machine() string {
@@ -401,7 +405,7 @@ func (r *brep) plotPNG(path string) error {
 	}
 	times, err := mk("Times ÷ goredisson RLock's in the same burst (lower is faster)", []series{
 		{"(a) pair p50", "a", "p50"}, {"(c) 16 goroutines handoff gap p50", "c:" + bContendConfigs[0].label, "gap p50"},
-		{"(c) 4 processes handoff gap p50", "c:" + bContendConfigs[1].label, "gap p50"}, {"cache breakdown request p99", "k", "p99"},
+		{"(c) 4 processes handoff gap p99", "c:" + bContendConfigs[1].label, "gap p99"}, {"cache breakdown request p99", "k", "p99"},
 	})
 	if err != nil {
 		return err

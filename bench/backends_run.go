@@ -24,7 +24,8 @@ import (
 
 // bconfig are the knobs of a --backends run.
 type bconfig struct {
-	runs, bursts     int
+	runs, bursts     int           // bursts per run of (a) and (b)
+	cBursts          int           // bursts per run of (c)
 	pairs            int           // (a) pairs per burst (at most)
 	aMax             time.Duration // (a) time per burst (at most)
 	bWorkers         int
@@ -272,7 +273,7 @@ func (br *backendRun) stopWorkers() {
 	}
 }
 
-// bursts runs cfg.bursts bursts of part in run r: every row once per
+// bursts runs cfg.bursts (cfg.cBursts for (c)) bursts of part in run r: every row once per
 // burst, in an order rotated by one row from burst to burst, and records
 // each figure and its ratio to goredisson RLock's in the same burst.
 func (br *backendRun) bursts(r int, part string, measure func(l lib, key string) (map[string]float64, error)) {
@@ -280,8 +281,12 @@ func (br *backendRun) bursts(r int, part string, measure func(l lib, key string)
 	if part == "a" || part == "b" {
 		rows = slices.DeleteFunc(slices.Clone(rows), func(l lib) bool { return l.contendedOnly })
 	}
-	for b := range br.cfg.bursts {
-		shift := (r*br.cfg.bursts + b) % len(rows)
+	bursts := br.cfg.bursts
+	if strings.HasPrefix(part, "c:") {
+		bursts = br.cfg.cBursts
+	}
+	for b := range bursts {
+		shift := (r*bursts + b) % len(rows)
 		order := append(slices.Clone(rows[shift:]), rows[:shift]...)
 		figures := map[string]map[string]float64{}
 		t := time.Now()

@@ -47,7 +47,8 @@ func main() {
 	flag.StringVar(&cfg.plot, "plot", "results.png", "PNG plot file")
 	backends := flag.Bool("backends", false, "issue 26's run instead: every lock row (goredisson, the real Redisson, the Go peers, MariaDB, ZooKeeper, etcd) in bursts, the cache breakdown and the failure table; parts a,b,c (or c16,c4),k,f")
 	bc := bconfig{}
-	flag.IntVar(&bc.bursts, "bursts", 2, "--backends: bursts per run of (a), (b) and (c)")
+	flag.IntVar(&bc.bursts, "bursts", 3, "--backends: bursts per run of (a) and (b)")
+	flag.IntVar(&bc.cBursts, "c-bursts", 2, "--backends: bursts per run of (c)")
 	flag.IntVar(&bc.pairs, "burst-pairs", 300, "--backends: (a) pairs per burst (at most)")
 	flag.DurationVar(&bc.aMax, "burst-a-for", 400*time.Millisecond, "--backends: (a) time per burst (at most)")
 	flag.DurationVar(&bc.bFor, "burst-b-for", 400*time.Millisecond, "--backends: (b) time per burst")
@@ -55,7 +56,7 @@ func main() {
 	flag.IntVar(&bc.kRequests, "breakdown-requests", 1000, "--backends: concurrent requests of the cache breakdown")
 	flag.DurationVar(&bc.kLoad, "load-time", 20*time.Millisecond, "--backends: time one load of the backing store takes")
 	flag.DurationVar(&bc.failLease, "fail-lease", 5*time.Second, "--backends: lease or session timeout of every row in the failure table")
-	flag.IntVar(&bc.failRuns, "fail-runs", 1, "--backends: runs of the failure table")
+	flag.IntVar(&bc.failRuns, "fail-runs", 3, "--backends: runs of the failure table")
 	flag.Parse()
 	if cfg.runs < 1 || cfg.pairs < 10 || cfg.parallelFor <= 0 || cfg.contendFor <= 0 || cfg.wdLocks < 1 || cfg.memLocks < 1 || cfg.wdFor < 0 {
 		fmt.Fprintln(os.Stderr, "bench: --runs >= 1, --pairs >= 10, positive durations, --watchdog-locks >= 1 and --mem-locks >= 1 required")
@@ -72,8 +73,8 @@ func main() {
 		if !set["plot"] {
 			bc.plot = "backends.png"
 		}
-		if bc.bursts < 1 || bc.pairs < 10 || bc.kRequests < 1 || bc.failLease < 2*time.Second || bc.failRuns < 0 {
-			fmt.Fprintln(os.Stderr, "bench: --bursts >= 1, --burst-pairs >= 10, --breakdown-requests >= 1, --fail-lease >= 2s, --fail-runs >= 0 required")
+		if bc.bursts < 1 || bc.cBursts < 1 || bc.pairs < 10 || bc.kRequests < 1 || bc.failLease < 2*time.Second || bc.failRuns < 0 {
+			fmt.Fprintln(os.Stderr, "bench: --bursts >= 1, --c-bursts >= 1, --burst-pairs >= 10, --breakdown-requests >= 1, --fail-lease >= 2s, --fail-runs >= 0 required")
 			os.Exit(2)
 		}
 		names := backendRowOrder
