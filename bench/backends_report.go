@@ -111,6 +111,9 @@ func (r *brep) cell(part, row, metric string, f format) string {
 
 func (r *brep) ratio(part, row, metric string) string {
 	if row == rlockName {
+		if len(r.vals[part+"|"+row+"|"+metric]) == 0 {
+			return "-"
+		}
 		return "1"
 	}
 	return cellOf(r.ratios[part+"|"+row+"|"+metric], fTimes)
