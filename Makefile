@@ -10,6 +10,9 @@ demo:
 # Side by side with redsync, bsm/redislock, rueidislock and a naive lock
 # (bench/ is its own module, so the library never depends on the peers).
 # About 15 minutes; writes bench/results.md and bench/results.png.
+# ARGS=--backends: beside the real Redisson (REDISSON_PROBE), MariaDB,
+# ZooKeeper and etcd (make bench-deps first); about 25 minutes; writes
+# bench/backends.md and bench/backends.png (docs/benchmarks.md).
 bench:
 	cd bench && go run . $(ARGS)
 
