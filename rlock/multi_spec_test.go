@@ -224,7 +224,7 @@ var _ = Describe("RedLock over 5 independent masters", Label("slow"), func() {
 		r := redLock("slow-majority")
 		done := make(chan error, 1)
 		go func() { done <- r.Lock(owner) }()
-		Consistently(done).WithTimeout(1500 * time.Millisecond).ShouldNot(Receive(), "every round times out on 3 of 5 masters: no quorum, but no giving up either")
+		Consistently(done).WithTimeout(1500*time.Millisecond).ShouldNot(Receive(), "every round times out on 3 of 5 masters: no quorum, but no giving up either")
 		for _, m := range masters[:3] {
 			Expect(m.Resume()).To(Succeed())
 		}
