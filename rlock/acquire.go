@@ -202,7 +202,7 @@ func (a *attempt) send(hs *hold, known int, lease time.Duration, queue bool) (*o
 	if keep <= 0 {
 		keep = c.opts.watchdogTimeout
 	}
-	o := h.acquireCall(a.ctx, a.field, keep, n, a.fairWait, queue, lease <= 0)
+	o := h.acquireCall(a.ctx, a.field, keep, n, a.fairWait, queue, lease <= 0, known)
 	o.sync, o.syncMs = c.opts.syncReplicas, c.opts.syncTimeout.Milliseconds()
 	sent := time.Now()
 	a.attempts++

@@ -186,32 +186,33 @@ func boxAll(ss []string) []any {
 // acquireCall returns the acquire op of this kind. Every acquire script
 // takes KEYS = [lock, cancel floor, ...] and ARGV = [lease ms, field, call
 // number, ...]; fairWait is a fair lock's threadWaitTime, queue whether
-// the attempt joins the queue, and watchdog whether the hold is
-// watchdog-managed (a reader's earlier holds then get its lease too).
-func (h *handle) acquireCall(ctx context.Context, field string, keep time.Duration, n uint64, fairWait time.Duration, queue, watchdog bool) *op {
+// the attempt joins the queue, watchdog whether the hold is
+// watchdog-managed (a reader's earlier holds then get its lease too), and
+// known the holds the Client counts for the owner (lib/reenter.lua).
+func (h *handle) acquireCall(ctx context.Context, field string, keep time.Duration, n uint64, fairWait time.Duration, queue, watchdog bool, known int) *op {
 	lease := h.c.ms(keep)
 	switch h.kind {
 	case kindFenced:
-		return newScriptOp(ctx, fencedScript, h.acqKeys, lease, field, n)
+		return newScriptOp(ctx, fencedScript, h.acqKeys, lease, field, n, known)
 	case kindFair:
 		q := "0"
 		if queue {
 			q = "1"
 		}
-		return newScriptOp(ctx, fairAcquireScript, h.acqKeys, lease, field, n, fairWait.Milliseconds(), q)
+		return newScriptOp(ctx, fairAcquireScript, h.acqKeys, lease, field, n, fairWait.Milliseconds(), q, known)
 	case kindRead:
 		keys := append(h.acqKeys[:len(h.acqKeys):len(h.acqKeys)], layout.ReadTimeoutPrefix(h.name, field))
 		all := "0"
 		if watchdog {
 			all = "1"
 		}
-		return newScriptOp(ctx, readAcquireScript, keys, lease, field, n, field+":write", all)
+		return newScriptOp(ctx, readAcquireScript, keys, lease, field, n, field+":write", all, known)
 	case kindWrite:
-		return newScriptOp(ctx, writeAcquireScript, h.acqKeys, lease, field, n)
+		return newScriptOp(ctx, writeAcquireScript, h.acqKeys, lease, field, n, known)
 	case kindNonReentrant:
-		return newScriptOp(ctx, acquireScript, h.acqKeys, lease, field, n, "0")
+		return newScriptOp(ctx, acquireScript, h.acqKeys, lease, field, n, "0", known)
 	}
-	return newScriptOp(ctx, acquireScript, h.acqKeys, lease, field, n, "1")
+	return newScriptOp(ctx, acquireScript, h.acqKeys, lease, field, n, "1", known)
 }
 
 // Modes of a release script (lib/settle.lua).

@@ -9,12 +9,14 @@
 -- ARGV[2]  holder field "<client id>:<owner id>"
 -- ARGV[3]  this call's number
 -- ARGV[4]  "1" reentrant, "0" not
+-- ARGV[5]  the holds the client counts for the holder (lib/reenter.lua)
 -- Returns: {holds} when held (new hold or re-entry: the field's count after
 --          it); otherwise the lock's PTTL in ms (-1: no expiry), or -3 when
 --          the call was cancelled by a settle (nothing changed); the error
 --          NON_REENTRANT_REACQUIRE for a refused re-entry, as Redisson's.
 --#include cancel
 --#include lease
+--#include reenter
 if cancelled(KEYS[2], ARGV[2], ARGV[3]) then
     return -3
 end
@@ -27,7 +29,7 @@ if redis.call('hexists', KEYS[1], ARGV[2]) == 1 then
     if ARGV[4] == '0' then
         return redis.error_reply('NON_REENTRANT_REACQUIRE')
     end
-    local n = redis.call('hincrby', KEYS[1], ARGV[2], 1)
+    local n = reenter(ARGV[5])
     extend_to(ARGV[1])
     return {n}
 end

@@ -20,12 +20,14 @@
 -- ARGV[4]  threadWaitTime in ms (the wait, or the client's fair wait timeout)
 -- ARGV[5]  "1" to join the queue when the lock cannot be taken, "0" for a
 --          single attempt that never queues
+-- ARGV[6]  the holds the client counts for the holder (lib/reenter.lua)
 -- Returns: {holds} when held; otherwise how many ms to wait at most before
 --          trying again (the head: the lock's PTTL, -1 for no expiry; others:
 --          that, or until the head's timeout if sooner), or -3 when the call
 --          was cancelled.
 --#include cancel
 --#include lease
+--#include reenter
 --#include fair_queue
 if cancelled(KEYS[2], ARGV[2], ARGV[3]) then
     return -3
@@ -45,7 +47,7 @@ if redis.call('exists', KEYS[1]) == 0
     return {1}
 end
 if redis.call('hexists', KEYS[1], ARGV[2]) == 1 then
-    local n = redis.call('hincrby', KEYS[1], ARGV[2], 1)
+    local n = reenter(ARGV[6])
     extend_to(ARGV[1])
     return {n}
 end

@@ -7,16 +7,18 @@
 -- ARGV[1]  lease in milliseconds
 -- ARGV[2]  holder field "<client id>:<owner id>"
 -- ARGV[3]  this call's number
+-- ARGV[4]  the holds the client counts for the holder (lib/reenter.lua)
 -- Returns: {holds, token} when held; otherwise the lock's PTTL in ms (-1: no
 --          expiry), or -3 when the call was cancelled by a settle.
 --#include cancel
 --#include lease
+--#include reenter
 if cancelled(KEYS[2], ARGV[2], ARGV[3]) then
     return -3
 end
 if redis.call('exists', KEYS[1]) == 0 or redis.call('hexists', KEYS[1], ARGV[2]) == 1 then
     local token = redis.call('incr', KEYS[3])
-    local n = redis.call('hincrby', KEYS[1], ARGV[2], 1)
+    local n = reenter(ARGV[4])
     extend_to(ARGV[1])
     return {n, token}
 end

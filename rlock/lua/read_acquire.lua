@@ -10,9 +10,11 @@
 -- ARGV[4]  the same owner's writer field "<client id>:<owner id>:write"
 -- ARGV[5]  "1" for a watchdog-managed hold: the owner's earlier read holds
 --          are extended to the lease too
+-- ARGV[6]  the holds the client counts for the holder (lib/reenter.lua)
 -- Returns: {holds} when held (this reader's count after it); otherwise the
 --          hash's PTTL in ms, or -3 when the call was cancelled.
 --#include cancel
+--#include reenter
 if cancelled(KEYS[2], ARGV[2], ARGV[3]) then
     return -3
 end
@@ -25,7 +27,7 @@ if mode == false then
     return {1}
 end
 if mode == 'read' or (mode == 'write' and redis.call('hexists', KEYS[1], ARGV[4]) == 1) then
-    local n = redis.call('hincrby', KEYS[1], ARGV[2], 1)
+    local n = reenter(ARGV[6])
     redis.call('set', KEYS[3] .. ':' .. n, 1, 'px', ARGV[1])
     if ARGV[5] == '1' then
         -- A watchdog-managed hold: every earlier read hold of the owner

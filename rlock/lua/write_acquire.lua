@@ -6,9 +6,11 @@
 -- ARGV[1]  lease in milliseconds
 -- ARGV[2]  writer field "<client id>:<owner id>:write"
 -- ARGV[3]  this call's number
+-- ARGV[4]  the holds the client counts for the holder (lib/reenter.lua)
 -- Returns: {holds} when held; otherwise the hash's PTTL in ms (readers hold
 --          it, or another writer), or -3 when the call was cancelled.
 --#include cancel
+--#include reenter
 if cancelled(KEYS[2], ARGV[2], ARGV[3]) then
     return -3
 end
@@ -20,7 +22,7 @@ if mode == false then
     return {1}
 end
 if mode == 'write' and redis.call('hexists', KEYS[1], ARGV[2]) == 1 then
-    local n = redis.call('hincrby', KEYS[1], ARGV[2], 1)
+    local n = reenter(ARGV[4])
     local remain = redis.call('pttl', KEYS[1])
     redis.call('pexpire', KEYS[1], remain + tonumber(ARGV[1]))
     return {n}
