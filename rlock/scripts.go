@@ -40,6 +40,7 @@ var (
 	semaphoreScript     = mustScript("semaphore")
 	permitsScript       = mustScript("permits")
 	latchScript         = mustScript("latch")
+	objectScript        = mustScript("object")
 )
 
 func mustScript(name string) *script {
