@@ -14,13 +14,14 @@ import (
 type kind uint8
 
 const (
-	kindLock         kind = iota // Lock: RLock hash, waiters on redisson_lock__channel
-	kindSpin                     // SpinLock: RLock hash, no messages, backoff
-	kindFenced                   // FencedLock: RLock hash + token counter
-	kindFair                     // FairLock: RLock hash + queue; each waiter on its own channel
-	kindRead                     // the read side of a ReadWriteLock
-	kindWrite                    // the write side of a ReadWriteLock
-	kindNonReentrant             // Lock from NewNonReentrantLock: RLock hash, re-entry refused
+	kindLock             kind = iota // Lock: RLock hash, waiters on redisson_lock__channel
+	kindSpin                         // SpinLock: RLock hash, no messages, backoff
+	kindFenced                       // FencedLock: RLock hash + token counter
+	kindFair                         // FairLock: RLock hash + queue; each waiter on its own channel
+	kindRead                         // the read side of a ReadWriteLock
+	kindWrite                        // the write side of a ReadWriteLock
+	kindNonReentrant                 // Lock from NewNonReentrantLock: RLock hash, re-entry refused
+	kindNonReentrantFair             // Lock from NewNonReentrantFairLock: FairLock layout, re-entry refused
 )
 
 // handle is what every lock value holds: the Client, the lock's name and
@@ -77,7 +78,13 @@ func (h *handle) spins() bool { return h.kind == kindSpin }
 // fairQueue reports whether waiters queue in Redis (FairLock): a waiter's
 // threadWaitTime is its wait, a waiter that gives up leaves the queue, and
 // a queued waiter's attempts refresh its place.
-func (h *handle) fairQueue() bool { return h.kind == kindFair }
+func (h *handle) fairQueue() bool { return h.kind == kindFair || h.kind == kindNonReentrantFair }
+
+// reentrant reports whether the owner that holds the lock may take it
+// again (a second hold), rather than be refused with ErrReentry.
+func (h *handle) reentrant() bool {
+	return h.kind != kindNonReentrant && h.kind != kindNonReentrantFair
+}
 
 // extendsOnReentry reports whether a re-entry extends the lease by the new
 // one instead of setting it (a write lock, as Redisson's), which is also the
@@ -99,6 +106,8 @@ func (k kind) String() string {
 		return "writelock"
 	case kindNonReentrant:
 		return "nonreentrantlock"
+	case kindNonReentrantFair:
+		return "nonreentrantfairlock"
 	}
 	return "lock"
 }
@@ -130,7 +139,7 @@ func (h *handle) queues() bool {
 
 // channel is where waiters of field wait for unlock messages.
 func (h *handle) channel(field string) string {
-	if h.kind == kindFair {
+	if h.fairQueue() {
 		return layout.FairChannel(h.name, field)
 	}
 	return h.ch
@@ -152,7 +161,7 @@ func newHandle(c *Client, name string, k kind) handle {
 	case kindFenced:
 		acq = append(acq, layout.Token(name))
 		rel = append(rel, layout.Channel(name))
-	case kindFair:
+	case kindFair, kindNonReentrantFair:
 		acq = append(acq, layout.Queue(name), layout.Timeouts(name))
 		rel = append(rel, layout.Channel(name), layout.Queue(name), layout.Timeouts(name))
 	case kindRead:
@@ -183,21 +192,28 @@ func (h *handle) acquireCall(ctx context.Context, field string, keep time.Durati
 	switch h.kind {
 	case kindFenced:
 		return newScriptOp(ctx, fencedScript, h.acqKeys, lease, field, n)
-	case kindFair:
+	case kindFair, kindNonReentrantFair:
 		q := "0"
 		if queue {
 			q = "1"
 		}
-		return newScriptOp(ctx, fairAcquireScript, h.acqKeys, lease, field, n, fairWait.Milliseconds(), q)
+		return newScriptOp(ctx, fairAcquireScript, h.acqKeys, lease, field, n, fairWait.Milliseconds(), q, reentrantArg(h.reentrant()))
 	case kindRead:
 		keys := append(h.acqKeys[:len(h.acqKeys):len(h.acqKeys)], layout.ReadTimeoutPrefix(h.name, field))
 		return newScriptOp(ctx, readAcquireScript, keys, lease, field, n, field+":write")
 	case kindWrite:
 		return newScriptOp(ctx, writeAcquireScript, h.acqKeys, lease, field, n)
-	case kindNonReentrant:
-		return newScriptOp(ctx, acquireScript, h.acqKeys, lease, field, n, "0")
 	}
-	return newScriptOp(ctx, acquireScript, h.acqKeys, lease, field, n, "1")
+	return newScriptOp(ctx, acquireScript, h.acqKeys, lease, field, n, reentrantArg(h.reentrant()))
+}
+
+// reentrantArg is the acquire scripts' re-entry flag: "1" a holder takes
+// another hold, "0" it is refused (NON_REENTRANT_REACQUIRE).
+func reentrantArg(reentrant bool) string {
+	if reentrant {
+		return "1"
+	}
+	return "0"
 }
 
 // Modes of a release script (lib/settle.lua).
@@ -215,7 +231,7 @@ const (
 func (h *handle) releaseCall(ctx context.Context, mode, field string, n uint64, known int, lease, fairWait time.Duration) *op {
 	c := h.c
 	switch h.kind {
-	case kindFair:
+	case kindFair, kindNonReentrantFair:
 		return newScriptOp(ctx, fairReleaseScript, h.relKeys, mode, field, n, known, cancelTTLArg,
 			c.ms(lease), c.pubArg, layout.UnlockMessage, fairWait.Milliseconds())
 	case kindRead:
@@ -248,7 +264,7 @@ func (h *handle) forceUnlock(ctx context.Context) (bool, error) {
 	switch h.kind {
 	case kindSpin:
 		v, err = c.command(ctx, "del", h.name)
-	case kindFair:
+	case kindFair, kindNonReentrantFair:
 		keys := []string{h.name, layout.Channel(h.name), layout.Queue(h.name), layout.Timeouts(h.name)}
 		v, err = c.script(ctx, fairForceScript, keys, layout.UnlockMessage, pub)
 	case kindRead:
