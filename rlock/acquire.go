@@ -27,7 +27,7 @@ func (h *handle) acquire(ctx context.Context, op string, wait, lease time.Durati
 	}
 	a := &attempt{h: h, ctx: ctx, lease: lease, fairWait: h.fairWait}
 	a.field = h.field(ctx)
-	a.key = holdKey{h.name, a.field}
+	a.key = h.holdKey(a.field)
 	if h.fairQueue() && wait > 0 {
 		a.fairWait = wait // Redisson's threadWaitTime is the tryLock wait when there is one
 	}
@@ -194,7 +194,7 @@ func (a *attempt) try(queue bool) (held bool, ttl time.Duration, reached bool, e
 		return false, 0, true, err
 	}
 	if r, ok := ints(o.v); ok && len(r) > 0 {
-		c.taken(a.key, hs, int(r[0]), sent, a.lease, h.extendsOnReentry() && r[0] > 1, leaseData{h.renewKind(), h.kind})
+		c.taken(a.key, hs, int(r[0]), sent, a.lease, h.extendsOnReentry() && r[0] > 1, h.leaseData())
 		if len(r) > 1 {
 			a.token = r[1]
 		}

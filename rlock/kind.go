@@ -22,6 +22,7 @@ const (
 	kindWrite                        // the write side of a ReadWriteLock
 	kindNonReentrant                 // Lock from NewNonReentrantLock: RLock hash, re-entry refused
 	kindNonReentrantFair             // Lock from NewNonReentrantFairLock: FairLock layout, re-entry refused
+	kindFasterMulti                  // Lock from NewFasterMultiLock: many values in one group hash
 )
 
 // handle is what every lock value holds: the Client, the lock's name and
@@ -41,7 +42,17 @@ type handle struct {
 	fairWait time.Duration
 	// spin is a SpinLock's backoff (WithSpinBackoff).
 	spin backoff
+	// ledger names the lock in the Client's ledger of holds: its name,
+	// except for a faster multilock, whose holds on one group differ by
+	// their values (see newFasterHandle).
+	ledger string
+	// values are a faster multilock's value fields, boxed as script
+	// arguments (nil for the other kinds).
+	values []any
 }
+
+// holdKey names the hold of field on this lock in the Client's ledger.
+func (h *handle) holdKey(field string) holdKey { return holdKey{h.ledger, field} }
 
 // op names the operation in errors: "lock", "trylock", "unlock", ...
 func (h *handle) opName(op string) string {
@@ -108,6 +119,8 @@ func (k kind) String() string {
 		return "nonreentrantlock"
 	case kindNonReentrantFair:
 		return "nonreentrantfairlock"
+	case kindFasterMulti:
+		return "fastermultilock"
 	}
 	return "lock"
 }
@@ -116,15 +129,24 @@ func (k kind) String() string {
 type renewKind uint8
 
 const (
-	renewHash renewKind = iota // renew.lua: the hash, while the field holds it
-	renewRead                  // read_renew.lua: the hash and the reader's timeout keys
+	renewHash   renewKind = iota // renew.lua: the hash, while the field holds it
+	renewRead                    // read_renew.lua: the hash and the reader's timeout keys
+	renewFaster                  // faster_renew.lua: a faster multilock's values in its group hash
 )
 
 func (h *handle) renewKind() renewKind {
-	if h.kind == kindRead {
+	switch h.kind {
+	case kindRead:
 		return renewRead
+	case kindFasterMulti:
+		return renewFaster
 	}
 	return renewHash
+}
+
+// leaseData is what the watchdog keeps of a hold on this lock.
+func (h *handle) leaseData() leaseData {
+	return leaseData{renew: h.renewKind(), kind: h.kind, key: h.name, values: h.values}
 }
 
 // queues reports whether a new waiter on this kind queues behind the
@@ -148,7 +170,7 @@ func (h *handle) channel(field string) string {
 // newHandle returns the handle of a lock: its keys are derived once here,
 // not on every call.
 func newHandle(c *Client, name string, k kind) handle {
-	h := handle{c: c, name: name, kind: k, ch: layout.Channel(name), fairWait: defaultFairLockWaitTimeout, spin: defaultBackoff}
+	h := handle{c: c, name: name, kind: k, ch: layout.Channel(name), fairWait: defaultFairLockWaitTimeout, spin: defaultBackoff, ledger: name}
 	if c != nil {
 		h.fairWait, h.spin = c.opts.fairWait, c.opts.spin
 	}
@@ -203,6 +225,8 @@ func (h *handle) acquireCall(ctx context.Context, field string, keep time.Durati
 		return newScriptOp(ctx, readAcquireScript, keys, lease, field, n, field+":write")
 	case kindWrite:
 		return newScriptOp(ctx, writeAcquireScript, h.acqKeys, lease, field, n)
+	case kindFasterMulti:
+		return newScriptOp(ctx, fasterAcquireScript, h.acqKeys, append([]any{lease, field, n}, h.values...)...)
 	}
 	return newScriptOp(ctx, acquireScript, h.acqKeys, lease, field, n, reentrantArg(h.reentrant()))
 }
@@ -241,6 +265,9 @@ func (h *handle) releaseCall(ctx context.Context, mode, field string, n uint64, 
 	case kindWrite:
 		return newScriptOp(ctx, writeReleaseScript, h.relKeys, mode, field, n, known, cancelTTLArg,
 			c.ms(lease), c.pubArg, layout.ReadUnlockMessage)
+	case kindFasterMulti:
+		return newScriptOp(ctx, fasterReleaseScript, h.relKeys, append([]any{mode, field, n, known, cancelTTLArg,
+			c.ms(lease), c.pubArg, layout.UnlockMessage}, h.values...)...)
 	case kindSpin: // Redisson's spin lock publishes nothing
 		return newScriptOp(ctx, releaseScript, h.relKeys, mode, field, n, known, cancelTTLArg, c.ms(lease), "", layout.UnlockMessage)
 	}
@@ -271,6 +298,8 @@ func (h *handle) forceUnlock(ctx context.Context) (bool, error) {
 		v, err = c.script(ctx, rwForceUnlockScript, []string{h.name, layout.RWChannel(h.name)}, "read", layout.UnlockMessage, pub)
 	case kindWrite:
 		v, err = c.script(ctx, rwForceUnlockScript, []string{h.name, layout.RWChannel(h.name)}, "write", layout.ReadUnlockMessage, pub)
+	case kindFasterMulti:
+		v, err = c.run(ctx, newScriptOp(ctx, fasterForceScript, []any{h.name, h.ch}, append([]any{layout.UnlockMessage, pub}, h.values...)...))
 	default:
 		v, err = c.script(ctx, forceUnlockScript, []string{h.name, layout.Channel(h.name)}, layout.UnlockMessage, pub)
 	}
@@ -292,6 +321,9 @@ func (h *handle) forceUnlock(ctx context.Context) (bool, error) {
 func (h *handle) isLocked(ctx context.Context) (bool, error) {
 	c := h.c
 	switch h.kind {
+	case kindFasterMulti:
+		n, err := h.fasterRead(ctx, "locked", "")
+		return n == 1, err
 	case kindRead, kindWrite:
 		v, err := c.command(ctx, "hget", h.name, "mode")
 		if err != nil {
@@ -334,3 +366,36 @@ func (c *Client) run(ctx context.Context, o *op) (any, error) {
 func errUnexpected(v any) error {
 	return fmt.Errorf("rlock: unexpected reply %v", v)
 }
+
+// holds returns the hold count of field on the lock as Redis has it (0:
+// none).
+func (h *handle) holds(ctx context.Context, field string) (int64, error) {
+	if h.kind == kindFasterMulti {
+		return h.fasterRead(ctx, "holds", field)
+	}
+	return h.c.commandInt(ctx, "hget", h.name, field)
+}
+
+// pttl returns the lock's remaining lease in ms as PTTL reports a key's:
+// -2 when nobody holds it, -1 when it has no expiry. A faster multilock's
+// is the longest remaining lease among the holds on its values.
+func (h *handle) pttl(ctx context.Context) (int64, error) {
+	if h.kind == kindFasterMulti {
+		return h.fasterRead(ctx, "ttl", "")
+	}
+	return h.c.commandInt(ctx, "pttl", h.name)
+}
+
+// kindErr reports what makes a lock of this kind unusable (nil: nothing):
+// a faster multilock without values.
+func (h *handle) kindErr() error {
+	if h.kind == kindFasterMulti && len(h.values) == 0 {
+		return fmt.Errorf("%w: a faster multilock needs at least one value", ErrInvalidArgument)
+	}
+	return nil
+}
+
+// inspectable reports whether package inspect can read the lock off its
+// key: not a faster multilock, whose values share a group hash with other
+// value sets and are not hold counts.
+func (h *handle) inspectable() bool { return h.kind != kindFasterMulti }

@@ -95,8 +95,8 @@ func TestScriptsAreComplete(t *testing.T) {
 			t.Errorf("%s: sha %s is not SHA1 of the source", name, s.sha)
 		}
 	}
-	if n != 18 {
-		t.Errorf("%d scripts embedded, want 18", n)
+	if n != 23 {
+		t.Errorf("%d scripts embedded, want 23", n)
 	}
 }
 

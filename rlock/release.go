@@ -59,7 +59,7 @@ func (h *handle) unlock(ctx context.Context) error {
 	// Unlock ignores ctx's end but not the Client's Close.
 	rctx, cancel := cleanupCall(ctx)
 	defer cancel()
-	k := holdKey{h.name, h.field(ctx)}
+	k := h.holdKey(h.field(ctx))
 	var held time.Duration
 	hs, err := c.holds.enter(rctx, k, c.done)
 	if err == nil {

@@ -41,6 +41,11 @@ var (
 	permitsScript       = mustScript("permits")
 	latchScript         = mustScript("latch")
 	objectScript        = mustScript("object")
+	fasterAcquireScript = mustScript("faster_acquire")
+	fasterReleaseScript = mustScript("faster_release")
+	fasterRenewScript   = mustScript("faster_renew")
+	fasterForceScript   = mustScript("faster_forceunlock")
+	fasterReadScript    = mustScript("faster_read")
 )
 
 func mustScript(name string) *script {
