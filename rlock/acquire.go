@@ -79,6 +79,9 @@ type attempt struct {
 // Client.waitFor); a pause is bounded by the TTL the last attempt saw.
 func (a *attempt) wait(wait time.Duration) (bool, error) {
 	c := a.h.c
+	if a.h.wakesAll() && wait != 0 {
+		defer c.wakeAllOn(a.h.channel(a.field))()
+	}
 	return c.waitFor(a.ctx, waitSpec{
 		channel:  a.h.channel(a.field),
 		once:     wait == 0,

@@ -203,3 +203,38 @@ var _ = Describe("FasterMultiLock", func() {
 		Expect(e.Raw.DBSize(ctx).Val()).To(BeZero())
 	})
 })
+
+var _ = Describe("FasterMultiLock waiters for other values of one group", func() {
+	It("all wake on an unlock message, so the waiter whose values it freed goes in at once", func() {
+		e := spectest.NewEnv()
+		ctx := context.Background()
+		holders := e.Client()
+		jack, mary := holders.NewFasterMultiLock("class_200", "Jack_001"), holders.NewFasterMultiLock("class_200", "Mary_002")
+		hj, hm := ctxowner.New(ctx), ctxowner.New(ctx)
+		Expect(jack.Lock(hj)).To(Succeed())
+		Expect(mary.Lock(hm)).To(Succeed())
+
+		waiters := e.Client()
+		// The waiter for Mary_002 blocks first (it is the longest blocked,
+		// the one a wake-one message would wake), then the one for Jack_001.
+		maryDone := make(chan error, 1)
+		go func() { maryDone <- waiters.NewFasterMultiLock("class_200", "Mary_002").Lock(ctxowner.New(ctx)) }()
+		Eventually(func() int64 { return e.NumSub(spectest.LockChannel("class_200")) }).Should(BeEquivalentTo(1))
+		time.Sleep(200 * time.Millisecond)
+		jackDone := make(chan time.Time, 1)
+		go func() {
+			defer GinkgoRecover()
+			Expect(waiters.NewFasterMultiLock("class_200", "Jack_001").Lock(ctxowner.New(ctx))).To(Succeed())
+			jackDone <- time.Now()
+		}()
+		time.Sleep(300 * time.Millisecond)
+		unlocked := time.Now()
+		Expect(jack.Unlock(hj)).To(Succeed())
+		var at time.Time
+		Eventually(jackDone).WithTimeout(5 * time.Second).Should(Receive(&at))
+		Expect(at.Sub(unlocked)).To(BeNumerically("<", time.Second))
+		Consistently(maryDone).WithTimeout(200 * time.Millisecond).ShouldNot(Receive(), "Mary_002 is still held")
+		Expect(mary.Unlock(hm)).To(Succeed())
+		Eventually(maryDone).WithTimeout(5 * time.Second).Should(Receive(BeNil()))
+	})
+})
