@@ -120,7 +120,7 @@ var _ = Describe("FasterMultiLock", func() {
 		}()
 		Eventually(func() int64 { return e.NumSub(spectest.LockChannel("class_102")) }).Should(BeEquivalentTo(2))
 		Expect(lock.Unlock(holder)).To(Succeed())
-		Consistently(got).WithTimeout(200 * time.Millisecond).ShouldNot(Receive(), "one hold left")
+		Consistently(got).WithTimeout(200*time.Millisecond).ShouldNot(Receive(), "one hold left")
 		unlocked := time.Now()
 		Expect(lock.Unlock(holder)).To(Succeed())
 		var at time.Time
@@ -233,7 +233,7 @@ var _ = Describe("FasterMultiLock waiters for other values of one group", func()
 		var at time.Time
 		Eventually(jackDone).WithTimeout(5 * time.Second).Should(Receive(&at))
 		Expect(at.Sub(unlocked)).To(BeNumerically("<", time.Second))
-		Consistently(maryDone).WithTimeout(200 * time.Millisecond).ShouldNot(Receive(), "Mary_002 is still held")
+		Consistently(maryDone).WithTimeout(200*time.Millisecond).ShouldNot(Receive(), "Mary_002 is still held")
 		Expect(mary.Unlock(hm)).To(Succeed())
 		Eventually(maryDone).WithTimeout(5 * time.Second).Should(Receive(BeNil()))
 	})
