@@ -59,13 +59,13 @@ func nonReentrantFair(s *groupWorld, javaHolds bool) {
 	s.expectHolds(hf, keys...)
 
 	// The other client's waiter queues first, then one of the holder's.
-	w1 := other.newTid()
+	// (A tid's field is read before it blocks: the probe answers jtid on
+	// the tid's own thread.)
+	w1, w2 := other.newTid(), holder.newTid()
+	f1, f2 := other.field(w1), holder.field(w2)
 	c1 := other.send("nrfair lock " + name + " " + w1)
-	f1 := other.field(w1)
 	s.awaitQueued(name, f1)
-	w2 := holder.newTid()
 	c2 := holder.send("nrfair lock " + name + " " + w2)
-	f2 := holder.field(w2)
 	s.awaitQueued(name, f2)
 	q, _ := s.fairQueue(name)
 	Expect(q).To(Equal([]string{f1, f2}), "one queue, in arrival order")
