@@ -83,13 +83,5 @@ func newFasterHandle(c *Client, group string, values []string) handle {
 
 // fasterRead runs one of faster_read.lua's reads on the lock's values.
 func (h *handle) fasterRead(ctx context.Context, op, field string) (int64, error) {
-	v, err := h.c.run(ctx, newScriptOp(ctx, fasterReadScript, []any{h.name}, append([]any{op, field}, h.values...)...))
-	if err != nil {
-		return 0, err
-	}
-	n, ok := v.(int64)
-	if !ok {
-		return 0, errUnexpected(v)
-	}
-	return n, nil
+	return h.c.runInt(ctx, newScriptOp(ctx, fasterReadScript, []any{h.name}, append([]any{op, field}, h.values...)...))
 }

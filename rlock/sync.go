@@ -47,7 +47,12 @@ func checkWait(wait time.Duration) error {
 // run runs one of the synchronizer's scripts whose outcome the caller may
 // lose without harm, or must report as unknown.
 func (s *syncHandle) run(ctx context.Context, sc *script, keys []string, args ...any) (int64, error) {
-	v, err := s.c.script(ctx, sc, keys, args...)
+	return s.c.runInt(ctx, newScriptOp(ctx, sc, boxAll(keys), args...))
+}
+
+// runInt sends o and returns its reply, which must be an integer.
+func (c *Client) runInt(ctx context.Context, o *op) (int64, error) {
+	v, err := c.run(ctx, o)
 	if err != nil {
 		return 0, err
 	}
