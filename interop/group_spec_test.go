@@ -4,9 +4,11 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 )
 
-// Redisson's RedissonMultiLock, RedissonRedLock and RedissonNonReentrantLock,
-// driven through testdata/GroupProbe.java, and goredisson's MultiLock,
-// RedLock and NewNonReentrantLock, over locks of one Client on one server.
+// Redisson's RedissonMultiLock, RedissonRedLock, RedissonNonReentrantLock,
+// RedissonNonReentrantFairLock and RedissonFasterMultiLock, driven through
+// testdata/GroupProbe.java, and goredisson's MultiLock, RedLock,
+// NewNonReentrantLock, NewNonReentrantFairLock and NewFasterMultiLock, over
+// locks of one Client on one server.
 // Label "redisson"; skipped (one line) when REDISSON_PROBE is not set or
 // javac is missing.
 var _ = Describe("goredisson and the real Redisson's MultiLock, RedLock and NonReentrantLock", Label("redisson"), func() {
@@ -36,6 +38,27 @@ var _ = Describe("goredisson and the real Redisson's MultiLock, RedLock and NonR
 			func(javaHolds bool) { redQuorum(s, javaHolds) },
 			Entry("Redisson holds plain locks, goredisson's RedLock", true),
 			Entry("goredisson holds plain locks, Redisson's RedLock", false),
+		)
+	})
+
+	Context("NonReentrantFairLock", func() {
+		DescribeTable("is one hash field holding once, refuses its holder's re-entry on each client, and queues both clients' waiters in one fair queue, woken in order",
+			func(javaHolds bool) { nonReentrantFair(s, javaHolds) },
+			Entry("Redisson holds, goredisson's waiter queues first", true),
+			Entry("goredisson holds, Redisson's waiter queues first", false),
+		)
+	})
+
+	Context("FasterMultiLock (getMultiLock(group, values))", func() {
+		DescribeTable("held by one client is Redisson's group hash with the same value fields, excludes the other's lock on any of its values, and its unlock wakes the other's waiter within 200 ms",
+			func(javaHolds bool) { fasterExcludes(s, javaHolds) },
+			Entry("Redisson holds, goredisson waits", true),
+			Entry("goredisson holds, Redisson waits", false),
+		)
+		DescribeTable("a value one client holds the other force-unlocks",
+			func(javaHolds bool) { fasterForce(s, javaHolds) },
+			Entry("Redisson holds, goredisson forces", true),
+			Entry("goredisson holds, Redisson forces", false),
 		)
 	})
 

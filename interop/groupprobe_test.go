@@ -38,7 +38,7 @@ var (
 func startGroupJava(script, addr string) {
 	GinkgoHelper()
 	groupJava, groupSkip = startTestdataJava(script, addr, "GroupProbe",
-		"Redisson's MultiLock, RedLock and NonReentrantLock", warmUpGroup)
+		"Redisson's MultiLock, RedLock, NonReentrantLock, NonReentrantFairLock and FasterMultiLock", warmUpGroup)
 }
 
 // warmUpGroup takes every lock kind of GroupProbe a few times, a wait woken
@@ -66,6 +66,13 @@ func warmUpGroup(p *probe) {
 		p.ok("nr unlock " + a + " " + t2)
 		Expect(p.do("plain trylock " + a + " " + t1 + " 10 1000")).To(Equal("ok"))
 		p.ok("plain unlock " + a + " " + t1)
+		for _, lock := range []string{"nrfair " + b, "faster " + c + ",Jack_001,Mary_002"} {
+			p.ok(strings.Replace(lock, " ", " lock ", 1) + " " + t1)
+			w := p.send(strings.Replace(lock, " ", " lock ", 1) + " " + t2)
+			p.ok(strings.Replace(lock, " ", " unlock ", 1) + " " + t1)
+			Expect(w.wait(30 * time.Second)).To(Equal("ok"))
+			p.ok(strings.Replace(lock, " ", " unlock ", 1) + " " + t2)
+		}
 	}
 }
 
@@ -147,12 +154,22 @@ func (s goGroup) exec(_ context.Context, p []string) string {
 		return okAnswer(l.Unlock(ctx))
 	case "held":
 		return boolAnswer(l.IsHeldByCurrent(ctx))
+	case "islocked":
+		return boolAnswer(l.IsLocked(ctx))
+	case "forceunlock":
+		return boolAnswer(l.ForceUnlock(ctx))
 	}
 	return "err unknown command " + p[0] + " " + p[1]
 }
 
 // lockOf returns goredisson's lock for a GroupProbe <kind> and <names>.
 func (s goGroup) lockOf(kind, names string) (rlock.Locker, error) {
+	switch n := strings.Split(names, ","); kind {
+	case "nrfair":
+		return s.g.NewNonReentrantFairLock(names), nil
+	case "faster":
+		return s.g.NewFasterMultiLock(n[0], n[1:]...), nil
+	}
 	var locks []rlock.Locker
 	for _, n := range strings.Split(names, ",") {
 		locks = append(locks, s.g.NewLock(n))

@@ -443,7 +443,8 @@ func latchCounts(s *syncWorld, javaSets bool) {
 // ----- messages -----
 
 // syncMsgCase is a sequence of SyncProbe commands (N: the name, T: a
-// thread, $id: the last permit id acquired; a leading ! expects an error)
+// thread, $id: the last permit id acquired, $ids: the last ids acquired
+// together; a leading ! expects an error)
 // and the messages it must publish, as "channel=payload" with {n} for
 // "{<name>}".
 type syncMsgCase struct {
@@ -456,10 +457,10 @@ type syncMsgCase struct {
 func syncPublishes(w *world, c syncSide, mc syncMsgCase) {
 	name := lockName("sync-msgs")
 	msgs := w.listen(semCh(name), latchCh(name))
-	tid, id := c.newTid(), ""
+	tid, id, ids := c.newTid(), "", ""
 	for _, step := range mc.steps {
 		fails := strings.HasPrefix(step, "!")
-		cmd := strings.NewReplacer("N", name, "T", tid, "$id", id).Replace(strings.TrimPrefix(step, "!"))
+		cmd := strings.NewReplacer("N", name, "T", tid, "$ids", ids, "$id", id).Replace(strings.TrimPrefix(step, "!"))
 		out := call(c, cmd)
 		if fails {
 			Expect(out).To(HavePrefix("err "), cmd)
@@ -468,6 +469,9 @@ func syncPublishes(w *world, c syncSide, mc syncMsgCase) {
 		Expect(out).NotTo(HavePrefix("err "), cmd)
 		if p, ok := strings.CutPrefix(out, "id "); ok {
 			id = p
+		}
+		if p, ok := strings.CutPrefix(out, "ids "); ok {
+			ids = p
 		}
 	}
 	want := []string{}
@@ -493,4 +497,16 @@ var syncMsgCases = []syncMsgCase{
 	{"CountDownLatch: trySetCount publishes 1 and the count-down to zero 0 on redisson_countdownlatch__channel__; other count-downs and a refused trySetCount publish nothing",
 		[]string{"latch.trysetcount N 2", "latch.trysetcount N 3", "latch.countdown N", "latch.countdown N", "latch.countdown N", "latch.trysetcount N 1"},
 		[]string{"redisson_countdownlatch__channel__{n}=1", "redisson_countdownlatch__channel__{n}=0", "redisson_countdownlatch__channel__{n}=1"}},
+	{"Semaphore: trySetPermits with a time to live publishes the permits, releaseIfExists the permits then available; a releaseIfExists without a semaphore, a delete and expiry changes publish nothing",
+		[]string{"sem.releaseifexists N 1", "sem.trysetpermitsttl N 2 60000", "sem.trysetpermitsttl N 3 60000", "sem.releaseifexists N 2",
+			"sem.expire N 30000", "sem.clearexpire N", "sem.delete N", "sem.releaseifexists N 1"},
+		[]string{"redisson_sc:{n}=2", "redisson_sc:{n}=4"}},
+	{"PermitExpirableSemaphore: setPermits publishes the new total (nothing when it is already), addPermits the count added (nothing for a removal), a release of several ids the count released; updateLeaseTime, reads and a refused release of several publish nothing",
+		[]string{"psem.setpermits N 3", "psem.setpermits N 3", "psem.acquiren N T 2 -1", "psem.setpermits N 4", "psem.addpermits N 2",
+			"psem.addpermits N -1", "psem.permits N", "psem.acquired N", "psem.tryreleasen N $ids", "!psem.releasen N $ids",
+			"psem.acquire N T -1", "psem.updatelease N $id 60000", "psem.leasetime N $id", "psem.tryrelease N $id"},
+		[]string{"redisson_sc:{n}=3", "redisson_sc:{n}=4", "redisson_sc:{n}=2", "redisson_sc:{n}=2", "redisson_sc:{n}=5"}},
+	{"CountDownLatch: delete publishes 1, as trySetCount does; a delete of no latch publishes nothing",
+		[]string{"latch.trysetcount N 2", "latch.delete N", "latch.delete N"},
+		[]string{"redisson_countdownlatch__channel__{n}=1", "redisson_countdownlatch__channel__{n}=1"}},
 }

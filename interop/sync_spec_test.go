@@ -32,6 +32,11 @@ var _ = Describe("goredisson and the real Redisson's synchronizers", Label("redi
 			Entry("Redisson sets the permits", true),
 			Entry("goredisson sets the permits", false),
 		)
+		DescribeTable("shares permits set with a time to live, releaseIfExists, expiry, delete and the drain of a negative count",
+			func(javaSets bool) { semaphoreTTLAndIfExists(s, javaSets) },
+			Entry("Redisson sets the permits", true),
+			Entry("goredisson sets the permits", false),
+		)
 	})
 
 	Context("PermitExpirableSemaphore", func() {
@@ -57,6 +62,26 @@ var _ = Describe("goredisson and the real Redisson's synchronizers", Label("redi
 			Entry("Redisson releases, goredisson acquires", false, false),
 			Entry("Redisson releases, goredisson tries to acquire for 10 s", false, true),
 		)
+		DescribeTable("lets one client release, all or none, the permits the other took at once, and both count them alike",
+			func(javaAcquires bool) { permitsMany(s, javaAcquires) },
+			Entry("Redisson acquires 3, goredisson releases", true),
+			Entry("goredisson acquires 3, Redisson releases", false),
+		)
+		DescribeTable("wakes the other client's waiter for 2 permits with a release of 2 ids within 200 ms",
+			func(javaWaits bool) { permitsManyWake(s, javaWaits) },
+			Entry("goredisson releases, Redisson acquires 2", true),
+			Entry("Redisson releases, goredisson acquires 2", false),
+		)
+		DescribeTable("extends, reads and makes permanent the lease of the other client's permit",
+			func(javaHolds bool) { permitsUpdateLease(s, javaHolds) },
+			Entry("Redisson's permit, goredisson updates it", true),
+			Entry("goredisson's permit, Redisson updates it", false),
+		)
+		DescribeTable("shares setPermits, addPermits, the permits and acquired counts, expiry and delete",
+			func(javaSets bool) { permitsSetAdd(s, javaSets) },
+			Entry("Redisson sets the permits", true),
+			Entry("goredisson sets the permits", false),
+		)
 	})
 
 	Context("CountDownLatch", func() {
@@ -69,6 +94,11 @@ var _ = Describe("goredisson and the real Redisson's synchronizers", Label("redi
 			func(javaSets bool) { latchCounts(s, javaSets) },
 			Entry("Redisson sets the count", true),
 			Entry("goredisson sets the count", false),
+		)
+		DescribeTable("a latch one client deletes is open for both and wakes goredisson's awaiter within 200 ms",
+			func(javaDeletes bool) { latchDelete(s, javaDeletes) },
+			Entry("Redisson deletes", true),
+			Entry("goredisson deletes", false),
 		)
 	})
 

@@ -147,6 +147,12 @@ func warmUpSync(p *probe) {
 		Expect(c.wait(30 * time.Second)).To(HavePrefix("id "))
 		Expect(p.do("psem.tryacquire " + psem + " " + tid + " 10 -1")).To(Equal("false"))
 		Expect(p.do("psem.release " + psem + " " + id)).To(HavePrefix("err "))
+		Expect(p.do("psem.addpermits " + psem + " 1")).To(Equal("ok"))
+		ids := strings.TrimPrefix(p.do("psem.acquiren "+psem+" "+tid+" 2 -1"), "ids ")
+		c = p.send("psem.acquiren " + psem + " " + p.newTid() + " 2 1000")
+		p.ok("psem.releasen " + psem + " " + ids)
+		Expect(c.wait(30 * time.Second)).To(HavePrefix("ids "))
+		Expect(p.do("psem.permits " + psem)).To(Equal("2"))
 
 		latch := name + ":latch"
 		Expect(p.do("latch.trysetcount " + latch + " 1")).To(Equal("true"))
@@ -267,6 +273,20 @@ func goSemaphore(ctx context.Context, s *rlock.Semaphore, p []string) string {
 		return intAnswer(s.AvailablePermits(ctx))
 	case "sem.drain":
 		return intAnswer(s.DrainPermits(ctx))
+	case "sem.trysetpermitsttl":
+		return boolAnswer(s.TrySetPermitsTTL(ctx, num(p, 2), ms(p, 3, 0)))
+	case "sem.releaseifexists":
+		return boolAnswer(s.ReleaseIfExists(ctx, num(p, 2)))
+	case "sem.delete":
+		return boolAnswer(s.Delete(ctx))
+	case "sem.exists":
+		return boolAnswer(s.IsExists(ctx))
+	case "sem.expire":
+		return boolAnswer(s.Expire(ctx, ms(p, 2, 0)))
+	case "sem.clearexpire":
+		return boolAnswer(s.ClearExpire(ctx))
+	case "sem.remain":
+		return ttlAnswer(s.RemainTTL(ctx))
 	}
 	return "err unknown command " + p[0]
 }
@@ -291,6 +311,42 @@ func goPermits(ctx context.Context, s *rlock.PermitExpirableSemaphore, p []strin
 		return okAnswer(s.Release(ctx, p[2]))
 	case "psem.available":
 		return intAnswer(s.AvailablePermits(ctx))
+	case "psem.acquiren":
+		ids, err := s.AcquireN(ctx, num(p, 3), max(ms(p, 4, -1), 0))
+		if err != nil {
+			return errAnswer(err)
+		}
+		return "ids " + strings.Join(ids, ",")
+	case "psem.tryacquiren":
+		ids, ok, err := s.TryAcquireN(ctx, num(p, 3), ms(p, 4, 0), max(ms(p, 5, -1), 0))
+		if err != nil || !ok {
+			return boolAnswer(ok, err)
+		}
+		return "ids " + strings.Join(ids, ",")
+	case "psem.releasen":
+		return okAnswer(s.ReleaseN(ctx, strings.Split(p[2], ",")))
+	case "psem.tryrelease":
+		return boolAnswer(s.TryRelease(ctx, p[2]))
+	case "psem.tryreleasen":
+		return intAnswer(s.TryReleaseN(ctx, strings.Split(p[2], ",")))
+	case "psem.updatelease":
+		return boolAnswer(s.UpdateLeaseTime(ctx, p[2], max(ms(p, 3, -1), 0)))
+	case "psem.leasetime":
+		return ttlAnswer(s.LeaseTime(ctx, p[2]))
+	case "psem.setpermits":
+		return okAnswer(s.SetPermits(ctx, num(p, 2)))
+	case "psem.addpermits":
+		return okAnswer(s.AddPermits(ctx, num(p, 2)))
+	case "psem.permits":
+		return intAnswer(s.Permits(ctx))
+	case "psem.acquired":
+		return intAnswer(s.AcquiredPermits(ctx))
+	case "psem.delete":
+		return boolAnswer(s.Delete(ctx))
+	case "psem.exists":
+		return boolAnswer(s.IsExists(ctx))
+	case "psem.expire":
+		return boolAnswer(s.Expire(ctx, ms(p, 2, 0)))
 	}
 	return "err unknown command " + p[0]
 }
@@ -316,8 +372,25 @@ func goLatch(ctx context.Context, l *rlock.CountDownLatch, p []string) string {
 			return "false"
 		}
 		return boolAnswer(err == nil, err)
+	case "latch.delete":
+		return boolAnswer(l.Delete(ctx))
+	case "latch.exists":
+		return boolAnswer(l.IsExists(ctx))
 	}
 	return "err unknown command " + p[0]
+}
+
+// ttlAnswer answers a remaining time as Redisson does, in ms: -1 for none
+// (NoExpiry), the ms otherwise (0 for a key that does not exist, where
+// Redisson's remainTimeToLive says -2).
+func ttlAnswer(d time.Duration, err error) string {
+	if err != nil {
+		return errAnswer(err)
+	}
+	if d == rlock.NoExpiry {
+		return "-1"
+	}
+	return strconv.FormatInt(d.Milliseconds(), 10)
 }
 
 // errAnswer names goredisson's sentinel errors as SyncProbe names Java's

@@ -28,7 +28,7 @@ func (h *handle) acquire(ctx context.Context, op string, wait, lease time.Durati
 	}
 	a := &attempt{h: h, ctx: ctx, lease: lease, fairWait: h.fairWait}
 	a.field = h.field(ctx)
-	a.key = holdKey{h.name, a.field}
+	a.key = h.holdKey(a.field)
 	if h.fairQueue() && wait > 0 {
 		a.fairWait = wait // Redisson's threadWaitTime is the tryLock wait when there is one
 	}
@@ -80,6 +80,9 @@ type attempt struct {
 // Client.waitFor); a pause is bounded by the TTL the last attempt saw.
 func (a *attempt) wait(wait time.Duration) (bool, error) {
 	c := a.h.c
+	if a.h.wakesAll() && wait != 0 {
+		defer c.wakeAllOn(a.h.channel(a.field))()
+	}
 	return c.waitFor(a.ctx, waitSpec{
 		channel:  a.h.channel(a.field),
 		once:     wait == 0,
@@ -243,7 +246,7 @@ func (a *attempt) took(hs *hold, known int, r []int64, lease time.Duration, sent
 		}
 		return false, err
 	}
-	c.taken(a.key, hs, int(r[0]), sent, lease, h.extendsOnReentry() && r[0] > 1, leaseData{h.renewKind(), h.kind})
+	c.taken(a.key, hs, int(r[0]), sent, lease, h.extendsOnReentry() && r[0] > 1, h.leaseData())
 	if len(r) > 1 {
 		a.token = r[1]
 	}

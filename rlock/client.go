@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -45,6 +46,43 @@ type Client struct {
 	// queuePause bounds a queued waiter's first wait (see waitSpec.queue):
 	// queuePause, except in specs that need a lost wake to show.
 	queuePause time.Duration
+	// wakeAll counts, per channel, the waiters on it that a message must
+	// all wake (see Client.wakes).
+	wakeAllMu sync.Mutex
+	wakeAll   map[string]int
+}
+
+// wakes is the Hub's wake function: Redisson's (layout.Wakes), except that
+// a message on a channel with waiters that wait for different things
+// (faster multilocks on one group, for other values) wakes every waiter of
+// this Client on it: each tries once, so the one the unlock freed is not
+// left asleep while a waiter for values still held took the wake.
+func (c *Client) wakes(channel, payload string) int {
+	c.wakeAllMu.Lock()
+	all := c.wakeAll[channel] > 0
+	c.wakeAllMu.Unlock()
+	if all {
+		return pubsub.WakeAll
+	}
+	return layout.Wakes(channel, payload)
+}
+
+// wakeAllOn makes messages on channel wake all of this Client's waiters
+// until the returned func is called.
+func (c *Client) wakeAllOn(channel string) func() {
+	c.wakeAllMu.Lock()
+	defer c.wakeAllMu.Unlock()
+	if c.wakeAll == nil {
+		c.wakeAll = map[string]int{}
+	}
+	c.wakeAll[channel]++
+	return func() {
+		c.wakeAllMu.Lock()
+		defer c.wakeAllMu.Unlock()
+		if c.wakeAll[channel]--; c.wakeAll[channel] <= 0 {
+			delete(c.wakeAll, channel)
+		}
+	}
 }
 
 // ms is a duration in milliseconds as a script argument (the watchdog
@@ -84,7 +122,7 @@ func NewClient(rdb redis.UniversalClient, opts ...Option) (*Client, error) {
 	c.batch.cluster, c.cluster = rdb.(*redis.ClusterClient)
 	c.hub = pubsub.New(rdb,
 		pubsub.WithLogger(o.logger),
-		pubsub.WithWake(layout.Wakes),
+		pubsub.WithWake(c.wakes),
 		pubsub.WithSharded(o.publishCommand == "spublish"),
 	)
 	c.wd = watchdog.New(c.renew, o.watchdogTimeout, watchdog.WithLogger(o.logger), watchdog.WithOnLost(c.lost))
@@ -132,6 +170,8 @@ func (h *handle) check(ctx context.Context, op string) error {
 		return opErr(h.opName(op), "", fmt.Errorf("%w: empty lock name", ErrInvalidArgument))
 	case ctx == nil:
 		return opErr(h.opName(op), h.name, fmt.Errorf("%w: nil context", ErrInvalidArgument))
+	case h.kindErr() != nil:
+		return opErr(h.opName(op), h.name, h.kindErr())
 	case h.c.cluster && !layout.SlotSafe(h.name):
 		return opErr(h.opName(op), h.name, fmt.Errorf("%w: on Redis Cluster a lock name with a stray '{' or '}' puts its auxiliary keys in other slots; use a hash tag such as {order:42}", ErrInvalidArgument))
 	case h.c.closed.Load():

@@ -10,9 +10,11 @@ import (
 // the lock; test them with errors.Is.
 var (
 	// ErrNotHeld is returned when the caller's owner does not hold the lock
-	// it tried to unlock (Redisson's IllegalMonitorStateException), and when
-	// a permit id to release is unknown, released already or expired.
-	// Nothing changed.
+	// it tried to unlock (Redisson's IllegalMonitorStateException), and,
+	// worded for a permit ("permit with id ... has already been released or
+	// does not exist", Redisson's IllegalArgumentException), when a permit id
+	// to release or read is unknown, released already or expired. Nothing
+	// changed.
 	ErrNotHeld = errors.New("lock not held by this owner")
 	// ErrClosed is returned by every call on a Client that was closed, and
 	// to waiters and calls in flight when it closes.

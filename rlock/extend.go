@@ -46,7 +46,7 @@ func (h *handle) extend(ctx context.Context, lease time.Duration) error {
 // the lock is in flight.
 func (h *handle) setLease(ctx context.Context, lease time.Duration) error {
 	c := h.c
-	k := holdKey{h.name, h.field(ctx)}
+	k := h.holdKey(h.field(ctx))
 	hs, err := c.holds.enter(ctx, k, c.done)
 	if err != nil {
 		return err
@@ -56,6 +56,8 @@ func (h *handle) setLease(ctx context.Context, lease time.Duration) error {
 		return err
 	}
 	switch {
+	case !h.extendable():
+		return fmt.Errorf("%w: Extend is not offered on a FasterMultiLock (its values' leases are set by each acquisition)", ErrInvalidArgument)
 	case hs.known() == 0:
 		return ErrNotHeld
 	case hs.renewed:

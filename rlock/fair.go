@@ -29,3 +29,16 @@ type FairLock = Lock
 func (c *Client) NewFairLock(name string) *Lock {
 	return newLock(c, name, kindFair)
 }
+
+// NewNonReentrantFairLock returns the non-reentrant fair lock of the given
+// name [getNonReentrantFairLock] (Redisson 4.4.0's
+// RedissonNonReentrantFairLock): a fair lock (see NewFairLock: the same
+// hash, queue, timeouts and per-waiter channels, so Java and Go waiters
+// share one queue) whose holder taking it again gets ErrReentry (Redisson's
+// IllegalMonitorStateException "is non-reentrant"), from Lock and TryLock
+// alike, and changes nothing: no second hold, no place in the queue.
+// Others wait in the queue as for a fair lock. Its acquisitions and
+// releases wait for replicas as every lock's do (WithReplicaSync).
+func (c *Client) NewNonReentrantFairLock(name string) *Lock {
+	return newLock(c, name, kindNonReentrantFair)
+}

@@ -60,13 +60,13 @@ func (h *handle) holdCount(ctx context.Context, op string) (int, error) {
 		return 0, err
 	}
 	c := h.c
-	k := holdKey{h.name, h.field(ctx)}
+	k := h.holdKey(h.field(ctx))
 	hs, err := c.holds.enter(ctx, k, c.done)
 	if err != nil {
 		return 0, opErr(h.opName(op), h.name, err)
 	}
 	defer c.holds.exit(k, hs)
-	n, err := c.commandInt(ctx, "hget", h.name, k.field)
+	n, err := h.holds(ctx, k.field)
 	if err == nil && int(n) < hs.known() {
 		c.loseHold(k, hs) // Redis has fewer holds than this Client took: they are gone
 		c.released(k, hs, int(n))
@@ -85,7 +85,7 @@ func (h *handle) remainTTL(ctx context.Context) (time.Duration, error) {
 	if err := h.check(ctx, "remainttl"); err != nil {
 		return 0, err
 	}
-	ms, err := h.c.commandInt(ctx, "pttl", h.name)
+	ms, err := h.pttl(ctx)
 	switch {
 	case err != nil:
 		return 0, opErr(h.opName("remainttl"), h.name, err)

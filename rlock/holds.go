@@ -265,6 +265,9 @@ func (c *Client) loseHold(k holdKey, h *hold) {
 type leaseData struct {
 	renew renewKind
 	kind  kind
+	key   string // the lock's Redis key (a faster multilock's group)
+	// values are a faster multilock's value fields (nil for other kinds).
+	values []any
 }
 
 // lost reports a lease the watchdog found lost (the WithOnLost callback).
@@ -281,7 +284,7 @@ func (c *Client) lost(l watchdog.Lease, err error) {
 	if err == watchdog.ErrClosed {
 		cause = ErrClosed
 	}
-	c.observe(context.Background(), Event{Op: "lost", Kind: l.Data.(leaseData).kind.String(), Lock: l.Key,
+	c.observe(context.Background(), Event{Op: "lost", Kind: l.Data.(leaseData).kind.String(), Lock: l.Data.(leaseData).key,
 		Start: time.Now(), Held: held, Err: cause})
 }
 

@@ -16,6 +16,9 @@ func Inspect(ctx context.Context, l Locker) (*inspect.Info, error) {
 	if !ok {
 		return nil, opErr("inspect", nameOf(l), fmt.Errorf("%w: %T is not a single-key lock of this package", ErrInvalidArgument, l))
 	}
+	if lk, ok := l.(*Lock); ok && lk != nil && !lk.h.inspectable() {
+		return nil, opErr("inspect", lk.Name(), fmt.Errorf("%w: a faster multilock's values are not one lock key", ErrInvalidArgument))
+	}
 	rdb, name := x.identity()
 	if rdb == nil {
 		return nil, opErr("inspect", name, fmt.Errorf("%w: nil client", ErrInvalidArgument))
@@ -25,4 +28,26 @@ func Inspect(ctx context.Context, l Locker) (*inspect.Info, error) {
 	}
 	info, err := inspect.Lock(ctx, rdb, name)
 	return info, opErr("inspect", name, err)
+}
+
+// HolderField returns the hash field under which ctx's owner holds (or
+// would hold) the single-key lock l: "<client id>:<owner id>", with
+// ":write" after it for the write side of a read-write lock (Redisson's
+// getLockName). A MultiLock or a RedLock, whose locks may be on several
+// Clients, is ErrInvalidArgument.
+func HolderField(ctx context.Context, l Locker) (string, error) {
+	if ctx == nil {
+		return "", opErr("holderfield", nameOf(l), fmt.Errorf("%w: nil context", ErrInvalidArgument))
+	}
+	var h *handle
+	switch x := l.(type) {
+	case *Lock:
+		h = x.handle()
+	case *FencedLock:
+		h = x.handle()
+	}
+	if h == nil || h.c == nil {
+		return "", opErr("holderfield", nameOf(l), fmt.Errorf("%w: %T is not a single-key lock of this package", ErrInvalidArgument, l))
+	}
+	return h.field(ctx), nil
 }

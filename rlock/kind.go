@@ -14,13 +14,15 @@ import (
 type kind uint8
 
 const (
-	kindLock         kind = iota // Lock: RLock hash, waiters on redisson_lock__channel
-	kindSpin                     // SpinLock: RLock hash, no messages, backoff
-	kindFenced                   // FencedLock: RLock hash + token counter
-	kindFair                     // FairLock: RLock hash + queue; each waiter on its own channel
-	kindRead                     // the read side of a ReadWriteLock
-	kindWrite                    // the write side of a ReadWriteLock
-	kindNonReentrant             // Lock from NewNonReentrantLock: RLock hash, re-entry refused
+	kindLock             kind = iota // Lock: RLock hash, waiters on redisson_lock__channel
+	kindSpin                         // SpinLock: RLock hash, no messages, backoff
+	kindFenced                       // FencedLock: RLock hash + token counter
+	kindFair                         // FairLock: RLock hash + queue; each waiter on its own channel
+	kindRead                         // the read side of a ReadWriteLock
+	kindWrite                        // the write side of a ReadWriteLock
+	kindNonReentrant                 // Lock from NewNonReentrantLock: RLock hash, re-entry refused
+	kindNonReentrantFair             // Lock from NewNonReentrantFairLock: FairLock layout, re-entry refused
+	kindFasterMulti                  // Lock from NewFasterMultiLock: many values in one group hash
 )
 
 // handle is what every lock value holds: the Client, the lock's name and
@@ -40,7 +42,17 @@ type handle struct {
 	fairWait time.Duration
 	// spin is a SpinLock's backoff (WithSpinBackoff).
 	spin backoff
+	// ledger names the lock in the Client's ledger of holds: its name,
+	// except for a faster multilock, whose holds on one group differ by
+	// their values (see newFasterHandle).
+	ledger string
+	// values are a faster multilock's value fields, boxed as script
+	// arguments (nil for the other kinds).
+	values []any
 }
+
+// holdKey names the hold of field on this lock in the Client's ledger.
+func (h *handle) holdKey(field string) holdKey { return holdKey{h.ledger, field} }
 
 // op names the operation in errors: "lock", "trylock", "unlock", ...
 func (h *handle) opName(op string) string {
@@ -77,7 +89,13 @@ func (h *handle) spins() bool { return h.kind == kindSpin }
 // fairQueue reports whether waiters queue in Redis (FairLock): a waiter's
 // threadWaitTime is its wait, a waiter that gives up leaves the queue, and
 // a queued waiter's attempts refresh its place.
-func (h *handle) fairQueue() bool { return h.kind == kindFair }
+func (h *handle) fairQueue() bool { return h.kind == kindFair || h.kind == kindNonReentrantFair }
+
+// reentrant reports whether the owner that holds the lock may take it
+// again (a second hold), rather than be refused with ErrReentry.
+func (h *handle) reentrant() bool {
+	return h.kind != kindNonReentrant && h.kind != kindNonReentrantFair
+}
 
 // extendsOnReentry reports whether a re-entry extends the lease by the new
 // one instead of setting it (a write lock, as Redisson's), which is also the
@@ -99,9 +117,17 @@ func (k kind) String() string {
 		return "writelock"
 	case kindNonReentrant:
 		return "nonreentrantlock"
+	case kindNonReentrantFair:
+		return "nonreentrantfairlock"
+	case kindFasterMulti:
+		return "fastermultilock"
 	}
 	return "lock"
 }
+
+// extendable reports whether Extend can set the kind's lease: not a
+// FasterMultiLock's, whose values each carry their own expiry.
+func (h *handle) extendable() bool { return h.kind != kindFasterMulti }
 
 // extendMode tells extend.lua how the kind keeps a holder's lease: "read"
 // for the read side (timeout keys per hold), "" for the lock key alone.
@@ -116,15 +142,24 @@ func (h *handle) extendMode() string {
 type renewKind uint8
 
 const (
-	renewHash renewKind = iota // renew.lua: the hash, while the field holds it
-	renewRead                  // read_renew.lua: the hash and the reader's timeout keys
+	renewHash   renewKind = iota // renew.lua: the hash, while the field holds it
+	renewRead                    // read_renew.lua: the hash and the reader's timeout keys
+	renewFaster                  // faster_renew.lua: a faster multilock's values in its group hash
 )
 
 func (h *handle) renewKind() renewKind {
-	if h.kind == kindRead {
+	switch h.kind {
+	case kindRead:
 		return renewRead
+	case kindFasterMulti:
+		return renewFaster
 	}
 	return renewHash
+}
+
+// leaseData is what the watchdog keeps of a hold on this lock.
+func (h *handle) leaseData() leaseData {
+	return leaseData{renew: h.renewKind(), kind: h.kind, key: h.name, values: h.values}
 }
 
 // queues reports whether a new waiter on this kind queues behind the
@@ -139,7 +174,7 @@ func (h *handle) queues() bool {
 
 // channel is where waiters of field wait for unlock messages.
 func (h *handle) channel(field string) string {
-	if h.kind == kindFair {
+	if h.fairQueue() {
 		return layout.FairChannel(h.name, field)
 	}
 	return h.ch
@@ -148,7 +183,7 @@ func (h *handle) channel(field string) string {
 // newHandle returns the handle of a lock: its keys are derived once here,
 // not on every call.
 func newHandle(c *Client, name string, k kind) handle {
-	h := handle{c: c, name: name, kind: k, ch: layout.Channel(name), fairWait: defaultFairLockWaitTimeout, spin: defaultBackoff}
+	h := handle{c: c, name: name, kind: k, ch: layout.Channel(name), fairWait: defaultFairLockWaitTimeout, spin: defaultBackoff, ledger: name}
 	if c != nil {
 		h.fairWait, h.spin = c.opts.fairWait, c.opts.spin
 	}
@@ -161,7 +196,7 @@ func newHandle(c *Client, name string, k kind) handle {
 	case kindFenced:
 		acq = append(acq, layout.Token(name))
 		rel = append(rel, layout.Channel(name))
-	case kindFair:
+	case kindFair, kindNonReentrantFair:
 		acq = append(acq, layout.Queue(name), layout.Timeouts(name))
 		rel = append(rel, layout.Channel(name), layout.Queue(name), layout.Timeouts(name))
 	case kindRead:
@@ -194,12 +229,12 @@ func (h *handle) acquireCall(ctx context.Context, field string, keep time.Durati
 	switch h.kind {
 	case kindFenced:
 		return newScriptOp(ctx, fencedScript, h.acqKeys, lease, field, n, known)
-	case kindFair:
+	case kindFair, kindNonReentrantFair:
 		q := "0"
 		if queue {
 			q = "1"
 		}
-		return newScriptOp(ctx, fairAcquireScript, h.acqKeys, lease, field, n, fairWait.Milliseconds(), q, known)
+		return newScriptOp(ctx, fairAcquireScript, h.acqKeys, lease, field, n, fairWait.Milliseconds(), q, reentrantArg(h.reentrant()), known)
 	case kindRead:
 		keys := append(h.acqKeys[:len(h.acqKeys):len(h.acqKeys)], layout.ReadTimeoutPrefix(h.name, field))
 		all := "0"
@@ -209,10 +244,19 @@ func (h *handle) acquireCall(ctx context.Context, field string, keep time.Durati
 		return newScriptOp(ctx, readAcquireScript, keys, lease, field, n, field+":write", all, known)
 	case kindWrite:
 		return newScriptOp(ctx, writeAcquireScript, h.acqKeys, lease, field, n, known)
-	case kindNonReentrant:
-		return newScriptOp(ctx, acquireScript, h.acqKeys, lease, field, n, "0", known)
+	case kindFasterMulti:
+		return newScriptOp(ctx, fasterAcquireScript, h.acqKeys, append([]any{lease, field, n}, h.values...)...)
 	}
-	return newScriptOp(ctx, acquireScript, h.acqKeys, lease, field, n, "1", known)
+	return newScriptOp(ctx, acquireScript, h.acqKeys, lease, field, n, reentrantArg(h.reentrant()), known)
+}
+
+// reentrantArg is the acquire scripts' re-entry flag: "1" a holder takes
+// another hold, "0" it is refused (NON_REENTRANT_REACQUIRE).
+func reentrantArg(reentrant bool) string {
+	if reentrant {
+		return "1"
+	}
+	return "0"
 }
 
 // Modes of a release script (lib/settle.lua).
@@ -230,7 +274,7 @@ const (
 func (h *handle) releaseCall(ctx context.Context, mode, field string, n uint64, known int, lease, fairWait time.Duration) *op {
 	c := h.c
 	switch h.kind {
-	case kindFair:
+	case kindFair, kindNonReentrantFair:
 		return newScriptOp(ctx, fairReleaseScript, h.relKeys, mode, field, n, known, cancelTTLArg,
 			c.ms(lease), c.pubArg, layout.UnlockMessage, fairWait.Milliseconds())
 	case kindRead:
@@ -240,6 +284,9 @@ func (h *handle) releaseCall(ctx context.Context, mode, field string, n uint64, 
 	case kindWrite:
 		return newScriptOp(ctx, writeReleaseScript, h.relKeys, mode, field, n, known, cancelTTLArg,
 			c.ms(lease), c.pubArg, layout.ReadUnlockMessage)
+	case kindFasterMulti:
+		return newScriptOp(ctx, fasterReleaseScript, h.relKeys, append([]any{mode, field, n, known, cancelTTLArg,
+			c.ms(lease), c.pubArg, layout.UnlockMessage}, h.values...)...)
 	case kindSpin: // Redisson's spin lock publishes nothing
 		return newScriptOp(ctx, releaseScript, h.relKeys, mode, field, n, known, cancelTTLArg, c.ms(lease), "", layout.UnlockMessage)
 	}
@@ -263,13 +310,15 @@ func (h *handle) forceUnlock(ctx context.Context) (bool, error) {
 	switch h.kind {
 	case kindSpin:
 		v, err = c.command(ctx, "del", h.name)
-	case kindFair:
+	case kindFair, kindNonReentrantFair:
 		keys := []string{h.name, layout.Channel(h.name), layout.Queue(h.name), layout.Timeouts(h.name)}
 		v, err = c.script(ctx, fairForceScript, keys, layout.UnlockMessage, pub)
 	case kindRead:
 		v, err = c.script(ctx, rwForceUnlockScript, []string{h.name, layout.RWChannel(h.name)}, "read", layout.UnlockMessage, pub)
 	case kindWrite:
 		v, err = c.script(ctx, rwForceUnlockScript, []string{h.name, layout.RWChannel(h.name)}, "write", layout.ReadUnlockMessage, pub)
+	case kindFasterMulti:
+		v, err = c.run(ctx, newScriptOp(ctx, fasterForceScript, []any{h.name, h.ch}, append([]any{layout.UnlockMessage, pub}, h.values...)...))
 	default:
 		v, err = c.script(ctx, forceUnlockScript, []string{h.name, layout.Channel(h.name)}, layout.UnlockMessage, pub)
 	}
@@ -291,6 +340,9 @@ func (h *handle) forceUnlock(ctx context.Context) (bool, error) {
 func (h *handle) isLocked(ctx context.Context) (bool, error) {
 	c := h.c
 	switch h.kind {
+	case kindFasterMulti:
+		n, err := h.fasterRead(ctx, "locked", "")
+		return n == 1, err
 	case kindRead, kindWrite:
 		v, err := c.command(ctx, "hget", h.name, "mode")
 		if err != nil {
@@ -333,3 +385,41 @@ func (c *Client) run(ctx context.Context, o *op) (any, error) {
 func errUnexpected(v any) error {
 	return fmt.Errorf("rlock: unexpected reply %v", v)
 }
+
+// holds returns the hold count of field on the lock as Redis has it (0:
+// none).
+func (h *handle) holds(ctx context.Context, field string) (int64, error) {
+	if h.kind == kindFasterMulti {
+		return h.fasterRead(ctx, "holds", field)
+	}
+	return h.c.commandInt(ctx, "hget", h.name, field)
+}
+
+// pttl returns the lock's remaining lease in ms as PTTL reports a key's:
+// -2 when nobody holds it, -1 when it has no expiry. A faster multilock's
+// is the longest remaining lease among the holds on its values.
+func (h *handle) pttl(ctx context.Context) (int64, error) {
+	if h.kind == kindFasterMulti {
+		return h.fasterRead(ctx, "ttl", "")
+	}
+	return h.c.commandInt(ctx, "pttl", h.name)
+}
+
+// kindErr reports what makes a lock of this kind unusable (nil: nothing):
+// a faster multilock without values.
+func (h *handle) kindErr() error {
+	if h.kind == kindFasterMulti && len(h.values) == 0 {
+		return fmt.Errorf("%w: a faster multilock needs at least one value", ErrInvalidArgument)
+	}
+	return nil
+}
+
+// inspectable reports whether package inspect can read the lock off its
+// key: not a faster multilock, whose values share a group hash with other
+// value sets and are not hold counts.
+func (h *handle) inspectable() bool { return h.kind != kindFasterMulti }
+
+// wakesAll reports whether a message on the lock's channel must wake every
+// waiter of the Client on it (see Client.wakes): for a faster multilock,
+// whose waiters on one group channel may wait for different values.
+func (h *handle) wakesAll() bool { return h.kind == kindFasterMulti }

@@ -13,7 +13,8 @@ import (
 // [getCountDownLatch]: a counter under the name, and the channel
 // redisson_countdownlatch__channel__{name}, on which the last CountDown
 // publishes "0", which wakes every waiter of every client. A latch whose
-// key does not exist has count zero (it is open).
+// key does not exist has count zero (it is open). Its key has no time to
+// live, as with Redisson (RCountDownLatch is not an RExpirable).
 type CountDownLatch struct{ s syncHandle }
 
 // NewCountDownLatch returns the latch of the given name [getCountDownLatch].
@@ -32,8 +33,14 @@ func (l *CountDownLatch) keys() []string {
 	return []string{l.s.name, layout.LatchChannel(l.s.name)}
 }
 
-// TrySetCount sets the count if the latch has none (it is open) and
-// reports whether it did [trySetCount]. n < 0 is ErrInvalidArgument.
+// TrySetCount sets the count if the latch's key does not exist and reports
+// whether it did [trySetCount]. The key goes when a CountDown reaches zero
+// (or Delete removes it); until then a new count cannot be set. As with
+// Redisson, TrySetCount(0) sets a count of zero that keeps its key: the
+// latch is open (Count is 0, Await returns at once), but a later
+// TrySetCount fails until a CountDown or Delete removes the key. n < 0 is
+// ErrInvalidArgument (Redisson stores it; java.util.concurrent's
+// CountDownLatch refuses it too).
 func (l *CountDownLatch) TrySetCount(ctx context.Context, n int64) (bool, error) {
 	h := l.handle()
 	if err := h.check(ctx, "trysetcount"); err != nil {
@@ -80,20 +87,62 @@ func (l *CountDownLatch) Count(ctx context.Context) (int64, error) {
 // the latch's channel (and, as a safety bound, looks again after one
 // watchdog timeout).
 func (l *CountDownLatch) Await(ctx context.Context) error {
+	_, err := l.await(ctx, "await", -1)
+	return err
+}
+
+// TryAwait waits up to wait until the count is zero and reports whether it
+// is; false with a nil error when the wait ran out [await(timeout, unit)].
+// wait <= 0 looks once; a wait between 0 and 1 ms is ErrInvalidArgument.
+func (l *CountDownLatch) TryAwait(ctx context.Context, wait time.Duration) (bool, error) {
+	return l.await(ctx, "tryawait", max(wait, 0))
+}
+
+// await waits up to wait (negative: until ctx ends).
+func (l *CountDownLatch) await(ctx context.Context, op string, wait time.Duration) (bool, error) {
 	h := l.handle()
-	if err := h.check(ctx, "await"); err != nil {
-		return err
+	if err := h.check(ctx, op); err != nil {
+		return false, err
+	}
+	if err := checkWait(wait); err != nil {
+		return false, opErr(op, h.name, err)
 	}
 	start := time.Now()
-	_, err := h.c.waitFor(ctx, waitSpec{
-		channel: layout.LatchChannel(h.name),
+	ok, err := h.c.waitFor(ctx, waitSpec{
+		channel:  layout.LatchChannel(h.name),
+		once:     wait == 0,
+		deadline: waitDeadline(wait),
 		try: func() (bool, time.Duration, bool, error) {
 			n, err := h.c.commandInt(ctx, "get", h.name)
 			return err == nil && n <= 0, h.safetyPause(), err == nil, err
 		},
 		retryable: func(err error) bool { return h.c.retryable(ctx, err) },
 	})
-	err = opErr("await", h.name, h.c.ctxOr(ctx, err))
-	h.observe(ctx, Event{Op: "await", Start: start, Err: err})
-	return err
+	err = opErr(op, h.name, h.c.ctxOr(ctx, err))
+	h.observe(ctx, Event{Op: "await", Start: start, Acquired: ok, Err: err})
+	return ok, err
+}
+
+// Name returns the latch's name, which is also its Redis key [getName()].
+func (l *CountDownLatch) Name() string { return l.handle().nameOr() }
+
+// Delete deletes the latch, which opens it, and reports whether it existed
+// [delete()]. As Redisson's, it publishes "1" (the new-count message) on
+// the latch's channel: goredisson's waiters of every client look at the
+// count again and go on, but Redisson's waiters do not wake for it (they
+// see the latch open at their next message, or at the end of their
+// timeout).
+func (l *CountDownLatch) Delete(ctx context.Context) (bool, error) {
+	h := l.handle()
+	if err := h.check(ctx, "delete"); err != nil {
+		return false, err
+	}
+	v, err := h.run(ctx, latchScript, l.keys(), "delete", h.c.opts.publishCommand)
+	return v == 1, opErr("delete", h.name, err)
+}
+
+// IsExists reports whether the latch's key exists: it has a count that
+// did not reach zero, or was set to zero [isExists()].
+func (l *CountDownLatch) IsExists(ctx context.Context) (bool, error) {
+	return l.handle().exists(ctx)
 }

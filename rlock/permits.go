@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/goredisson/goredisson/internal/layout"
@@ -13,17 +14,24 @@ import (
 // PermitExpirableSemaphore is a semaphore whose permits have ids and free
 // themselves at the end of their lease, shared by Java (Redisson's
 // RPermitExpirableSemaphore) and Go clients of one name
-// [getPermitExpirableSemaphore]: the counter under the name, the permits
-// taken in the sorted set {name}:timeout (member: the id's 16 bytes, score:
-// its expiry), the channel redisson_sc:{name}. A permit id is the hex of 16
-// random bytes, as Redisson's, so either side can release the other's.
+// [getPermitExpirableSemaphore]: the counter of available permits under the
+// name, the permits taken in the sorted set {name}:timeout (member: the id's
+// 16 bytes, score: its expiry), the channel redisson_sc:{name}. A permit id
+// is the hex of 16 random bytes, as Redisson's, so either side can release
+// the other's.
 //
-// A lease <= 0 gives a permit that never expires (Redisson's -1). An
-// acquire whose caller left before its reply is settled in the background:
-// the permit it may have taken is given back, and it does nothing if it
-// still arrives. The settle tries for 5 s; if Redis stays unreachable that
-// long it is logged, and such a permit frees itself only at its lease (never,
-// for a lease <= 0).
+// A lease <= 0 gives a permit that never expires (Redisson's -1). A permit
+// whose lease ran out is put back by the next operation on the semaphore
+// (every operation sweeps them first, as Redisson's do), and a waiter
+// sleeps no longer than until the nearest lease ends. An expired, released
+// or unknown permit id is ErrNotHeld, with a permit's wording ("permit ...
+// has already been released or does not exist").
+//
+// An acquire whose caller left before its reply is settled in the
+// background: the permits it may have taken are given back, and it does
+// nothing if it still arrives. The settle tries for 5 s; if Redis stays
+// unreachable that long it is logged, and such permits free themselves
+// only at their lease (never, for a lease <= 0).
 type PermitExpirableSemaphore struct{ s syncHandle }
 
 // NewPermitExpirableSemaphore returns the semaphore of the given name
@@ -44,43 +52,90 @@ func (p *PermitExpirableSemaphore) keys() []string {
 	return []string{n, layout.PermitTimeouts(n), layout.SemaphoreChannel(n), layout.Cancel(n)}
 }
 
+// objectKeys are the keys that make the semaphore: the counter and the
+// permits taken.
+func (p *PermitExpirableSemaphore) objectKeys() []string {
+	n := p.handle().nameOr()
+	return []string{n, layout.PermitTimeouts(n)}
+}
+
 // run runs one permits.lua operation.
 func (p *PermitExpirableSemaphore) run(ctx context.Context, op string, args ...any) (int64, error) {
 	h := &p.s
 	return h.run(ctx, permitsScript, p.keys(), append([]any{op, h.c.opts.publishCommand}, args...)...)
 }
 
-// TrySetPermits sets the number of permits if none were set yet and
-// reports whether it did [trySetPermits]. n < 0 is ErrInvalidArgument.
-func (p *PermitExpirableSemaphore) TrySetPermits(ctx context.Context, n int) (bool, error) {
+// call checks the handle and runs one operation, its error wrapped with
+// name.
+func (p *PermitExpirableSemaphore) call(ctx context.Context, name, op string, args ...any) (int64, error) {
 	h := p.handle()
-	if err := h.check(ctx, "trysetpermits"); err != nil {
-		return false, err
+	if err := h.check(ctx, name); err != nil {
+		return 0, err
 	}
-	if n < 0 {
-		return false, opErr("trysetpermits", h.name, fmt.Errorf("%w: %d permits", ErrInvalidArgument, n))
-	}
-	v, err := p.run(ctx, "set", n)
-	return v == 1, opErr("trysetpermits", h.name, err)
+	v, err := p.run(ctx, op, args...)
+	return v, opErr(name, h.name, err)
+}
+
+// Name returns the semaphore's name, which is also the key of its counter
+// [getName()].
+func (p *PermitExpirableSemaphore) Name() string { return p.handle().nameOr() }
+
+// TrySetPermits sets the number of permits if none were set yet (the
+// counter does not exist) and reports whether it did [trySetPermits]. As
+// with Redisson, n may be negative.
+func (p *PermitExpirableSemaphore) TrySetPermits(ctx context.Context, n int) (bool, error) {
+	v, err := p.call(ctx, "trysetpermits", "set", n)
+	return v == 1, err
+}
+
+// SetPermits makes the semaphore's permits, available and taken together,
+// n: it adds the difference between n and the permits it has to those
+// available, which may leave fewer than zero available when more are taken
+// than n; the permits taken keep their leases [setPermits]. A semaphore
+// that does not exist gets n available permits. Waiters are woken.
+func (p *PermitExpirableSemaphore) SetPermits(ctx context.Context, n int) error {
+	_, err := p.call(ctx, "setpermits", "setpermits", n)
+	return err
+}
+
+// AddPermits adds n available permits (n < 0 takes them away, possibly
+// below zero) [addPermits]. As Redisson's, an addition publishes n and
+// wakes waiters; a removal publishes nothing.
+func (p *PermitExpirableSemaphore) AddPermits(ctx context.Context, n int) error {
+	_, err := p.call(ctx, "addpermits", "add", n)
+	return err
 }
 
 // AvailablePermits returns the permits available now, after putting back
 // those whose lease ran out [availablePermits].
 func (p *PermitExpirableSemaphore) AvailablePermits(ctx context.Context) (int, error) {
-	h := p.handle()
-	if err := h.check(ctx, "availablepermits"); err != nil {
-		return 0, err
-	}
-	v, err := p.run(ctx, "available")
-	return int(v), opErr("availablepermits", h.name, err)
+	v, err := p.call(ctx, "availablepermits", "available")
+	return int(v), err
+}
+
+// Permits returns the semaphore's permits: available and taken together
+// (0 when it does not exist) [getPermits].
+func (p *PermitExpirableSemaphore) Permits(ctx context.Context) (int, error) {
+	v, err := p.call(ctx, "permits", "permits")
+	return int(v), err
+}
+
+// AcquiredPermits returns the permits taken and not yet released or
+// expired [acquiredPermits].
+func (p *PermitExpirableSemaphore) AcquiredPermits(ctx context.Context) (int, error) {
+	v, err := p.call(ctx, "acquiredpermits", "acquired")
+	return int(v), err
 }
 
 // Acquire takes a permit with the given lease (<= 0: never expires),
 // waiting until one is available or ctx ends, and returns its id
 // [acquire(leaseTime)].
 func (p *PermitExpirableSemaphore) Acquire(ctx context.Context, lease time.Duration) (permitID string, err error) {
-	id, _, err := p.acquire(ctx, "acquire", -1, lease)
-	return id, err
+	ids, _, err := p.acquire(ctx, "acquire", 1, -1, lease)
+	if len(ids) == 0 {
+		return "", err
+	}
+	return ids[0], err
 }
 
 // TryAcquire takes a permit with the given lease within wait (<= 0: one
@@ -88,22 +143,47 @@ func (p *PermitExpirableSemaphore) Acquire(ctx context.Context, lease time.Durat
 // [tryAcquire(waitTime, leaseTime)]. A wait or lease below 1 ms (but above
 // 0) is ErrInvalidArgument.
 func (p *PermitExpirableSemaphore) TryAcquire(ctx context.Context, wait, lease time.Duration) (permitID string, ok bool, err error) {
-	return p.acquire(ctx, "tryacquire", max(wait, 0), lease)
+	ids, ok, err := p.acquire(ctx, "tryacquire", 1, max(wait, 0), lease)
+	if len(ids) == 0 {
+		return "", ok, err
+	}
+	return ids[0], ok, err
 }
 
-func (p *PermitExpirableSemaphore) acquire(ctx context.Context, op string, wait, lease time.Duration) (string, bool, error) {
+// AcquireN takes n permits at once, all with the given lease (<= 0: never
+// expire), waiting until n are available or ctx ends, and returns their
+// ids [acquire(permits, leaseTime)]. n < 1 is ErrInvalidArgument (Redisson
+// throws for n < 0, and its acquire(0) never returns).
+func (p *PermitExpirableSemaphore) AcquireN(ctx context.Context, n int, lease time.Duration) ([]string, error) {
+	ids, _, err := p.acquire(ctx, "acquire", n, -1, lease)
+	return ids, err
+}
+
+// TryAcquireN takes n permits at once, all with the given lease, within
+// wait (<= 0: one attempt) and returns their ids; ok is false, with no
+// ids, when the wait ran out [tryAcquire(permits, waitTime, leaseTime)].
+// n < 1 is ErrInvalidArgument.
+func (p *PermitExpirableSemaphore) TryAcquireN(ctx context.Context, n int, wait, lease time.Duration) ([]string, bool, error) {
+	return p.acquire(ctx, "tryacquire", n, max(wait, 0), lease)
+}
+
+// acquire takes n permits within wait (negative: until ctx ends).
+func (p *PermitExpirableSemaphore) acquire(ctx context.Context, op string, n int, wait, lease time.Duration) ([]string, bool, error) {
 	h := p.handle()
 	if err := h.check(ctx, op); err != nil {
-		return "", false, err
+		return nil, false, err
+	}
+	switch {
+	case n < 1:
+		return nil, false, opErr(op, h.name, fmt.Errorf("%w: %d permits (at least 1)", ErrInvalidArgument, n))
+	case lease > 0 && lease < time.Millisecond:
+		return nil, false, opErr(op, h.name, fmt.Errorf("%w: lease %v is below 1ms (use <= 0 for a permit that never expires)", ErrInvalidArgument, lease))
 	}
 	if err := checkWait(wait); err != nil {
-		return "", false, opErr(op, h.name, err)
-	}
-	if lease > 0 && lease < time.Millisecond {
-		return "", false, opErr(op, h.name, fmt.Errorf("%w: lease %v is below 1ms (use <= 0 for a permit that never expires)", ErrInvalidArgument, lease))
+		return nil, false, opErr(op, h.name, err)
 	}
 	start, attempts, contended := time.Now(), 0, 0
-	var id string
+	var ids []string
 	ok, err := h.c.waitFor(ctx, waitSpec{
 		channel:  layout.SemaphoreChannel(h.name),
 		once:     wait == 0,
@@ -113,62 +193,70 @@ func (p *PermitExpirableSemaphore) acquire(ctx context.Context, op string, wait,
 			var pause time.Duration
 			var reached bool
 			var err error
-			id, pause, reached, err = p.tryOnce(ctx, lease)
-			if reached && id == "" && err == nil {
+			ids, pause, reached, err = p.tryOnce(ctx, n, lease)
+			if reached && ids == nil && err == nil {
 				contended++
 			}
 			if pause < 0 || pause > h.safetyPause() {
 				pause = h.safetyPause()
 			}
-			return id != "", pause, reached, err
+			return ids != nil, pause, reached, err
 		},
 		retryable: func(err error) bool { return h.c.retryable(ctx, err) },
 	})
 	err = opErr(op, h.name, h.c.ctxOr(ctx, err))
 	h.observe(ctx, Event{Op: op, Start: start, Attempts: attempts, Contended: contended, Acquired: ok, Err: err})
 	if !ok {
-		id = ""
+		ids = nil
 	}
-	return id, ok, err
+	return ids, ok, err
 }
 
-// tryOnce makes one attempt with a fresh permit id; it returns the id when
-// it took the permit, else how long until the nearest permit expires (-1:
-// none will).
-func (p *PermitExpirableSemaphore) tryOnce(ctx context.Context, lease time.Duration) (id string, pause time.Duration, reached bool, err error) {
+// tryOnce makes one attempt with n fresh permit ids; it returns the ids
+// when it took the permits, else how long until the nearest permit expires
+// (-1: none will).
+func (p *PermitExpirableSemaphore) tryOnce(ctx context.Context, n int, lease time.Duration) (ids []string, pause time.Duration, reached bool, err error) {
 	c := p.s.c
-	raw := make([]byte, 16)
-	if _, err := rand.Read(raw); err != nil {
-		return "", 0, false, err
+	raws := make([]any, n)
+	buf := make([]byte, 16*n)
+	if _, err := rand.Read(buf); err != nil {
+		return nil, 0, false, err
 	}
-	o := newScriptOp(ctx, permitsScript, boxAll(p.keys()), "acquire", c.pubArg, string(raw), lease.Milliseconds())
+	for i := range raws {
+		raws[i] = string(buf[16*i : 16*(i+1)])
+	}
+	o := newScriptOp(ctx, permitsScript, boxAll(p.keys()), append([]any{"acquire", c.pubArg, n, lease.Milliseconds()}, raws...)...)
 	err = c.exec(ctx, o)
 	reason, lost := abandoned(err)
 	switch {
 	case lost:
-		go p.settle(o, raw)
-		return "", 0, false, reason
+		go p.settle(o, raws)
+		return nil, 0, false, reason
 	case err != nil:
-		return "", 0, false, err
+		return nil, 0, false, err
 	case o.outcome() == unknown:
-		go p.settle(o, raw)
-		return "", 0, false, o.err
+		go p.settle(o, raws)
+		return nil, 0, false, o.err
 	case o.outcome() == notRun || o.replyErr() != nil:
-		return "", 0, o.outcome() == replied, o.replyErr()
+		return nil, 0, o.outcome() == replied, o.replyErr()
 	}
-	switch n, _ := o.v.(int64); {
-	case n == 1:
-		return hex.EncodeToString(raw), 0, true, nil
-	case n >= 0:
-		return "", time.Duration(n) * time.Millisecond, true, nil
+	switch v, _ := o.v.(int64); {
+	case v == 1:
+		ids = make([]string, n)
+		for i := range ids {
+			ids[i] = hex.EncodeToString(buf[16*i : 16*(i+1)])
+		}
+		return ids, 0, true, nil
+	case v >= 0:
+		return nil, time.Duration(v) * time.Millisecond, true, nil
 	}
-	return "", -1, true, nil
+	return nil, -1, true, nil
 }
 
-// settle gives back the permit of an acquire whose caller left: once its
+// settle gives back the permits of an acquire whose caller left: once its
 // reply is in, or, if it never comes, by a settle that also makes the
 // acquire do nothing should it still arrive.
-func (p *PermitExpirableSemaphore) settle(lost *op, raw []byte) {
+func (p *PermitExpirableSemaphore) settle(lost *op, raws []any) {
 	c := p.s.c
 	ctx, cancel := cleanupCtx(lost.ctx)
 	defer cancel()
@@ -177,45 +265,202 @@ func (p *PermitExpirableSemaphore) settle(lost *op, raw []byte) {
 		if lost.v != int64(1) {
 			return // it took no permit
 		}
-		op = "release"
+		op = "releasemany"
 	}
-	if _, err := p.run(ctx, op, string(raw)); err != nil {
-		c.logger().Warn("goredisson: could not give back the permit of an acquire whose caller had left; it frees itself at its lease",
+	if _, err := p.run(ctx, op, raws...); err != nil {
+		c.logger().Warn("goredisson: could not give back the permits of an acquire whose caller had left; they free themselves at their lease",
 			"semaphore", p.s.name, "err", err)
 	}
 }
 
-// Release gives the permit back [release(permitId)]. It is cleanup, like
-// Unlock: an ended ctx does not stop it (it runs bounded by 5 s). An id
-// that is unknown,
-// already released or whose lease ran out is ErrNotHeld (Redisson's
-// IllegalArgumentException "has already been released or doesn't exist");
-// an empty or malformed id is ErrInvalidArgument.
-func (p *PermitExpirableSemaphore) Release(ctx context.Context, permitID string) error {
-	h := p.handle()
-	if err := h.check(ctx, "release"); err != nil {
-		return err
+// permitError is the ErrNotHeld of permit ids that were released already,
+// whose lease ran out, or that never existed, worded as Redisson's
+// IllegalArgumentException.
+type permitError struct{ ids []string }
+
+func (e *permitError) Error() string {
+	if len(e.ids) == 1 {
+		return "permit with id " + e.ids[0] + " has already been released or does not exist"
 	}
-	start := time.Now()
-	raw, derr := hex.DecodeString(permitID)
-	var err error
-	switch {
-	case permitID == "" || derr != nil:
-		err = fmt.Errorf("%w: permit id %q is not the hex of a permit's bytes", ErrInvalidArgument, permitID)
-	default:
-		rctx, cancel := cleanupCall(ctx)
-		defer cancel()
-		var n int64
-		n, err = p.run(rctx, "release", string(raw))
-		reason, lost := abandoned(err)
-		switch {
-		case lost:
-			err = fmt.Errorf("the release may not have taken effect: %w", reason)
-		case err == nil && n == 0:
-			err = ErrNotHeld
+	return "permits with ids [" + strings.Join(e.ids, ", ") + "] have already been released or do not exist"
+}
+
+// Is makes the error ErrNotHeld for errors.Is.
+func (e *permitError) Is(target error) bool { return target == ErrNotHeld }
+
+// decodeIDs returns the bytes of the distinct permit ids, or
+// ErrInvalidArgument for none at all or one that is not hex.
+func decodeIDs(ids []string) ([]any, error) {
+	if len(ids) == 0 {
+		return nil, fmt.Errorf("%w: no permit ids", ErrInvalidArgument)
+	}
+	raws := make([]any, 0, len(ids))
+	seen := make(map[string]bool, len(ids))
+	for _, id := range ids {
+		raw, err := hex.DecodeString(id)
+		if id == "" || err != nil {
+			return nil, fmt.Errorf("%w: permit id %q is not the hex of a permit's bytes", ErrInvalidArgument, id)
+		}
+		if !seen[string(raw)] {
+			seen[string(raw)] = true
+			raws = append(raws, string(raw))
 		}
 	}
-	err = opErr("release", h.name, err)
+	return raws, nil
+}
+
+// release runs a release of ids (op "release" or "releasemany") as
+// cleanup: an ended ctx does not stop it (it runs bounded by 5 s), and one
+// whose reply was lost is not sent again.
+func (p *PermitExpirableSemaphore) release(ctx context.Context, name, op string, ids []string) (int64, error) {
+	h := p.handle()
+	if err := h.check(ctx, name); err != nil {
+		return 0, err
+	}
+	start := time.Now()
+	raws, err := decodeIDs(ids)
+	var n int64
+	if err == nil {
+		rctx, cancel := cleanupCall(ctx)
+		defer cancel()
+		n, err = p.run(rctx, op, raws...)
+		if reason, lost := abandoned(err); lost {
+			err = fmt.Errorf("the release may not have taken effect: %w", reason)
+		}
+	}
+	err = opErr(name, h.name, err)
 	h.observe(ctx, Event{Op: "release", Start: start, Err: err})
+	return n, err
+}
+
+// TryRelease gives the permit back and reports whether it did
+// [tryRelease(permitId)]: false for an id that is unknown or was released
+// already, and for one whose lease ran out (that permit is put back, as
+// with Redisson). Like Release, it is cleanup. An empty or malformed id is
+// ErrInvalidArgument.
+func (p *PermitExpirableSemaphore) TryRelease(ctx context.Context, permitID string) (bool, error) {
+	n, err := p.release(ctx, "tryrelease", "release", []string{permitID})
+	return n == 1, err
+}
+
+// Release gives the permit back [release(permitId)]. It is cleanup, like
+// Unlock: an ended ctx does not stop it (it runs bounded by 5 s). An id
+// that is unknown, already released or whose lease ran out is ErrNotHeld,
+// worded as Redisson's IllegalArgumentException ("permit with id ... has
+// already been released or does not exist"); an empty or malformed id is
+// ErrInvalidArgument.
+func (p *PermitExpirableSemaphore) Release(ctx context.Context, permitID string) error {
+	n, err := p.release(ctx, "release", "release", []string{permitID})
+	if err == nil && n != 1 {
+		err = opErr("release", p.s.name, &permitError{ids: []string{permitID}})
+	}
 	return err
+}
+
+// TryReleaseN gives the permits back, all or none, and returns how many it
+// gave back [tryRelease(List)]: as with Redisson, if any of the ids is
+// unknown, released already or expired, none is released and it returns
+// (0, nil). Duplicate ids count once. Like Release, it is cleanup. No ids,
+// or a malformed one, is ErrInvalidArgument.
+func (p *PermitExpirableSemaphore) TryReleaseN(ctx context.Context, ids []string) (int, error) {
+	n, err := p.release(ctx, "tryrelease", "releasemany", ids)
+	return int(n), err
+}
+
+// ReleaseN gives the permits back, all or none [release(List)]: unless
+// every id is held and unexpired, none is released and it returns
+// ErrNotHeld ("permits with ids [...] have already been released or do not
+// exist"). Duplicate ids count once (Redisson releases them and then
+// throws). Like Release, it is cleanup. No ids, or a malformed one, is
+// ErrInvalidArgument.
+func (p *PermitExpirableSemaphore) ReleaseN(ctx context.Context, ids []string) error {
+	n, err := p.release(ctx, "release", "releasemany", ids)
+	if err == nil && int(n) != distinct(ids) {
+		err = opErr("release", p.s.name, &permitError{ids: ids})
+	}
+	return err
+}
+
+// UpdateLeaseTime sets the lease of a permit that is held to lease from
+// now (<= 0: it never expires) and reports whether it did; (false, nil)
+// for an id that is unknown, released, or whose lease ran out already
+// [updateLeaseTime]. A lease between 0 and 1 ms, or a malformed id, is
+// ErrInvalidArgument.
+func (p *PermitExpirableSemaphore) UpdateLeaseTime(ctx context.Context, permitID string, lease time.Duration) (bool, error) {
+	h := p.handle()
+	if err := h.check(ctx, "updateleasetime"); err != nil {
+		return false, err
+	}
+	if lease > 0 && lease < time.Millisecond {
+		return false, opErr("updateleasetime", h.name, fmt.Errorf("%w: lease %v is below 1ms (use <= 0 for a permit that never expires)", ErrInvalidArgument, lease))
+	}
+	raws, err := decodeIDs([]string{permitID})
+	if err != nil {
+		return false, opErr("updateleasetime", h.name, err)
+	}
+	v, err := p.run(ctx, "update", raws[0], lease.Milliseconds())
+	return v == 1, opErr("updateleasetime", h.name, err)
+}
+
+// LeaseTime returns the remaining lease of a permit that is held, NoExpiry
+// (negative, Redisson's -1) for one that never expires, and ErrNotHeld for
+// an id that is unknown, released or expired [getLeaseTime].
+func (p *PermitExpirableSemaphore) LeaseTime(ctx context.Context, permitID string) (time.Duration, error) {
+	h := p.handle()
+	if err := h.check(ctx, "leasetime"); err != nil {
+		return 0, err
+	}
+	raws, err := decodeIDs([]string{permitID})
+	if err != nil {
+		return 0, opErr("leasetime", h.name, err)
+	}
+	v, err := p.run(ctx, "leasetime", raws[0])
+	switch {
+	case err != nil:
+		return 0, opErr("leasetime", h.name, err)
+	case v == -2:
+		return 0, opErr("leasetime", h.name, &permitError{ids: []string{permitID}})
+	case v == -1:
+		return NoExpiry, nil
+	}
+	return time.Duration(v) * time.Millisecond, nil
+}
+
+// Delete deletes the semaphore, its counter and its permits taken, and
+// reports whether it existed [delete()]. Nothing is published.
+func (p *PermitExpirableSemaphore) Delete(ctx context.Context) (bool, error) {
+	return p.handle().del(ctx, p.objectKeys())
+}
+
+// IsExists reports whether the semaphore's counter exists [isExists()].
+func (p *PermitExpirableSemaphore) IsExists(ctx context.Context) (bool, error) {
+	return p.handle().exists(ctx)
+}
+
+// Expire makes the semaphore (its counter and its permits taken) expire
+// ttl from now and reports whether it exists [expire(Duration)].
+func (p *PermitExpirableSemaphore) Expire(ctx context.Context, ttl time.Duration) (bool, error) {
+	return p.handle().expire(ctx, p.objectKeys(), ttl)
+}
+
+// ClearExpire removes the semaphore's time to live and reports whether it
+// had one [clearExpire()].
+func (p *PermitExpirableSemaphore) ClearExpire(ctx context.Context) (bool, error) {
+	return p.handle().clearExpire(ctx, p.objectKeys())
+}
+
+// RemainTTL returns the remaining time to live of the semaphore's counter:
+// 0 when it does not exist, NoExpiry when it has none
+// [remainTimeToLive()].
+func (p *PermitExpirableSemaphore) RemainTTL(ctx context.Context) (time.Duration, error) {
+	return p.handle().remainTTL(ctx)
+}
+
+// distinct returns how many different ids there are.
+func distinct(ids []string) int {
+	seen := make(map[string]bool, len(ids))
+	for _, id := range ids {
+		seen[strings.ToLower(id)] = true
+	}
+	return len(seen)
 }

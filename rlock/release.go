@@ -59,7 +59,7 @@ func (h *handle) unlock(ctx context.Context) error {
 	// Unlock ignores ctx's end but not the Client's Close.
 	rctx, cancel := cleanupCall(ctx)
 	defer cancel()
-	k := holdKey{h.name, h.field(ctx)}
+	k := h.holdKey(h.field(ctx))
 	var held time.Duration
 	hs, err := c.holds.enter(rctx, k, c.done)
 	if err == nil {
@@ -79,7 +79,7 @@ func (h *handle) unlock(ctx context.Context) error {
 			}
 		}
 		c.holds.exit(k, hs)
-		if err == nil && left == 0 && h.extendsOnReentry() && c.holds.count(holdKey{h.name, c.field(ctx)}) > 0 {
+		if err == nil && left == 0 && h.extendsOnReentry() && c.holds.count(h.holdKey(c.field(ctx))) > 0 {
 			// A downgrade: the lock stays in read mode and, as in
 			// Redisson, nothing is published; this Client's waiting
 			// readers go in at once all the same.

@@ -22,9 +22,12 @@ import (
 func (c *Client) renew(ctx context.Context, leases []watchdog.Lease) ([]watchdog.Status, error) {
 	ops := make([]*op, len(leases))
 	for i, l := range leases {
-		if l.Data.(leaseData).renew == renewRead {
+		switch d := l.Data.(leaseData); d.renew {
+		case renewRead:
 			ops[i] = newScriptOp(ctx, readRenewScript, []any{l.Key, layout.ReadTimeoutPrefix(l.Key, l.Field)}, c.watchdogMs, l.Field)
-		} else {
+		case renewFaster:
+			ops[i] = newScriptOp(ctx, fasterRenewScript, []any{d.key}, append([]any{c.watchdogMs, l.Field}, d.values...)...)
+		default:
 			ops[i] = newScriptOp(ctx, renewScript, []any{l.Key}, c.watchdogMs, l.Field)
 		}
 	}
@@ -122,7 +125,7 @@ func (h *handle) lossOf(ctx context.Context) (<-chan struct{}, func() error) {
 	if h == nil || h.c == nil || ctx == nil {
 		return nil, nil
 	}
-	e := h.c.holds.entry(holdKey{h.name, h.field(ctx)})
+	e := h.c.holds.entry(h.holdKey(h.field(ctx)))
 	if e == nil {
 		return nil, nil
 	}

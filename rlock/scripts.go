@@ -44,6 +44,12 @@ var (
 	permitsScript       = mustScript("permits")
 	latchScript         = mustScript("latch")
 	extendScript        = mustScript("extend")
+	objectScript        = mustScript("object")
+	fasterAcquireScript = mustScript("faster_acquire")
+	fasterReleaseScript = mustScript("faster_release")
+	fasterRenewScript   = mustScript("faster_renew")
+	fasterForceScript   = mustScript("faster_forceunlock")
+	fasterReadScript    = mustScript("faster_read")
 )
 
 // mustScript loads an embedded script. Its SHA1 is not computed here but

@@ -43,26 +43,75 @@ func (s *Semaphore) keys() []string {
 }
 
 // op runs one semaphore.lua operation.
-func (s *Semaphore) op(ctx context.Context, name, op string, n int) (int64, error) {
+func (s *Semaphore) op(ctx context.Context, name, op string, n int, more ...any) (int64, error) {
 	h := s.handle()
 	if err := h.check(ctx, name); err != nil {
 		return 0, err
 	}
-	v, err := h.run(ctx, semaphoreScript, s.keys(), op, n, h.c.opts.publishCommand)
+	v, err := h.run(ctx, semaphoreScript, s.keys(), append([]any{op, n, h.c.opts.publishCommand}, more...)...)
 	return v, opErr(name, h.name, err)
 }
 
-// TrySetPermits sets the number of permits if none were set yet and
-// reports whether it did [trySetPermits]. n < 0 is ErrInvalidArgument.
+// Name returns the semaphore's name, which is also its Redis key
+// [getName()].
+func (s *Semaphore) Name() string { return s.handle().nameOr() }
+
+// TrySetPermits sets the number of permits if none were set yet (the key
+// does not exist) and reports whether it did [trySetPermits]. As with
+// Redisson (and java.util.concurrent.Semaphore), n may be negative: that
+// many releases must come before an acquire succeeds.
 func (s *Semaphore) TrySetPermits(ctx context.Context, n int) (bool, error) {
-	if n < 0 {
-		return false, opErr("trysetpermits", s.handle().nameOr(), fmt.Errorf("%w: %d permits", ErrInvalidArgument, n))
-	}
 	v, err := s.op(ctx, "trysetpermits", "set", n)
 	return v == 1, err
 }
 
-// AddPermits adds n permits (n < 0 takes them away) [addPermits].
+// TrySetPermitsTTL is TrySetPermits with a time to live: the semaphore's
+// key, permits and all, is deleted ttl after it was set
+// [trySetPermits(permits, timeToLive)]. Releases keep the time to live;
+// AddPermits clears it, as with Redisson. A ttl below 1 ms is
+// ErrInvalidArgument.
+func (s *Semaphore) TrySetPermitsTTL(ctx context.Context, n int, ttl time.Duration) (bool, error) {
+	if ttl < time.Millisecond {
+		return false, opErr("trysetpermits", s.handle().nameOr(), fmt.Errorf("%w: time to live %v is below 1ms", ErrInvalidArgument, ttl))
+	}
+	v, err := s.op(ctx, "trysetpermits", "setttl", n, ttl.Milliseconds())
+	return v == 1, err
+}
+
+// ReleaseIfExists gives n permits back, as Release, only if the semaphore
+// exists (its permits were set, or a release or add made it), and reports
+// whether it did [releaseIfExists(permits)]: a semaphore that was deleted,
+// or whose time to live ran out, is not brought back by a late release.
+// n < 0 is ErrInvalidArgument; n == 0 does nothing and reports false, as
+// with Redisson. Like Release, it is cleanup (an ended ctx does not stop
+// it), and a release whose reply was lost is not sent again.
+func (s *Semaphore) ReleaseIfExists(ctx context.Context, n int) (bool, error) {
+	h := s.handle()
+	if err := h.check(ctx, "releaseifexists"); err != nil {
+		return false, err
+	}
+	start := time.Now()
+	var err error
+	var v int64
+	switch {
+	case n < 0:
+		err = opErr("releaseifexists", h.name, fmt.Errorf("%w: %d permits", ErrInvalidArgument, n))
+	case n > 0:
+		rctx, cancel := cleanupCall(ctx)
+		defer cancel()
+		v, err = s.op(rctx, "releaseifexists", "releaseifexists", n)
+		if reason, ok := abandoned(err); ok {
+			err = opErr("releaseifexists", h.name, fmt.Errorf("the release may not have taken effect: %w", reason))
+		}
+	}
+	h.observe(ctx, Event{Op: "release", Start: start, Err: err})
+	return v == 1, err
+}
+
+// AddPermits adds n permits (n < 0 takes them away, possibly below zero)
+// and wakes waiters for the permits now available [addPermits]. As
+// Redisson's, it rewrites the counter, which clears a time to live set by
+// TrySetPermitsTTL or Expire.
 func (s *Semaphore) AddPermits(ctx context.Context, n int) error {
 	_, err := s.op(ctx, "addpermits", "add", n)
 	return err
@@ -78,14 +127,19 @@ func (s *Semaphore) AvailablePermits(ctx context.Context) (int, error) {
 	return int(n), opErr("availablepermits", h.name, err)
 }
 
-// DrainPermits takes every available permit and returns how many
-// [drainPermits].
+// DrainPermits takes every available permit, setting the count to 0, and
+// returns the count it found [drainPermits]. As Redisson's, a count below
+// zero (more taken than there are, after AddPermits with n < 0) is
+// returned as it was, negative, and is set to 0 all the same: draining
+// then gives the missing permits back rather than taking any. A semaphore
+// that does not exist is left alone and 0 returned.
 func (s *Semaphore) DrainPermits(ctx context.Context) (int, error) {
 	v, err := s.op(ctx, "drainpermits", "drain", 0)
 	return int(v), err
 }
 
-// Release gives n permits back and wakes waiters for them [release(n)].
+// Release gives n permits back and wakes waiters for them [release(n)];
+// a semaphore that does not exist is made, with n permits.
 // It is cleanup, like Unlock: an ended ctx does not stop it (it runs
 // bounded by 5 s). n < 0 is ErrInvalidArgument. A release whose reply was
 // lost is not sent
@@ -222,4 +276,34 @@ func (s *syncHandle) observe(ctx context.Context, e Event) {
 	}
 	e.Kind, e.Lock, e.Duration = s.kind, s.name, time.Since(e.Start)
 	s.c.opts.observer.Observe(ctx, e)
+}
+
+// Delete deletes the semaphore and reports whether it existed [delete()].
+// As with Redisson, nothing is published: waiters keep waiting, and a
+// later release or TrySetPermits makes the semaphore anew.
+func (s *Semaphore) Delete(ctx context.Context) (bool, error) {
+	return s.handle().del(ctx, []string{s.handle().nameOr()})
+}
+
+// IsExists reports whether the semaphore exists [isExists()].
+func (s *Semaphore) IsExists(ctx context.Context) (bool, error) {
+	return s.handle().exists(ctx)
+}
+
+// Expire makes the semaphore (its key) expire ttl from now and reports
+// whether it exists [expire(Duration)].
+func (s *Semaphore) Expire(ctx context.Context, ttl time.Duration) (bool, error) {
+	return s.handle().expire(ctx, []string{s.handle().nameOr()}, ttl)
+}
+
+// ClearExpire removes the semaphore's time to live and reports whether it
+// had one [clearExpire()].
+func (s *Semaphore) ClearExpire(ctx context.Context) (bool, error) {
+	return s.handle().clearExpire(ctx, []string{s.handle().nameOr()})
+}
+
+// RemainTTL returns the semaphore's remaining time to live: 0 when it does
+// not exist, NoExpiry when it has none [remainTimeToLive()].
+func (s *Semaphore) RemainTTL(ctx context.Context) (time.Duration, error) {
+	return s.handle().remainTTL(ctx)
 }

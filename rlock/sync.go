@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"time"
+
+	"github.com/goredisson/goredisson/internal/layout"
 )
 
 // What the synchronizers (Semaphore, PermitExpirableSemaphore,
@@ -26,6 +28,8 @@ func (s *syncHandle) check(ctx context.Context, op string) error {
 		return opErr(op, "", fmt.Errorf("%w: empty name", ErrInvalidArgument))
 	case ctx == nil:
 		return opErr(op, s.name, fmt.Errorf("%w: nil context", ErrInvalidArgument))
+	case s.c.cluster && !layout.SlotSafe(s.name):
+		return opErr(op, s.name, fmt.Errorf("%w: on Redis Cluster a name with a stray '{' or '}' puts its auxiliary keys in other slots; use a hash tag such as {jobs:42}", ErrInvalidArgument))
 	case s.c.closed.Load():
 		return opErr(op, s.name, ErrClosed)
 	}
@@ -43,7 +47,12 @@ func checkWait(wait time.Duration) error {
 // run runs one of the synchronizer's scripts whose outcome the caller may
 // lose without harm, or must report as unknown.
 func (s *syncHandle) run(ctx context.Context, sc *script, keys []string, args ...any) (int64, error) {
-	v, err := s.c.script(ctx, sc, keys, args...)
+	return s.c.runInt(ctx, newScriptOp(ctx, sc, boxAll(keys), args...))
+}
+
+// runInt sends o and returns its reply, which must be an integer.
+func (c *Client) runInt(ctx context.Context, o *op) (int64, error) {
+	v, err := c.run(ctx, o)
 	if err != nil {
 		return 0, err
 	}
@@ -65,4 +74,75 @@ func waitDeadline(wait time.Duration) time.Time {
 		return time.Now().Add(wait)
 	}
 	return time.Time{}
+}
+
+// The operations Redisson's RObject and RExpirable give every
+// synchronizer, on the synchronizer's keys (its name, and for a
+// PermitExpirableSemaphore also its {name}:timeout): a synchronizer
+// implements them with these.
+
+// del deletes keys and reports whether any existed [delete()].
+func (s *syncHandle) del(ctx context.Context, keys []string) (bool, error) {
+	if err := s.check(ctx, "delete"); err != nil {
+		return false, err
+	}
+	args := make([]any, 0, 1+len(keys))
+	args = append(args, "del")
+	for _, k := range keys {
+		args = append(args, k)
+	}
+	n, err := s.c.commandInt(ctx, args...)
+	return n > 0, opErr("delete", s.name, err)
+}
+
+// exists reports whether the synchronizer's own key (its name) exists
+// [isExists()].
+func (s *syncHandle) exists(ctx context.Context) (bool, error) {
+	if err := s.check(ctx, "isexists"); err != nil {
+		return false, err
+	}
+	n, err := s.c.commandInt(ctx, "exists", s.name)
+	return n == 1, opErr("isexists", s.name, err)
+}
+
+// expire sets the time to live of every key that exists and reports
+// whether it set any [expire(Duration)]; ttl below 1 ms is
+// ErrInvalidArgument.
+func (s *syncHandle) expire(ctx context.Context, keys []string, ttl time.Duration) (bool, error) {
+	if err := s.check(ctx, "expire"); err != nil {
+		return false, err
+	}
+	if ttl < time.Millisecond {
+		return false, opErr("expire", s.name, fmt.Errorf("%w: time to live %v is below 1ms", ErrInvalidArgument, ttl))
+	}
+	v, err := s.run(ctx, objectScript, keys, "expire", ttl.Milliseconds())
+	return v == 1, opErr("expire", s.name, err)
+}
+
+// clearExpire removes the time to live of every key and reports whether
+// any had one [clearExpire()].
+func (s *syncHandle) clearExpire(ctx context.Context, keys []string) (bool, error) {
+	if err := s.check(ctx, "clearexpire"); err != nil {
+		return false, err
+	}
+	v, err := s.run(ctx, objectScript, keys, "persist")
+	return v == 1, opErr("clearexpire", s.name, err)
+}
+
+// remainTTL returns the time to live of the synchronizer's own key: 0 when
+// it does not exist, NoExpiry when it has none [remainTimeToLive()].
+func (s *syncHandle) remainTTL(ctx context.Context) (time.Duration, error) {
+	if err := s.check(ctx, "remainttl"); err != nil {
+		return 0, err
+	}
+	ms, err := s.c.commandInt(ctx, "pttl", s.name)
+	switch {
+	case err != nil:
+		return 0, opErr("remainttl", s.name, err)
+	case ms == -2:
+		return 0, nil
+	case ms == -1:
+		return NoExpiry, nil
+	}
+	return time.Duration(ms) * time.Millisecond, nil
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/onsi/gomega/types"
 
+	"github.com/goredisson/goredisson/ctxowner"
 	"github.com/goredisson/goredisson/inspect"
 	"github.com/goredisson/goredisson/rlock"
 )
@@ -18,6 +19,8 @@ const MatchTimeout = 5 * time.Second
 // lockMatcher is a Gomega matcher whose actual value is an rlock.Locker.
 type lockMatcher struct {
 	want string // "to be locked", ...
+	// wantFor, when set, words want for the lock at hand (Match sets it).
+	wantFor func(l rlock.Locker) string
 	// check decides; info is the lock's state read once by Match for both
 	// the check and the message (nil when the lock cannot be inspected or
 	// the read failed with infoErr).
@@ -30,6 +33,9 @@ func (m *lockMatcher) Match(actual any) (bool, error) {
 	l, ok := actual.(rlock.Locker)
 	if !ok || l == nil {
 		return false, fmt.Errorf("rlocktest: expected an rlock.Locker, got %T", actual)
+	}
+	if m.wantFor != nil {
+		m.want = m.wantFor(l)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), MatchTimeout)
 	defer cancel()
@@ -104,11 +110,18 @@ func BeLocked() types.GomegaMatcher {
 }
 
 // BeHeldBy succeeds when the owner carried by ctx (a ctxowner owner, else
-// the calling goroutine) holds the lock.
+// the calling goroutine) holds the lock. Its failure message names the hash
+// field it expected, "<client id>:<owner>" (for a MultiLock or RedLock, the
+// owner), next to the fields that hold the lock in Redis.
 //
 //	Expect(lock).To(rlocktest.BeHeldBy(owner))
 func BeHeldBy(ctx context.Context) types.GomegaMatcher {
-	return &lockMatcher{want: "to be held by the owner of ctx", check: func(_ context.Context, l rlock.Locker, _ *inspect.Info, _ error) (bool, string, error) {
+	return &lockMatcher{wantFor: func(l rlock.Locker) string {
+		if field, err := rlock.HolderField(ctx, l); err == nil {
+			return fmt.Sprintf("to be held by field %q", field)
+		}
+		return fmt.Sprintf("to be held by owner %q", ctxowner.Of(ctx))
+	}, check: func(_ context.Context, l rlock.Locker, _ *inspect.Info, _ error) (bool, string, error) {
 		cctx, cancel := context.WithTimeout(ctx, MatchTimeout)
 		defer cancel()
 		ok, err := l.IsHeldByCurrent(cctx)

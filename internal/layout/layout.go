@@ -139,16 +139,17 @@ func PermitTimeouts(name string) string { return SuffixName(name, "timeout") }
 
 // Wakes tells how many waiters of a channel a message wakes, as Redisson's
 // pub/sub services do: a semaphore's message, a number of permits, wakes
-// that many; a latch's "0" wakes all (its "1" none); a read-write lock's
+// that many; a latch's "0" wakes all, and so does its "1" (Redisson's
+// waiters ignore it, but Redisson's delete publishes it: a waiter that
+// looks at the count again sees the deleted latch open); a read-write lock's
 // "1" wakes all; any other lock message wakes one. (It returns -1 for all,
 // which is pubsub.WakeAll.)
 func Wakes(channel, payload string) int {
 	switch {
 	case strings.HasPrefix(channel, latchPrefix):
-		if payload == LatchZeroMessage {
-			return -1
-		}
-		return 0
+		// "0" opens the latch; "1" (a count set, or the latch deleted,
+		// which opens it too) makes every waiter look at the count again.
+		return -1
 	case strings.HasPrefix(channel, semaphorePrefix+":"):
 		n, err := strconv.Atoi(payload)
 		if err != nil || n < 0 {

@@ -12,27 +12,35 @@
  * thread, so Redisson's thread-owned holds work.
  *
  * <kind> is multi (redisson.getMultiLock over the names), red (new
- * RedissonRedLock over the names), nr (getNonReentrantLock) or plain
- * (getLock); <names> is one name, or several joined by commas, taken in the
- * given order. A lease of -1 asks for the watchdog.
+ * RedissonRedLock over the names), nr (getNonReentrantLock), nrfair
+ * (getNonReentrantFairLock), faster (getMultiLock(group, values): the first
+ * name is the group, the others its values) or plain (getLock); <names> is
+ * one name, or several joined by commas, taken in the given order. A lease
+ * of -1 asks for the watchdog. The client's codec is StringCodec, so that
+ * a faster multilock's values are encoded as their UTF-8 bytes.
  *
  *   <kind> lock <names> <tid> [leaseMs]            -> ok
  *   <kind> trylock <names> <tid> <waitMs> <leaseMs> -> ok | false
  *   <kind> unlock <names> <tid>                    -> ok
  *   <kind> held <names> <tid>                      -> true | false   (isHeldByCurrentThread)
+ *   <kind> islocked <names> <tid>                  -> true | false
+ *   <kind> forceunlock <names> <tid>               -> true | false
  *   jtid <tid>                                     -> the tid's Java thread id
  *   id | version | quit
  */
 
+import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.concurrent.TimeUnit;
 
 import org.redisson.RedissonRedLock;
 import org.redisson.api.RLock;
 import org.redisson.api.RedissonClient;
+import org.redisson.client.codec.StringCodec;
 
 public class GroupProbe {
     public static void main(String[] args) throws Exception {
-        LineProbe.serve(args, "group-probe", config -> {}, GroupProbe::exec, GroupProbe::tidOf);
+        LineProbe.serve(args, "group-probe", config -> config.setCodec(StringCodec.INSTANCE), GroupProbe::exec, GroupProbe::tidOf);
     }
 
     /** The tid of a command: the second word of jtid, the fourth of a lock command. */
@@ -50,6 +58,12 @@ public class GroupProbe {
     /** The lock a command names, a new object for every command. */
     private static RLock lockOf(RedissonClient client, String kind, String names) {
         String[] n = names.split(",");
+        switch (kind) {
+            case "nrfair":
+                return client.getNonReentrantFairLock(names);
+            case "faster":
+                return client.getMultiLock(n[0], new ArrayList<Object>(Arrays.asList(n).subList(1, n.length)));
+        }
         RLock[] locks = new RLock[n.length];
         for (int i = 0; i < n.length; i++) {
             locks[i] = client.getLock(n[i]);
@@ -93,6 +107,10 @@ public class GroupProbe {
                 return "ok";
             case "held":
                 return String.valueOf(l.isHeldByCurrentThread());
+            case "islocked":
+                return String.valueOf(l.isLocked());
+            case "forceunlock":
+                return String.valueOf(l.forceUnlock());
         }
         return "err unknown command " + p[0] + " " + p[1];
     }

@@ -16,15 +16,32 @@
  *   sem.release <name> <n>                         -> ok
  *   sem.available <name>                           -> N
  *   sem.drain <name>                               -> N
+ *   sem.trysetpermitsttl <name> <n> <ttlMs>        -> true | false
+ *   sem.releaseifexists <name> <n>                 -> true | false
+ *   sem.delete <name> | sem.exists <name>          -> true | false
+ *   sem.expire <name> <ttlMs> | sem.clearexpire <name> -> true | false
+ *   sem.remain <name>                              -> ms (Redisson's -2 / -1 as they are)
  *   psem.trysetpermits <name> <n>                  -> true | false
  *   psem.acquire <name> <tid> <leaseMs>            -> id <hex>   (leaseMs -1: never expires)
  *   psem.tryacquire <name> <tid> <waitMs> <leaseMs> -> id <hex> | false
  *   psem.release <name> <id>                       -> ok | err <exception>: <message>
  *   psem.available <name>                          -> N
+ *   psem.acquiren <name> <tid> <n> <leaseMs>       -> ids <hex>,<hex>,...
+ *   psem.tryacquiren <name> <tid> <n> <waitMs> <leaseMs> -> ids <hex>,... | false
+ *   psem.releasen <name> <hex>,<hex>,...           -> ok | err <exception>: <message>
+ *   psem.tryrelease <name> <id>                    -> true | false
+ *   psem.tryreleasen <name> <hex>,<hex>,...        -> N
+ *   psem.updatelease <name> <id> <leaseMs>         -> true | false
+ *   psem.leasetime <name> <id>                     -> ms | err ...
+ *   psem.setpermits <name> <n> | psem.addpermits <name> <n> -> ok
+ *   psem.permits <name> | psem.acquired <name>     -> N
+ *   psem.delete <name> | psem.exists <name>        -> true | false
+ *   psem.expire <name> <ttlMs>                     -> true | false
  *   latch.trysetcount <name> <n>                   -> true | false
  *   latch.countdown <name>                         -> ok
  *   latch.count <name>                             -> N
  *   latch.await <name> <tid> [waitMs]              -> ok | true | false
+ *   latch.delete <name> | latch.exists <name>      -> true | false
  *   id | version | sleep <ms> | quit
  *
  * Redisson wraps an IllegalArgumentException of a release in a
@@ -32,6 +49,8 @@
  */
 
 import java.time.Duration;
+import java.util.Arrays;
+import java.util.List;
 import java.util.concurrent.TimeUnit;
 
 import org.redisson.api.RCountDownLatch;
@@ -48,7 +67,8 @@ public class SyncProbe {
     /** The tid of a command that names one (its third word), else null. */
     private static String tidOf(String[] p) {
         boolean hasTid = p[0].equals("sem.acquire") || p[0].equals("sem.tryacquire")
-                || p[0].equals("psem.acquire") || p[0].equals("psem.tryacquire") || p[0].equals("latch.await");
+                || p[0].equals("psem.acquire") || p[0].equals("psem.tryacquire")
+                || p[0].equals("psem.acquiren") || p[0].equals("psem.tryacquiren") || p[0].equals("latch.await");
         return hasTid && p.length >= 3 ? p[2] : null;
     }
 
@@ -97,6 +117,20 @@ public class SyncProbe {
                 return String.valueOf(s.availablePermits());
             case "sem.drain":
                 return String.valueOf(s.drainPermits());
+            case "sem.trysetpermitsttl":
+                return String.valueOf(s.trySetPermits(num(p, 2), Duration.ofMillis(ms(p, 3))));
+            case "sem.releaseifexists":
+                return String.valueOf(s.releaseIfExists(num(p, 2)));
+            case "sem.delete":
+                return String.valueOf(s.delete());
+            case "sem.exists":
+                return String.valueOf(s.isExists());
+            case "sem.expire":
+                return String.valueOf(s.expire(Duration.ofMillis(ms(p, 2))));
+            case "sem.clearexpire":
+                return String.valueOf(s.clearExpire());
+            case "sem.remain":
+                return String.valueOf(s.remainTimeToLive());
         }
         return "err unknown command " + p[0];
     }
@@ -116,6 +150,39 @@ public class SyncProbe {
                 return "ok";
             case "psem.available":
                 return String.valueOf(s.availablePermits());
+            case "psem.acquiren":
+                return "ids " + String.join(",", s.acquire(num(p, 3), ms(p, 4), TimeUnit.MILLISECONDS));
+            case "psem.tryacquiren": {
+                List<String> ids = s.tryAcquire(num(p, 3), ms(p, 4), ms(p, 5), TimeUnit.MILLISECONDS);
+                return ids.isEmpty() ? "false" : "ids " + String.join(",", ids);
+            }
+            case "psem.releasen":
+                s.release(Arrays.asList(p[2].split(",")));
+                return "ok";
+            case "psem.tryrelease":
+                return String.valueOf(s.tryRelease(p[2]));
+            case "psem.tryreleasen":
+                return String.valueOf(s.tryRelease(Arrays.asList(p[2].split(","))));
+            case "psem.updatelease":
+                return String.valueOf(s.updateLeaseTime(p[2], ms(p, 3), TimeUnit.MILLISECONDS));
+            case "psem.leasetime":
+                return String.valueOf(s.getLeaseTime(p[2]));
+            case "psem.setpermits":
+                s.setPermits(num(p, 2));
+                return "ok";
+            case "psem.addpermits":
+                s.addPermits(num(p, 2));
+                return "ok";
+            case "psem.permits":
+                return String.valueOf(s.getPermits());
+            case "psem.acquired":
+                return String.valueOf(s.acquiredPermits());
+            case "psem.delete":
+                return String.valueOf(s.delete());
+            case "psem.exists":
+                return String.valueOf(s.isExists());
+            case "psem.expire":
+                return String.valueOf(s.expire(Duration.ofMillis(ms(p, 2))));
         }
         return "err unknown command " + p[0];
     }
@@ -135,6 +202,10 @@ public class SyncProbe {
                 }
                 l.await();
                 return "ok";
+            case "latch.delete":
+                return String.valueOf(l.delete());
+            case "latch.exists":
+                return String.valueOf(l.isExists());
         }
         return "err unknown command " + p[0];
     }

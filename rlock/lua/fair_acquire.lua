@@ -1,5 +1,6 @@
 -- fair_acquire.lua: take or re-enter a fair lock (Redisson's
--- RedissonFairLock, both of its acquire scripts), on the RLock hash plus the
+-- RedissonFairLock, both of its acquire scripts; with ARGV[6] = "0" its
+-- non-reentrant kind, RedissonNonReentrantFairLock), on the RLock hash plus the
 -- waiter queue and timeouts of lib/fair_queue.lua. The lock is free for the
 -- head of the queue only, or for anyone when the queue is empty; taking it
 -- from the queue pulls every remaining timeout in by threadWaitTime. A waiter
@@ -20,11 +21,14 @@
 -- ARGV[4]  threadWaitTime in ms (the wait, or the client's fair wait timeout)
 -- ARGV[5]  "1" to join the queue when the lock cannot be taken, "0" for a
 --          single attempt that never queues
--- ARGV[6]  the holds the client counts for the holder (lib/reenter.lua)
+-- ARGV[6]  "1" reentrant; "0" not (Redisson's RedissonNonReentrantFairLock,
+--          4.4.0): the holder taking it again is refused, in both paths
+-- ARGV[7]  the holds the client counts for the holder (lib/reenter.lua)
 -- Returns: {holds} when held; otherwise how many ms to wait at most before
 --          trying again (the head: the lock's PTTL, -1 for no expiry; others:
 --          that, or until the head's timeout if sooner), or -3 when the call
---          was cancelled.
+--          was cancelled; the error NON_REENTRANT_REACQUIRE for a refused
+--          re-entry, as Redisson's.
 --#include cancel
 --#include lease
 --#include reenter
@@ -47,7 +51,10 @@ if redis.call('exists', KEYS[1]) == 0
     return {1}
 end
 if redis.call('hexists', KEYS[1], ARGV[2]) == 1 then
-    local n = reenter(ARGV[6])
+    if ARGV[6] == '0' then
+        return redis.error_reply('NON_REENTRANT_REACQUIRE')
+    end
+    local n = reenter(ARGV[7])
     extend_to(ARGV[1])
     return {n}
 end

@@ -1,7 +1,7 @@
 -- semaphore.lua: the operations of a Semaphore (Redisson's
 -- RedissonSemaphore): a string counter of available permits under the name,
--- and its channel redisson_sc:{name}, on which every change publishes the
--- permits now available (a waiter wakes for each).
+-- and its channel redisson_sc:{name}, on which every release, set and add
+-- publishes the permits now available (a waiter wakes for each).
 -- KEYS[1]  the semaphore (a counter)
 -- KEYS[2]  the channel, redisson_sc:{name}
 -- ARGV[1]  operation:
@@ -9,11 +9,17 @@
 --                    returns 1 when taken, else 0
 --          'release' ARGV[2]=n: give n permits back; returns the permits now
 --                    available
+--          'releaseifexists' ARGV[2]=n: as 'release' when the semaphore
+--                    exists; returns 1 when it did, else 0 (and does
+--                    nothing)
 --          'set'     ARGV[2]=n: set the permits if the semaphore has none
 --                    yet; returns 1 when set, else 0
+--          'setttl'  ARGV[2]=n, ARGV[4]=ttl ms: as 'set', the key living ttl
 --          'add'     ARGV[2]=n: add n permits (n < 0 removes); returns the
 --                    permits now available
---          'drain'   take every available permit; returns how many
+--          'drain'   take every available permit and set the count to 0;
+--                    returns the count it found (Redisson's drainPermits:
+--                    a negative count is returned as is, and reset to 0)
 -- ARGV[3]  publish command: "publish" or "spublish"
 -- Returns: what each operation above says.
 local op, n = ARGV[1], tonumber(ARGV[2])
@@ -24,13 +30,23 @@ if op == 'acquire' then
         return 1
     end
     return 0
-elseif op == 'release' then
+elseif op == 'release' or op == 'releaseifexists' then
+    if op == 'releaseifexists' and redis.call('exists', KEYS[1]) == 0 then
+        return 0
+    end
     local value = redis.call('incrby', KEYS[1], n)
     redis.call(ARGV[3], KEYS[2], value)
+    if op == 'releaseifexists' then
+        return 1
+    end
     return value
-elseif op == 'set' then
+elseif op == 'set' or op == 'setttl' then
     if redis.call('get', KEYS[1]) == false then
-        redis.call('set', KEYS[1], n)
+        if op == 'setttl' then
+            redis.call('set', KEYS[1], n, 'px', ARGV[4])
+        else
+            redis.call('set', KEYS[1], n)
+        end
         redis.call(ARGV[3], KEYS[2], n)
         return 1
     end
