@@ -9,37 +9,28 @@ import (
 // context error, or a Redis error, inside an *Error naming the operation and
 // the lock; test them with errors.Is.
 var (
-	// ErrNotHeld is returned when the caller's owner does not hold the lock
-	// it tried to unlock (Redisson's IllegalMonitorStateException), and,
-	// worded for a permit ("permit with id ... has already been released or
-	// does not exist", Redisson's IllegalArgumentException), when a permit id
-	// to release or read is unknown, released already or expired. Nothing
-	// changed.
+	// ErrNotHeld: the caller's owner does not hold the lock it unlocks
+	// (Redisson's IllegalMonitorStateException), or a permit id is unknown,
+	// released or expired (worded for a permit). Nothing changed.
 	ErrNotHeld = errors.New("lock not held by this owner")
-	// ErrClosed is returned by every call on a Client that was closed, and
-	// to waiters and calls in flight when it closes.
+	// ErrClosed: the Client was closed (before the call, or during it).
 	ErrClosed = errors.New("client closed")
-	// ErrInvalidArgument is returned for a nil client, an empty lock name, a
-	// nil lock in a group, a nil context, a lease or wait between 0 and 1 ms
-	// (exclusive; <= 0 has a meaning of its own), and an option value that
-	// makes no sense.
+	// ErrInvalidArgument: a nil client, lock or context, an empty name, a
+	// lease or wait between 0 and 1 ms, a bad count or option.
 	ErrInvalidArgument = errors.New("invalid argument")
-	// ErrReentry is returned when the owner that holds a non-reentrant lock
-	// (NewNonReentrantLock) takes it again (Redisson's
-	// IllegalMonitorStateException "is non-reentrant"). Nothing changed.
+	// ErrReentry: the holder of a non-reentrant lock took it again. Nothing
+	// changed.
 	ErrReentry = errors.New("non-reentrant lock already held by this owner")
-	// ErrBusy is returned by Do when the lock was not acquired within its
-	// wait.
+	// ErrBusy: Do did not acquire the lock within its wait.
 	ErrBusy = errors.New("lock busy")
-	// ErrLockLost is the cause of a LostContext that ended because the hold
-	// was lost: its lease ran out without a confirmed renewal, the lock was
-	// force-unlocked, or another owner took it.
+	// ErrLockLost: the cause of a LostContext that ended because the hold
+	// was lost, and the error of an acquisition that found the owner's
+	// earlier hold gone (it holds nothing then).
 	ErrLockLost = errors.New("lock lost")
-	// ErrReplicaSync is returned, with WithReplicaSync, when too few
-	// replicas confirmed an acquisition in time; it was given back.
+	// ErrReplicaSync: too few replicas confirmed an acquisition in time
+	// (WithReplicaSync); it was given back.
 	ErrReplicaSync = errors.New("too few replicas confirmed the acquisition")
-	// ErrNoQuorum is returned by a RedLock when too many masters failed
-	// (unreachable, erroring) for a majority to grant the lock.
+	// ErrNoQuorum: a RedLock's masters failed too often for a majority.
 	ErrNoQuorum = errors.New("no quorum of masters reachable")
 )
 

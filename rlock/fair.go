@@ -5,40 +5,23 @@ package rlock
 // lock behaves.
 type FairLock = Lock
 
-// NewFairLock returns the fair lock of the given name [getFairLock]: a
-// reentrant lock that waiters acquire in the order they asked for it
-// (Redisson's RedissonFairLock). It has the RLock hash plus Redisson's waiter
-// queue redisson_lock_queue:{name} and timeouts redisson_lock_timeout:{name};
-// an unlock wakes only the waiter at the head of the queue, on its own
-// channel redisson_lock__channel:{name}:<field>. Java and Go waiters share
-// one queue, in arrival order.
-//
-// The queue's timeouts follow Redisson's arithmetic. A waiter's
-// threadWaitTime is its TryLock wait, or the Client's fair lock wait timeout
-// for Lock (WithFairLockWaitTimeout, default 5 minutes): a waiter keeps its
-// place for that long past its turn, then it is purged. A goredisson waiter
-// also brings its own timeout up to the chain with every attempt, at least
-// every third of its threadWaitTime, so it is never purged while it lives,
-// provided every client pulls the queue in by the same threadWaitTime
-// (Redisson's default and goredisson's are both 5 minutes). A waiter that
-// gives up (its wait ran out, its ctx ended) leaves the queue at once. A
-// single attempt (TryLock with wait <= 0) never joins the queue: it takes the
-// lock only when nobody is queued. Unlock with no hold wakes the head waiter
-// all the same when nobody holds the lock, as Redisson's does; ForceUnlock
-// keeps the queue.
+// NewFairLock returns the fair lock of the given name [getFairLock]: waiters
+// acquire it in the order they asked, in Redisson's queue
+// (redisson_lock_queue:{name}, timeouts redisson_lock_timeout:{name}) shared
+// with Java waiters; an unlock wakes only the head, on its own channel
+// redisson_lock__channel:{name}:<field>. A waiter keeps its place for its
+// threadWaitTime past its turn (its TryLock wait, or WithFairLockWaitTimeout
+// for Lock), as Redisson's arithmetic has it; a live goredisson waiter keeps
+// its place however long the holders ahead of it hold; a waiter that gives
+// up leaves the queue at once. TryLock with wait <= 0 never queues.
+// Details: docs/locks.md.
 func (c *Client) NewFairLock(name string) *Lock {
 	return newLock(c, name, kindFair)
 }
 
 // NewNonReentrantFairLock returns the non-reentrant fair lock of the given
-// name [getNonReentrantFairLock] (Redisson 4.4.0's
-// RedissonNonReentrantFairLock): a fair lock (see NewFairLock: the same
-// hash, queue, timeouts and per-waiter channels, so Java and Go waiters
-// share one queue) whose holder taking it again gets ErrReentry (Redisson's
-// IllegalMonitorStateException "is non-reentrant"), from Lock and TryLock
-// alike, and changes nothing: no second hold, no place in the queue.
-// Others wait in the queue as for a fair lock. Its acquisitions and
-// releases wait for replicas as every lock's do (WithReplicaSync).
+// name [getNonReentrantFairLock] (Redisson 4.4.0): a fair lock (NewFairLock)
+// whose holder taking it again gets ErrReentry and changes nothing.
 func (c *Client) NewNonReentrantFairLock(name string) *Lock {
 	return newLock(c, name, kindNonReentrantFair)
 }

@@ -9,45 +9,18 @@ import (
 	"github.com/goredisson/goredisson/internal/layout"
 )
 
-// NewFasterMultiLock returns the lock on many values of one group, held all
-// together, in one Redis hash and by one script [getMultiLock(group,
-// values)] (Redisson 3.38.0's RedissonFasterMultiLock): where a MultiLock
-// takes one lock per name, one call after the other, this takes every value
-// in one script call on the hash named group. A value held by another
-// owner, and not expired, makes the attempt fail as a whole; an owner's
-// values are all taken, or none.
-//
-// The layout is Redisson's: the hash's key is group; each value v has the
-// field F(v) = its 128-bit HighwayHash (Redisson's Hash.hash128toBase64)
-// holding the holder's "<client id>:<owner>", and the holder's fields
-// "F(v):<holder>:expire_time" (the hold's deadline in ms) and
-// "F(v):<holder>:lock_count" (re-entries). The key's own expiry only grows
-// (to the longest lease in it); a value's hold ends at its expire_time.
-// Waiters sleep on redisson_lock__channel:{group}, and every unlock
-// publishes "0" there, as Redisson's.
-//
-// A value is hashed as its UTF-8 bytes, which is how Redisson encodes a
-// String with StringCodec. A Redisson client encodes values with its codec
-// (Config.setCodec; Kryo5Codec by default), so a Java service shares these
-// locks only when the values it passes encode to the same bytes: with
-// StringCodec, pass the same strings; with another codec, pass here the
-// codec's encoding of the value as a string (JsonJacksonCodec encodes a
-// String as its JSON text, quotes included).
-//
-// Holds and leases follow Locker: the watchdog renews every value's
-// expire_time; re-entry counts per value. Where Redisson differs:
-// getHoldCount and remainTimeToLive throw UnsupportedOperationException;
-// here HoldCount is the owner's complete holds (the smallest count over the
-// values, 0 unless it holds all), RemainTTL the longest remaining lease
-// among the values' holds (0 when none is held). Unlock changes nothing
-// when the owner does not hold every value (Redisson decrements the values
-// it still holds, then refuses); ForceUnlock reports whether any value was
-// held (Redisson: whether exactly one was). Taking a value whose earlier
-// hold expired starts its count afresh and removes the expired holder's
-// fields (Redisson adds to a stale count and leaves them).
-//
-// Empty values are allowed, duplicates count once; no values at all, or an
-// empty group, is ErrInvalidArgument from every method.
+// NewFasterMultiLock returns the lock on many values of one group, taken all
+// or none by one script in one Redis hash [getMultiLock(group, values)]
+// (Redisson 3.38.0's RedissonFasterMultiLock), on Redisson's layout: the hash
+// group, a field per value (its HighwayHash) naming the holder, and the
+// holder's expire_time and lock_count fields per value. Waiters sleep on
+// redisson_lock__channel:{group}. Values are hashed as their UTF-8 bytes, as
+// Redisson's StringCodec encodes a String: a Java service on another codec
+// shares these locks only with values encoded alike. HoldCount is the owner's
+// complete holds and RemainTTL the longest lease among them (Redisson throws);
+// Extend is ErrInvalidArgument (each value keeps its own expiry). No values,
+// or an empty group, is ErrInvalidArgument. The layout and every difference
+// from Redisson: docs/locks.md.
 func (c *Client) NewFasterMultiLock(group string, values ...string) *Lock {
 	return &Lock{h: newFasterHandle(c, group, values)}
 }

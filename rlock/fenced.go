@@ -34,17 +34,15 @@ func (f *FencedLock) handle() *handle {
 // Name returns the lock's name, which is also its Redis key.
 func (f *FencedLock) Name() string { return f.handle().lockName() }
 
-// Lock waits until ctx's owner holds the lock, with a watchdog lease; use
-// LockToken for the token.
+// Lock is Lock.Lock; LockToken also returns the token.
 func (f *FencedLock) Lock(ctx context.Context) error { return f.handle().lock(ctx, 0) }
 
-// LockLease waits until ctx's owner holds the lock (lease <= 0: watchdog).
+// LockLease is Lock.LockLease.
 func (f *FencedLock) LockLease(ctx context.Context, lease time.Duration) error {
 	return f.handle().lock(ctx, lease)
 }
 
-// TryLock tries to take the lock within wait (<= 0: one attempt); use
-// TryLockToken for the token.
+// TryLock is Lock.TryLock; TryLockToken also returns the token.
 func (f *FencedLock) TryLock(ctx context.Context, wait, lease time.Duration) (bool, error) {
 	return f.handle().tryLock(ctx, wait, lease)
 }
@@ -74,32 +72,28 @@ func (f *FencedLock) Token(ctx context.Context) (int64, error) {
 	return n, opErr("token", h.name, err)
 }
 
-// Unlock gives back one hold of ctx's owner (ErrNotHeld when it holds
-// none); the last one publishes the unlock message. An ended ctx does not
-// stop it.
+// Unlock is Lock.Unlock.
 func (f *FencedLock) Unlock(ctx context.Context) error { return f.handle().unlock(ctx) }
 
-// ForceUnlock deletes the lock whoever holds it and wakes a waiter; it
-// reports whether there was one. The token counter is kept.
+// ForceUnlock is Lock.ForceUnlock; the token counter is kept.
 func (f *FencedLock) ForceUnlock(ctx context.Context) (bool, error) {
 	return f.handle().forceUnlockOp(ctx)
 }
 
-// IsLocked reports whether anyone holds the lock.
+// IsLocked is Lock.IsLocked.
 func (f *FencedLock) IsLocked(ctx context.Context) (bool, error) { return f.handle().isLockedOp(ctx) }
 
-// IsHeldByCurrent reports whether ctx's owner holds the lock.
+// IsHeldByCurrent is Lock.IsHeldByCurrent.
 func (f *FencedLock) IsHeldByCurrent(ctx context.Context) (bool, error) {
 	return f.handle().isHeldByCurrent(ctx)
 }
 
-// HoldCount returns how many times ctx's owner holds the lock.
+// HoldCount is Lock.HoldCount.
 func (f *FencedLock) HoldCount(ctx context.Context) (int, error) {
 	return f.handle().holdCount(ctx, "holdcount")
 }
 
-// RemainTTL returns the remaining lease: 0 when not held, NoExpiry without
-// expiry.
+// RemainTTL is Lock.RemainTTL.
 func (f *FencedLock) RemainTTL(ctx context.Context) (time.Duration, error) {
 	return f.handle().remainTTL(ctx)
 }

@@ -123,8 +123,13 @@ func (l *CountDownLatch) await(ctx context.Context, op string, wait time.Duratio
 	return ok, err
 }
 
-// Name returns the latch's name, which is also its Redis key [getName()].
+// Name returns the latch's name, which is also its Redis key.
 func (l *CountDownLatch) Name() string { return l.handle().nameOr() }
+
+// IsExists reports whether the latch's key exists [isExists()].
+func (l *CountDownLatch) IsExists(ctx context.Context) (bool, error) {
+	return l.handle().exists(ctx)
+}
 
 // Delete deletes the latch, which opens it, and reports whether it existed
 // [delete()]. As Redisson's, it publishes "1" (the new-count message) on
@@ -139,10 +144,4 @@ func (l *CountDownLatch) Delete(ctx context.Context) (bool, error) {
 	}
 	v, err := h.run(ctx, latchScript, l.keys(), "delete", h.c.opts.publishCommand)
 	return v == 1, opErr("delete", h.name, err)
-}
-
-// IsExists reports whether the latch's key exists: it has a count that
-// did not reach zero, or was set to zero [isExists()].
-func (l *CountDownLatch) IsExists(ctx context.Context) (bool, error) {
-	return l.handle().exists(ctx)
 }

@@ -5,53 +5,27 @@ import (
 	"time"
 )
 
-// Locker is satisfied by every lock type of this package.
-//
-// Lease: lease <= 0 asks for a watchdog-managed lease (the key lives the
-// Client's watchdog timeout, 30 s by default, and is renewed every third of
-// it while held); lease > 0 is a fixed lease that is never renewed; a lease
-// below 1 ms is ErrInvalidArgument.
-//
-// Wait (TryLock): wait <= 0 makes one attempt, as Redisson's tryLock(-1,
-// lease) does; wait >= 1 ms waits up to wait; 0 < wait < 1 ms is
-// ErrInvalidArgument. Lock and LockLease wait until held or ctx ends.
-//
-// A ctx deadline or cancellation always ends a wait: the call returns an
-// error that errors.Is ctx's error, and leaves nothing behind (no waiter, no
-// subscription, no hold taken in a race with the cancellation).
-//
-// Owner: ctx's owner (package ctxowner) if it carries one, else the calling
-// goroutine. The same owner acquiring again increments its hold count;
-// each Unlock decrements it; the last one releases the lock.
+// Locker is the contract every lock of this package keeps (Redisson's
+// RLock). Lease: <= 0 is a watchdog lease (the Client's watchdog timeout,
+// renewed every third of it while held), > 0 a fixed one, never renewed.
+// Wait: <= 0 is one attempt (Redisson's tryLock(-1, lease)); Lock and
+// LockLease wait until held. A lease or wait between 0 and 1 ms is
+// ErrInvalidArgument. A ctx deadline or cancellation ends a wait with ctx's
+// error and leaves nothing behind; Redis failing past the retry budget
+// (WithRetry) ends it with the Redis error. Owner: ctx's owner (ctxowner),
+// else the calling goroutine; an owner's acquisitions count up, its Unlocks
+// down, the last one releases.
 type Locker interface {
-	// Name returns the lock's name.
-	Name() string
-	// Lock waits until ctx's owner holds the lock, with a watchdog lease
-	// [lock()].
-	Lock(ctx context.Context) error
-	// LockLease waits until ctx's owner holds the lock, with the given lease
-	// [lock(leaseTime)].
-	LockLease(ctx context.Context, lease time.Duration) error
-	// TryLock tries to take the lock within wait; false with a nil error
-	// when the wait ran out [tryLock(wait, lease)].
-	TryLock(ctx context.Context, wait, lease time.Duration) (bool, error)
-	// Unlock gives back one hold of ctx's owner; ErrNotHeld if it holds
-	// none [unlock()]. It is cleanup: an ended ctx does not stop it.
-	Unlock(ctx context.Context) error
-	// ForceUnlock deletes the lock whoever holds it and wakes waiters; it
-	// reports whether a lock existed [forceUnlock()].
-	ForceUnlock(ctx context.Context) (bool, error)
-	// IsLocked reports whether anyone holds the lock [isLocked()].
-	IsLocked(ctx context.Context) (bool, error)
-	// IsHeldByCurrent reports whether ctx's owner holds the lock
-	// [isHeldByCurrentThread()].
-	IsHeldByCurrent(ctx context.Context) (bool, error)
-	// HoldCount returns how many times ctx's owner holds the lock
-	// [getHoldCount()].
-	HoldCount(ctx context.Context) (int, error)
-	// RemainTTL returns the remaining lease: 0 when the lock is not held,
-	// NoExpiry when its key has no expiry [remainTimeToLive()].
-	RemainTTL(ctx context.Context) (time.Duration, error)
+	Name() string                                                         // the lock's name
+	Lock(ctx context.Context) error                                       // [lock()]
+	LockLease(ctx context.Context, lease time.Duration) error             // [lock(leaseTime)]
+	TryLock(ctx context.Context, wait, lease time.Duration) (bool, error) // [tryLock(wait, lease)]: false, nil when the wait ran out
+	Unlock(ctx context.Context) error                                     // [unlock()]: cleanup, an ended ctx does not stop it
+	ForceUnlock(ctx context.Context) (bool, error)                        // [forceUnlock()]
+	IsLocked(ctx context.Context) (bool, error)                           // [isLocked()]
+	IsHeldByCurrent(ctx context.Context) (bool, error)                    // [isHeldByCurrentThread()]
+	HoldCount(ctx context.Context) (int, error)                           // [getHoldCount()]
+	RemainTTL(ctx context.Context) (time.Duration, error)                 // [remainTimeToLive()]: 0 when not held
 }
 
 // Lock is a single-key lock: every kind Redisson returns as RLock (getLock,

@@ -6,25 +6,14 @@ import (
 	"time"
 )
 
-// MultiLock holds several locks as one, all or nothing (Redisson's
-// RedissonMultiLock [getMultiLock]); the locks may come from different
-// Clients, types and Redis deployments. It is reentrant per owner as its
-// locks are. Its methods pin the caller's owner (ctxowner.Pin), so a
-// goroutine owner works as with a single lock.
-//
-// It takes its locks one after the other in a canonical order (by name,
-// then by Redis address), whatever order they were given in, so goredisson
-// MultiLocks over overlapping locks never wait for each other in a cycle, in
-// one process or many. Redisson's keeps the given order and instead releases
-// and retries after a bounded wait, so a Redisson MultiLock over (b, a) and
-// a goredisson one over (a, b) can each take one lock; only Redisson's
-// bounded wait then ends the standoff. Holding one of the locks on its own while
-// waiting for the MultiLock can still deadlock, as with any two locks taken
-// in different orders. If a wait runs out or fails, what was taken is given
-// back; a give-back that fails is reported in the error.
-//
-// A fixed lease counts from each lock's own acquisition; for waits that may
-// be long, prefer a watchdog lease (lease <= 0).
+// MultiLock holds several locks as one, all or nothing [getMultiLock]; they
+// may come from different Clients, types and deployments. It is reentrant as
+// its locks are, and pins the caller's owner (ctxowner.Pin). It takes its
+// locks in one canonical order (name, then address), so goredisson MultiLocks
+// over overlapping locks never wait for each other in a cycle (Redisson's
+// keeps the given order and retries after a bounded wait instead); a wait
+// that fails gives back what it took. A fixed lease counts from each lock's
+// own acquisition: prefer a watchdog lease for long waits.
 type MultiLock struct {
 	g       *group
 	ordered []Locker // the locks in the order they are taken

@@ -61,7 +61,7 @@ func newScriptOp(ctx context.Context, s *script, keys []any, args ...any) *op {
 // or EVAL with the source when eval is set.
 func (o *op) command(eval bool) *redis.RawWriteToCmd {
 	o.raw = o.small[:0]
-	if eval && o.s != nil {
+	if o.s != nil && (eval || o.s.sha == "") {
 		line := append([]any{"eval", o.s.src}, o.line[2:]...)
 		return redis.NewRawWriteToCmd(o.ctx, o, line...)
 	}

@@ -12,51 +12,32 @@ import (
 )
 
 // PermitExpirableSemaphore is a semaphore whose permits have ids and free
-// themselves at the end of their lease, shared by Java (Redisson's
-// RPermitExpirableSemaphore) and Go clients of one name
-// [getPermitExpirableSemaphore]: the counter of available permits under the
-// name, the permits taken in the sorted set {name}:timeout (member: the id's
-// 16 bytes, score: its expiry), the channel redisson_sc:{name}. A permit id
-// is the hex of 16 random bytes, as Redisson's, so either side can release
-// the other's.
-//
-// A lease <= 0 gives a permit that never expires (Redisson's -1). A permit
-// whose lease ran out is put back by the next operation on the semaphore
-// (every operation sweeps them first, as Redisson's do), and a waiter
-// sleeps no longer than until the nearest lease ends. An expired, released
-// or unknown permit id is ErrNotHeld, with a permit's wording ("permit ...
-// has already been released or does not exist").
-//
-// An acquire whose caller left before its reply is settled in the
-// background: the permits it may have taken are given back, and it does
-// nothing if it still arrives. The settle tries for 5 s; if Redis stays
-// unreachable that long it is logged, and such permits free themselves
-// only at their lease (never, for a lease <= 0).
-type PermitExpirableSemaphore struct{ s syncHandle }
+// themselves at the end of their lease [getPermitExpirableSemaphore], on
+// Redisson's keys: the counter under the name, the permits taken in
+// {name}:timeout, the channel redisson_sc:{name}. Permit ids are Redisson's
+// (hex of 16 random bytes), so either side can release the other's. A lease
+// <= 0 never expires; an expired permit is put back by the next operation. An
+// expired, released or unknown id is ErrNotHeld ("permit ... has already been
+// released or does not exist"). An acquire whose caller left gives its
+// permits back in the background (docs/synchronizers.md).
+type PermitExpirableSemaphore struct{ Object }
 
 // NewPermitExpirableSemaphore returns the semaphore of the given name
 // [getPermitExpirableSemaphore].
 func (c *Client) NewPermitExpirableSemaphore(name string) *PermitExpirableSemaphore {
-	return &PermitExpirableSemaphore{s: syncHandle{c: c, name: name, kind: "permitsemaphore"}}
+	return &PermitExpirableSemaphore{newObject(c, name, "permitsemaphore", layout.PermitTimeouts(name))}
 }
 
 func (p *PermitExpirableSemaphore) handle() *syncHandle {
 	if p == nil {
 		return nil
 	}
-	return &p.s
+	return &p.Object.s
 }
 
 func (p *PermitExpirableSemaphore) keys() []string {
 	n := p.s.name
 	return []string{n, layout.PermitTimeouts(n), layout.SemaphoreChannel(n), layout.Cancel(n)}
-}
-
-// objectKeys are the keys that make the semaphore: the counter and the
-// permits taken.
-func (p *PermitExpirableSemaphore) objectKeys() []string {
-	n := p.handle().nameOr()
-	return []string{n, layout.PermitTimeouts(n)}
 }
 
 // run runs one permits.lua operation.
@@ -75,10 +56,6 @@ func (p *PermitExpirableSemaphore) call(ctx context.Context, name, op string, ar
 	v, err := p.run(ctx, op, args...)
 	return v, opErr(name, h.name, err)
 }
-
-// Name returns the semaphore's name, which is also the key of its counter
-// [getName()].
-func (p *PermitExpirableSemaphore) Name() string { return p.handle().nameOr() }
 
 // TrySetPermits sets the number of permits if none were set yet (the
 // counter does not exist) and reports whether it did [trySetPermits]. As
@@ -424,36 +401,6 @@ func (p *PermitExpirableSemaphore) LeaseTime(ctx context.Context, permitID strin
 		return NoExpiry, nil
 	}
 	return time.Duration(v) * time.Millisecond, nil
-}
-
-// Delete deletes the semaphore, its counter and its permits taken, and
-// reports whether it existed [delete()]. Nothing is published.
-func (p *PermitExpirableSemaphore) Delete(ctx context.Context) (bool, error) {
-	return p.handle().del(ctx, p.objectKeys())
-}
-
-// IsExists reports whether the semaphore's counter exists [isExists()].
-func (p *PermitExpirableSemaphore) IsExists(ctx context.Context) (bool, error) {
-	return p.handle().exists(ctx)
-}
-
-// Expire makes the semaphore (its counter and its permits taken) expire
-// ttl from now and reports whether it exists [expire(Duration)].
-func (p *PermitExpirableSemaphore) Expire(ctx context.Context, ttl time.Duration) (bool, error) {
-	return p.handle().expire(ctx, p.objectKeys(), ttl)
-}
-
-// ClearExpire removes the semaphore's time to live and reports whether it
-// had one [clearExpire()].
-func (p *PermitExpirableSemaphore) ClearExpire(ctx context.Context) (bool, error) {
-	return p.handle().clearExpire(ctx, p.objectKeys())
-}
-
-// RemainTTL returns the remaining time to live of the semaphore's counter:
-// 0 when it does not exist, NoExpiry when it has none
-// [remainTimeToLive()].
-func (p *PermitExpirableSemaphore) RemainTTL(ctx context.Context) (time.Duration, error) {
-	return p.handle().remainTTL(ctx)
 }
 
 // distinct returns how many different ids there are.

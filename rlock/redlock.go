@@ -10,29 +10,19 @@ import (
 )
 
 // RedLock is the Redlock algorithm over independent Redis masters
-// (Redisson's RedissonRedLock): one lock per master, each usually from its
-// own Client; the RedLock is held when a majority (N/2+1) granted it within
-// the lease, less the time the attempt took and an allowance for clock
-// drift.
+// [RedissonRedLock]: one lock per master, held when a majority (N/2+1)
+// granted it within the lease, less the round's time and a drift allowance.
+// Each round asks every master at once, each bounded by the attempt timeout
+// (RedLockAttemptTimeout, default 200 ms); a missed round gives back what it
+// got, and another follows until the wait or ctx ends, as in Redisson's loop.
+// Rounds in which too many masters failed for a quorum are retried within
+// the first lock's Client's retry budget (WithRetry), then ErrNoQuorum; a
+// single round (TryLock with wait <= 0) fails at once.
 //
-// Each round asks every master at once, each attempt bounded by the attempt
-// timeout (RedLockAttemptTimeout, default 200 ms), so a master that is down
-// or hung costs at most that. If the quorum or the validity is missed, every
-// master that granted the lock gives it back and, as Redisson's lock loop,
-// the RedLock tries another round, until its wait or ctx ends. When so many
-// masters failed (errors or timeouts, not contention) that no quorum was
-// possible, it retries within the retry budget of the first lock's Client
-// (WithRetry: by default 4 rounds in a row, paused as Redisson's
-// EqualJitterDelay) and then fails with ErrNoQuorum; a single round
-// (TryLock with wait <= 0) fails at once.
-//
-// What it does not promise: Redisson deprecated RedissonRedLock because its
-// safety rests on timing assumptions (bounded pauses, network delays and
-// clock drift; see Kleppmann's critique and the README). A master that
-// restarts without persistence forgets the locks it granted, and a holder
-// paused past the validity still believes it holds the lock. Use a
-// FencedLock on a single deployment, or fencing tokens of your own, when
-// correctness depends on exclusion.
+// Redisson deprecated RedissonRedLock: its safety rests on bounded pauses,
+// delays and clock drift, and a master that restarts without persistence
+// forgets what it granted. Prefer a FencedLock where correctness depends on
+// exclusion (docs/guarantees.md).
 type RedLock struct {
 	g              *group
 	attemptTimeout time.Duration

@@ -8,34 +8,25 @@ import (
 	"github.com/goredisson/goredisson/internal/layout"
 )
 
-// Semaphore is a count of permits in Redis that every client of one name
-// shares, Java (Redisson's RSemaphore) and Go alike [getSemaphore]: a
-// string counter under the name, and the channel redisson_sc:{name}, on
-// which every release publishes the permits available; a waiter sleeps
-// until such a message (or a safety bound of one watchdog timeout) and
-// tries again. Permits belong to nobody: any caller may release any
-// number, as with Redisson. Setting up the permits is the application's
-// (TrySetPermits, AddPermits); a semaphore with none set has none.
-//
-// Counts below zero are ErrInvalidArgument where Redisson throws
-// (acquire, release); zero permits are taken and released at once, as in
-// Redisson. A wait that ends (ctx, wait) takes nothing: an acquire in
-// flight as it ends is given back once its reply comes. Limit: if that
-// reply never comes (the connection broke after the command was sent), the
-// client cannot know whether the permits were taken, and says so in its
-// log; Redisson has the same limit.
-type Semaphore struct{ s syncHandle }
+// Semaphore is a count of permits shared by every client of one name, Java
+// and Go [getSemaphore]: a counter under the name; every release publishes
+// the permits available on redisson_sc:{name}, which wakes waiters. Permits
+// belong to nobody, as in Redisson; a semaphore with none set has none. A
+// wait that ends takes nothing (an acquire in flight is given back once its
+// reply comes; docs/synchronizers.md says what a reply that never comes
+// means).
+type Semaphore struct{ Object }
 
 // NewSemaphore returns the semaphore of the given name [getSemaphore].
 func (c *Client) NewSemaphore(name string) *Semaphore {
-	return &Semaphore{s: syncHandle{c: c, name: name, kind: "semaphore"}}
+	return &Semaphore{newObject(c, name, "semaphore")}
 }
 
 func (s *Semaphore) handle() *syncHandle {
 	if s == nil {
 		return nil
 	}
-	return &s.s
+	return &s.Object.s
 }
 
 func (s *Semaphore) keys() []string {
@@ -51,10 +42,6 @@ func (s *Semaphore) op(ctx context.Context, name, op string, n int, more ...any)
 	v, err := h.run(ctx, semaphoreScript, s.keys(), append([]any{op, n, h.c.opts.publishCommand}, more...)...)
 	return v, opErr(name, h.name, err)
 }
-
-// Name returns the semaphore's name, which is also its Redis key
-// [getName()].
-func (s *Semaphore) Name() string { return s.handle().nameOr() }
 
 // TrySetPermits sets the number of permits if none were set yet (the key
 // does not exist) and reports whether it did [trySetPermits]. As with
@@ -276,34 +263,4 @@ func (s *syncHandle) observe(ctx context.Context, e Event) {
 	}
 	e.Kind, e.Lock, e.Duration = s.kind, s.name, time.Since(e.Start)
 	s.c.opts.observer.Observe(ctx, e)
-}
-
-// Delete deletes the semaphore and reports whether it existed [delete()].
-// As with Redisson, nothing is published: waiters keep waiting, and a
-// later release or TrySetPermits makes the semaphore anew.
-func (s *Semaphore) Delete(ctx context.Context) (bool, error) {
-	return s.handle().del(ctx, []string{s.handle().nameOr()})
-}
-
-// IsExists reports whether the semaphore exists [isExists()].
-func (s *Semaphore) IsExists(ctx context.Context) (bool, error) {
-	return s.handle().exists(ctx)
-}
-
-// Expire makes the semaphore (its key) expire ttl from now and reports
-// whether it exists [expire(Duration)].
-func (s *Semaphore) Expire(ctx context.Context, ttl time.Duration) (bool, error) {
-	return s.handle().expire(ctx, []string{s.handle().nameOr()}, ttl)
-}
-
-// ClearExpire removes the semaphore's time to live and reports whether it
-// had one [clearExpire()].
-func (s *Semaphore) ClearExpire(ctx context.Context) (bool, error) {
-	return s.handle().clearExpire(ctx, []string{s.handle().nameOr()})
-}
-
-// RemainTTL returns the semaphore's remaining time to live: 0 when it does
-// not exist, NoExpiry when it has none [remainTimeToLive()].
-func (s *Semaphore) RemainTTL(ctx context.Context) (time.Duration, error) {
-	return s.handle().remainTTL(ctx)
 }

@@ -146,3 +146,43 @@ func (s *syncHandle) remainTTL(ctx context.Context) (time.Duration, error) {
 	}
 	return time.Duration(ms) * time.Millisecond, nil
 }
+
+// Object is a synchronizer's Redis key and what Redisson's RObject and
+// RExpirable do with it [RObject, RExpirable]: Semaphore,
+// PermitExpirableSemaphore and CountDownLatch have its methods. The
+// operations that change keys act on every key the synchronizer is made of
+// (a PermitExpirableSemaphore's permits taken too).
+type Object struct {
+	s    syncHandle
+	keys []string // the synchronizer's keys (Delete, Expire, ClearExpire)
+}
+
+func newObject(c *Client, name, kind string, keys ...string) Object {
+	return Object{s: syncHandle{c: c, name: name, kind: kind}, keys: append([]string{name}, keys...)}
+}
+
+// Name returns the synchronizer's name, which is also its Redis key.
+func (o *Object) Name() string { return o.s.nameOr() }
+
+// IsExists reports whether the synchronizer's key exists [isExists()].
+func (o *Object) IsExists(ctx context.Context) (bool, error) { return o.s.exists(ctx) }
+
+// Delete deletes the synchronizer's keys and reports whether any existed
+// [delete()].
+func (o *Object) Delete(ctx context.Context) (bool, error) { return o.s.del(ctx, o.keys) }
+
+// Expire makes the synchronizer's keys expire ttl from now and reports
+// whether its key exists [expire(Duration)].
+func (o *Object) Expire(ctx context.Context, ttl time.Duration) (bool, error) {
+	return o.s.expire(ctx, o.keys, ttl)
+}
+
+// ClearExpire removes the time to live of the synchronizer's keys and
+// reports whether its key had one [clearExpire()].
+func (o *Object) ClearExpire(ctx context.Context) (bool, error) {
+	return o.s.clearExpire(ctx, o.keys)
+}
+
+// RemainTTL returns the remaining time to live of the synchronizer's key: 0
+// when it does not exist, NoExpiry when it has none [remainTimeToLive()].
+func (o *Object) RemainTTL(ctx context.Context) (time.Duration, error) { return o.s.remainTTL(ctx) }
