@@ -85,6 +85,7 @@ func (l *CountDownLatch) Await(ctx context.Context) error {
 		return err
 	}
 	start := time.Now()
+	h.observe(ctx, Event{Op: "wait", Start: start})
 	_, err := h.c.waitFor(ctx, waitSpec{
 		channel: layout.LatchChannel(h.name),
 		try: func() (bool, time.Duration, bool, error) {

@@ -103,6 +103,7 @@ func (p *PermitExpirableSemaphore) acquire(ctx context.Context, op string, wait,
 		return "", false, opErr(op, h.name, fmt.Errorf("%w: lease %v is below 1ms (use <= 0 for a permit that never expires)", ErrInvalidArgument, lease))
 	}
 	start, attempts, contended := time.Now(), 0, 0
+	h.observe(ctx, Event{Op: "wait", Start: start})
 	var id string
 	ok, err := h.c.waitFor(ctx, waitSpec{
 		channel:  layout.SemaphoreChannel(h.name),

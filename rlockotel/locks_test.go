@@ -160,7 +160,7 @@ var _ = Describe("Observer on real locks", func() {
 		Eventually(func() int64 { return w.total(rlockotel.LostName, nil) }).WithTimeout(5 * time.Second).Should(BeEquivalentTo(1))
 
 		metrics := w.collect()
-		Expect(metrics).To(HaveLen(6), "every instrument recorded")
+		Expect(metrics).To(HaveLen(8), "every instrument recorded")
 		for name := range metrics {
 			for _, p := range w.points(name) {
 				Expect(metricKeys).To(ContainElements(keys(p.Attrs)), name)
