@@ -492,7 +492,7 @@ var _ = Describe("rlockctl", func() {
 			Entry("unreachable Redis", 69, "cannot reach Redis at 127.0.0.1:1", "status", "--redis", "127.0.0.1:1", "x"),
 			Entry("address without a port", 2, `bad --redis address "not-an-address" (missing port in address): want host:port`, "watch", "--redis", "not-an-address", "x"),
 			Entry("address with a bad port", 2, `bad --redis address "localhost:http" (port "http" is not a number from 1 to 65535)`, "status", "--redis", "localhost:http", "x"),
-			Entry("a URL for an address", 2, `bad --redis address "redis://127.0.0.1:6379"`, "run", "--redis", "redis://127.0.0.1:6379", "--lock", "x", "--", "true"),
+			Entry("a URL nobody answers", 69, "cannot reach Redis at redis://127.0.0.1:1", "run", "--redis", "redis://127.0.0.1:1", "--lock", "x", "--", "true"),
 			Entry("bad address for the demo", 2, `bad --redis address "::1"`, "demo", "--redis", "::1"),
 			Entry("unreachable Redis for run", 69, "cannot reach Redis", "run", "--redis", "127.0.0.1:1", "--lock", "x", "--", "true"),
 			Entry("negative wait", 2, `invalid value "-1" for flag -wait: negative: use 0 for one attempt, forever to wait until acquired`, "run", "--lock", "x", "--wait", "-1", "--", "true"),
