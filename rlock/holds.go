@@ -232,11 +232,12 @@ func (c *Client) taken(k holdKey, h *hold, count int, sent time.Time, lease time
 // released records what a release left: count holds (0: none). It
 // returns how long the owner held the lock when that was its last hold.
 func (c *Client) released(k holdKey, h *hold, count int) (held time.Duration) {
-	ended, kd := false, h.kind
+	ended, kd := false, kind(0)
 	c.holds.update(k, func() {
 		h.count = max(count, 0)
 		if h.count == 0 {
 			if h.entry != nil {
+				kd = h.kind
 				h.entry.Stop()
 				// Stopped before the watchdog lost it (a lost entry has its
 				// Err, and its "lost" event): this release ends the hold.

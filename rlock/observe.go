@@ -35,8 +35,9 @@ type Event struct {
 	//   - "hold": an owner's hold of a lock began: Redis confirmed its first
 	//     hold (the Client knew of none, or only of a lost one). Re-entries
 	//     send none. Exactly one "free" or "lost" of the same Kind and Lock
-	//     follows for it, so the holds now are the "hold" events less the
-	//     "free" and "lost" ones.
+	//     ends it (a "lost" comes from the watchdog's goroutine: for a hold
+	//     lost at once, it may arrive before the "hold"), so the holds now
+	//     are the "hold" events less the "free" and "lost" ones.
 	//   - "free": an owner's hold of a lock ended by a release: its last
 	//     hold was given back (or the release found it gone, or may not
 	//     have taken effect: the Client no longer counts it either way).
