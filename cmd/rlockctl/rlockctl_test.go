@@ -259,14 +259,19 @@ var _ = Describe("rlockctl", func() {
 		It("excludes another run of the same lock: --wait 0 gives up with 75, a waiting one runs after", func() {
 			name := lockName()
 			dir := GinkgoT().TempDir()
-			log := filepath.Join(dir, "log")
-			step := `echo "start $0" >> ` + log + `; sleep 0.3; echo "end $0" >> ` + log
+			log, goOn := filepath.Join(dir, "log"), filepath.Join(dir, "go-on")
+			// Each command holds the lock until the spec creates go-on (no
+			// sleep that a loaded machine could outlast).
+			step := `echo "start $0" >> ` + log + `; while [ ! -e ` + goOn + ` ]; do sleep 0.01; done; echo "end $0" >> ` + log
 			first := rlockctl("run", "--lock", name, "--", "sh", "-c", step, "one")
 			Eventually(func() (string, error) { b, err := os.ReadFile(log); return string(b), err }).Should(Equal("start one\n"))
 			busy := rlockctl("run", "--lock", name, "--wait", "0", "--", "true")
 			exits(busy, 75)
 			Expect(string(busy.Err.Contents())).To(ContainSubstring("lock " + name + " not acquired: another owner holds it (--wait 0: one attempt)"))
 			second := rlockctl("run", "--lock", name, "--wait", "10", "--", "sh", "-c", step, "two") // seconds, as flock -w
+			Consistently(func() (string, error) { b, err := os.ReadFile(log); return string(b), err }).
+				WithTimeout(300*time.Millisecond).Should(Equal("start one\n"), "the second run waits")
+			Expect(os.WriteFile(goOn, nil, 0o600)).To(Succeed())
 			exits(first, 0)
 			exits(second, 0)
 			b, err := os.ReadFile(log)
