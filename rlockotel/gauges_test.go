@@ -260,7 +260,11 @@ var _ = Describe("Observer with WithLockName", func() {
 		Expect(err).NotTo(HaveOccurred())
 		Expect(w.total(rlockotel.HoldCountName, m{"goredisson.lock.name": "orders:*"})).To(BeEquivalentTo(1))
 		Expect(fenced.ForceUnlock(bg)).To(BeTrue())
-		Eventually(func() int64 { return w.total(rlockotel.LostName, nil) }).WithTimeout(5 * time.Second).Should(BeEquivalentTo(1))
+		// The hold gauge is taken down last of a loss's measurements.
+		Eventually(func() []int64 {
+			return []int64{w.total(rlockotel.LostName, nil), w.total(rlockotel.HoldCountName, nil)}
+		}).
+			WithTimeout(5 * time.Second).Should(Equal([]int64{1, 0}))
 
 		metrics := w.collect()
 		Expect(metrics).To(HaveLen(8), "every instrument recorded")

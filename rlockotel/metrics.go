@@ -90,11 +90,12 @@ func (i *instruments) record(ctx context.Context, e rlock.Event, base []attribut
 			i.hold.Record(ctx, e.Held.Seconds(), with(base, kind, op))
 		}
 	case opLost:
-		i.holding.Add(ctx, -1, with(base, kind))
 		i.lost.Add(ctx, 1, with(base, kind, errorType(e.Err)))
 		if e.Held > 0 {
 			i.hold.Record(ctx, e.Held.Seconds(), with(base, kind, op))
 		}
+		// Last: a reader that sees the hold gone sees its loss recorded.
+		i.holding.Add(ctx, -1, with(base, kind))
 		return
 	}
 	if e.Err != nil {
