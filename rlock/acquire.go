@@ -22,6 +22,7 @@ const maxBackoff = time.Second
 // FencedLock. It returns (0, false, nil) when the wait ran out.
 func (h *handle) acquire(ctx context.Context, op string, wait, lease time.Duration) (token int64, held bool, err error) {
 	start := time.Now()
+	h.observe(ctx, Event{Op: "wait", Start: start})
 	if err := h.checkAcquire(ctx, op, wait, lease); err != nil {
 		h.observe(ctx, Event{Op: op, Start: start, Err: err})
 		return 0, false, err

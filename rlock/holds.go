@@ -34,6 +34,7 @@ type hold struct {
 	renewed bool
 	// entry watches the lease (and renews a watchdog lease) while count > 0.
 	entry *watchdog.Entry
+	kind  kind // the lock's kind, for the events of entry's hold
 	// busy is set while a call of this owner on this lock is in flight or
 	// being settled; waiters (made by the first who waits) is closed when it
 	// ends.
@@ -199,6 +200,12 @@ func (c *Client) taken(k holdKey, h *hold, count int, sent time.Time, lease time
 		keep = c.opts.watchdogTimeout
 	}
 	deadline := watchdog.Deadline(sent, keep)
+	began := false
+	defer func() {
+		if began {
+			c.observeHold("hold", k, data.kind, 0)
+		}
+	}()
 	c.holds.update(k, func() {
 		if h.entry != nil && h.lost() {
 			h.entry.Stop()
@@ -212,6 +219,10 @@ func (c *Client) taken(k holdKey, h *hold, count int, sent time.Time, lease time
 		h.renewed = h.renewed || renewed
 		if h.entry == nil {
 			h.entry = c.wd.Add(watchdog.Lease{Key: k.name, Field: k.field, Data: data}, deadline, renewed)
+			h.kind = data.kind
+			// A hold begins unless the watchdog had closed: then the entry
+			// is lost already and no "lost" will be sent for it.
+			began = h.entry.Err() == nil
 			return
 		}
 		if extend {
@@ -224,17 +235,25 @@ func (c *Client) taken(k holdKey, h *hold, count int, sent time.Time, lease time
 // released records what a release left: count holds (0: none). It
 // returns how long the owner held the lock when that was its last hold.
 func (c *Client) released(k holdKey, h *hold, count int) (held time.Duration) {
+	ended, kd := false, kind(0)
 	c.holds.update(k, func() {
 		h.count = max(count, 0)
 		if h.count == 0 {
 			if h.entry != nil {
+				kd = h.kind
 				h.entry.Stop()
+				// Stopped before the watchdog lost it (a lost entry has its
+				// Err, and its "lost" event): this release ends the hold.
+				ended = h.entry.Err() == nil
 				h.entry = nil
 				held = time.Since(h.since)
 			}
 			h.renewed = false
 		}
 	})
+	if ended {
+		c.observeHold("free", k, kd, held)
+	}
 	return held
 }
 

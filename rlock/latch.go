@@ -108,6 +108,7 @@ func (l *CountDownLatch) await(ctx context.Context, op string, wait time.Duratio
 		return false, opErr(op, h.name, err)
 	}
 	start := time.Now()
+	h.observe(ctx, Event{Op: "wait", Start: start})
 	ok, err := h.c.waitFor(ctx, waitSpec{
 		channel:  layout.LatchChannel(h.name),
 		once:     wait == 0,

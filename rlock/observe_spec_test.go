@@ -94,6 +94,66 @@ var _ = Describe("Observer", func() {
 		Expect(rec.last("trylock").Err).To(MatchError(rlock.ErrInvalidArgument), "bad input is reported too")
 	})
 
+	It("pairs every wait with the acquisition's end, and every hold with a free or a loss, on every path", func() {
+		rec := &recorder{}
+		c := e.Client(rlock.WithObserver(rec), rlock.WithWatchdogTimeout(time.Second))
+		other := e.Client()
+		holder, owner := ctxowner.New(ctx), ctxowner.New(ctx)
+		// balance is what the events say is going on now: waits less
+		// acquisition ends, holds less frees and losses.
+		balance := func() (waiting, holding int) {
+			rec.mu.Lock()
+			defer rec.mu.Unlock()
+			for _, ev := range rec.events {
+				switch ev.Op {
+				case "wait":
+					waiting++
+				case "lock", "trylock", "locktoken", "trylocktoken", "acquire", "tryacquire", "await":
+					waiting--
+				case "hold":
+					holding++
+				case "free", "lost":
+					holding--
+				}
+			}
+			return waiting, holding
+		}
+		both := func() []int { w, h := balance(); return []int{w, h} }
+		lock := c.NewLock("pairs")
+		Expect(lock.Lock(holder)).To(Succeed())
+		Expect(lock.Lock(holder)).To(Succeed())
+		Expect(both()).To(Equal([]int{0, 1}), "no wait left, one hold: a re-entry is no new hold")
+		Expect(rec.last("hold")).To(And(HaveField("Kind", "lock"), HaveField("Lock", "pairs")))
+
+		waitCtx, cancel := context.WithTimeout(owner, 200*time.Millisecond)
+		defer cancel()
+		Expect(lock.Lock(waitCtx)).To(MatchError(context.DeadlineExceeded))
+		Expect(lock.TryLock(owner, 100*time.Millisecond, 0)).To(BeFalse())
+		Expect(lock.TryLock(owner, 10, 0)).Error().To(MatchError(rlock.ErrInvalidArgument))
+		Expect(lock.Unlock(holder)).To(Succeed())
+		Expect(lock.Unlock(holder)).To(Succeed())
+		Expect(rec.last("free")).To(And(HaveField("Kind", "lock"), HaveField("Held", BeNumerically(">", 0))))
+		Expect(both()).To(Equal([]int{0, 0}))
+
+		fenced := c.NewFencedLock("pairs:fenced")
+		_, err := fenced.LockToken(owner)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(fenced.ForceUnlock(ctx)).To(BeTrue())
+		Eventually(func() int { _, h := balance(); return h }).WithTimeout(5 * time.Second).Should(BeZero())
+		Expect(fenced.Unlock(owner)).To(MatchError(rlock.ErrNotHeld))
+
+		Expect(other.NewLock("pairs:other").Lock(holder)).To(Succeed())
+		Expect(c.NewSpinLock("pairs:spin").Lock(owner)).To(Succeed())
+		blocked := make(chan error, 1)
+		go func() { blocked <- c.NewLock("pairs:other").Lock(ctxowner.New(ctx)) }()
+		Eventually(func() int { w, _ := balance(); return w }).WithTimeout(5 * time.Second).Should(Equal(1))
+		Expect(c.Close()).To(Succeed())
+		Eventually(blocked).WithTimeout(5 * time.Second).Should(Receive(MatchError(rlock.ErrClosed)))
+		Expect(lock.Lock(owner)).To(MatchError(rlock.ErrClosed))
+		Eventually(both).WithTimeout(5 * time.Second).Should(Equal([]int{0, 0}))
+		Expect(rec.last("lost").Err).To(MatchError(rlock.ErrClosed), "the spin lock held when the Client closed")
+	})
+
 	It("refuses a nil observer", func() {
 		_, err := rlock.NewClient(e.RDB(), rlock.WithObserver(nil))
 		Expect(err).To(MatchError(rlock.ErrInvalidArgument))

@@ -160,6 +160,7 @@ func (p *PermitExpirableSemaphore) acquire(ctx context.Context, op string, n int
 		return nil, false, opErr(op, h.name, err)
 	}
 	start, attempts, contended := time.Now(), 0, 0
+	h.observe(ctx, Event{Op: "wait", Start: start})
 	var ids []string
 	ok, err := h.c.waitFor(ctx, waitSpec{
 		channel:  layout.SemaphoreChannel(h.name),

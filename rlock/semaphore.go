@@ -184,6 +184,7 @@ func (s *Semaphore) acquire(ctx context.Context, op string, n int, wait time.Dur
 		return true, nil
 	}
 	start, attempts, contended := time.Now(), 0, 0
+	h.observe(ctx, Event{Op: "wait", Start: start})
 	ok, err := h.c.waitFor(ctx, waitSpec{
 		channel:  layout.SemaphoreChannel(h.name),
 		once:     wait == 0,

@@ -13,7 +13,9 @@
 // No convention of OpenTelemetry covers locks, so the instruments live in
 // the goredisson.lock namespace and follow the general naming rules:
 // durations are histograms in seconds, counts of things are counters with a
-// {thing} unit, and failures carry the standard error.type attribute.
+// {thing} unit, what is going on now is an UpDownCounter named count in its
+// namespace (as db.client.connection.count), and failures carry the
+// standard error.type attribute.
 //
 //	goredisson.lock.wait.duration  histogram  s              how long acquisitions waited
 //	goredisson.lock.acquisitions   counter    {acquisition}  holds taken
@@ -22,12 +24,18 @@
 //	                                                         their last hold, or lost it
 //	goredisson.lock.lost           counter    {hold}         holds lost (lease ran out, force-unlocked, Client closed)
 //	goredisson.lock.errors         counter    {error}        operations that failed, by error.type
+//	goredisson.lock.wait.count     updown     {wait}         acquisitions (and latch awaits) in progress:
+//	                                                         goroutines waiting now
+//	goredisson.lock.hold.count     updown     {hold}         locks held now: one per owner holding a lock,
+//	                                                         whatever its re-entry count
 //
 // Their attributes:
 //
 //	goredisson.lock.kind       every instrument: "lock", "fairlock", "spinlock", "fencedlock",
 //	                           "readlock", "writelock" (and the synchronizers' kinds)
-//	goredisson.lock.operation  every instrument but lost: the event's Op ("lock", "trylock",
+//	goredisson.lock.name       every instrument, only with WithLockName: the lock's name as
+//	                           its normaliser returns it (NormalizeLockName: "orders:*")
+//	goredisson.lock.operation  every instrument but lost and the two counts: the event's Op ("lock", "trylock",
 //	                           "locktoken", "trylocktoken", "unlock", ...; "lost" on
 //	                           hold.duration for a hold that was lost)
 //	goredisson.lock.outcome    wait.duration: "acquired", "busy" (a TryLock whose wait ran
@@ -41,8 +49,18 @@
 // hold, up to the loss). Other Ops get a span and, when they fail, a count
 // in errors.
 //
-// The lock's name is never a metric attribute: names are unbounded user
-// input, and every name would make a time series of its own. Spans carry it.
+// The gauges follow rlock's "wait", "hold" and "free" events (see
+// rlock.Event): wait.count goes up when an acquisition of a lock or a
+// semaphore, or a latch's Await, begins and down when it ends, however it
+// ends; hold.count goes up when an owner's first hold of a lock is taken and
+// down when its last hold is given back or the hold is lost (lease run out,
+// force-unlocked, Client closed). Both are back at zero once nothing waits
+// or is held. Semaphore permits are not holds (anyone may release them).
+//
+// The lock's name is not a metric attribute unless asked for: names are
+// unbounded user input, and every name would make a time series of its own.
+// WithLockName adds it, folded by a normaliser (NormalizeLockName by
+// default: ids and numbers become "*"). Spans always carry it as it is.
 //
 // Contention counts, for an acquisition that took the lock or failed, its
 // attempts but the last; for one whose wait ran out, all of them. (When a
@@ -76,7 +94,8 @@
 // (for an acquisition, its wait). Its attributes: goredisson.lock.kind,
 // goredisson.lock.name, goredisson.lock.operation, and for acquisitions
 // goredisson.lock.attempts and goredisson.lock.acquired; when a last hold was
-// given back, goredisson.lock.hold.duration (seconds, a double). A failed
+// given back, goredisson.lock.hold.duration (seconds, a double). rlock's
+// marks "wait", "hold" and "free" are not operations and make no span. A failed
 // operation has status Error, error.type, and the error recorded as an
 // exception event; a TryLock whose wait ran out is no error (acquired false).
 //

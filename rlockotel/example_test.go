@@ -3,6 +3,7 @@ package rlockotel_test
 import (
 	"context"
 	"fmt"
+	"runtime"
 	"slices"
 	"strings"
 
@@ -60,7 +61,9 @@ func Example() {
 	// Output:
 	// goredisson.lock.acquisitions {acquisition} kind=lock operation=lock: 1
 	// goredisson.lock.contention {attempt} kind=lock operation=trylock: 1
+	// goredisson.lock.hold.count {hold} kind=lock: 0
 	// goredisson.lock.hold.duration s kind=lock operation=unlock: 1 recorded
+	// goredisson.lock.wait.count {wait} kind=lock: 0
 	// goredisson.lock.wait.duration s kind=lock operation=lock outcome=acquired: 1 recorded
 	// goredisson.lock.wait.duration s kind=lock operation=trylock outcome=busy: 1 recorded
 }
@@ -98,4 +101,89 @@ func short(s attribute.Set) string {
 		out += strings.TrimPrefix(string(kv.Key), "goredisson.lock.") + "=" + kv.Value.Emit()
 	}
 	return out
+}
+
+// The gauges while a lock is held and another owner waits for it, with the
+// lock's name on the metrics, normalised by NormalizeLockName.
+func ExampleWithLockName() {
+	srv, err := rlocktest.Start()
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer srv.Close()
+	rdb := srv.Client()
+	defer rdb.Close()
+
+	reader := sdkmetric.NewManualReader()
+	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
+	defer mp.Shutdown(context.Background())
+	obs, err := rlockotel.NewObserver(rlockotel.WithMeterProvider(mp), rlockotel.WithTracing(false),
+		rlockotel.WithLockName(nil)) // nil: rlockotel.NormalizeLockName
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	client, err := rlock.NewClient(rdb, rlock.WithObserver(obs))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer client.Close()
+
+	owner, other := ctxowner.New(context.Background()), ctxowner.New(context.Background())
+	_ = client.NewLock("orders:42").Lock(owner)
+	waited := make(chan error)
+	go func() { waited <- client.NewLock("orders:43").Lock(other) }()
+	<-waited // orders:43 was free: held by other now
+
+	ctx, cancel := context.WithCancel(other)
+	go func() { waited <- client.NewLock("orders:42").Lock(ctx) }()
+	for gaugeValue(reader, rlockotel.WaitCountName) != 1 {
+		runtime.Gosched() // until the waiter is in its wait
+	}
+	fmt.Println("while waiting:")
+	printGauges(reader)
+
+	cancel()
+	<-waited
+	_ = client.NewLock("orders:42").Unlock(owner)
+	_ = client.NewLock("orders:43").Unlock(other)
+	fmt.Println("at the end:")
+	printGauges(reader)
+	// Output:
+	// while waiting:
+	// goredisson.lock.hold.count {hold} kind=lock name=orders:*: 2
+	// goredisson.lock.wait.count {wait} kind=lock name=orders:*: 1
+	// at the end:
+	// goredisson.lock.hold.count {hold} kind=lock name=orders:*: 0
+	// goredisson.lock.wait.count {wait} kind=lock name=orders:*: 0
+}
+
+// printGauges prints the summary lines of the two gauges.
+func printGauges(reader *sdkmetric.ManualReader) {
+	var rm metricdata.ResourceMetrics
+	_ = reader.Collect(context.Background(), &rm)
+	for _, line := range summary(rm) {
+		if strings.Contains(line, ".count ") {
+			fmt.Println(line)
+		}
+	}
+}
+
+// gaugeValue is the sum of a gauge's points.
+func gaugeValue(reader *sdkmetric.ManualReader, name string) int64 {
+	var rm metricdata.ResourceMetrics
+	_ = reader.Collect(context.Background(), &rm)
+	var n int64
+	for _, sm := range rm.ScopeMetrics {
+		for _, m := range sm.Metrics {
+			if s, ok := m.Data.(metricdata.Sum[int64]); ok && m.Name == name {
+				for _, dp := range s.DataPoints {
+					n += dp.Value
+				}
+			}
+		}
+	}
+	return n
 }

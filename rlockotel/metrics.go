@@ -18,6 +18,8 @@ const (
 	HoldDurationName = "goredisson.lock.hold.duration"
 	LostName         = "goredisson.lock.lost"
 	ErrorsName       = "goredisson.lock.errors"
+	WaitCountName    = "goredisson.lock.wait.count"
+	HoldCountName    = "goredisson.lock.hold.count"
 )
 
 // Bucket boundaries (seconds) advised for the histograms: the SDK's default
@@ -32,12 +34,13 @@ var (
 type instruments struct {
 	wait, hold                             metric.Float64Histogram
 	acquisitions, contention, lost, errors metric.Int64Counter
+	waiting, holding                       metric.Int64UpDownCounter
 }
 
 // newInstruments creates the instruments on m.
 func newInstruments(m metric.Meter) (*instruments, error) {
 	var i instruments
-	var errs [6]error
+	var errs [8]error
 	i.wait, errs[0] = m.Float64Histogram(WaitDurationName, metric.WithUnit("s"),
 		metric.WithDescription("How long acquisitions of locks waited, by outcome."),
 		metric.WithExplicitBucketBoundaries(waitBuckets...))
@@ -52,6 +55,10 @@ func newInstruments(m metric.Meter) (*instruments, error) {
 		metric.WithDescription("Holds of locks lost: lease ran out without renewal, force-unlocked, or the Client closed."))
 	i.errors, errs[5] = m.Int64Counter(ErrorsName, metric.WithUnit("{error}"),
 		metric.WithDescription("Lock operations that failed, by error.type."))
+	i.waiting, errs[6] = m.Int64UpDownCounter(WaitCountName, metric.WithUnit("{wait}"),
+		metric.WithDescription("Acquisitions of locks and semaphores, and latch awaits, in progress: goroutines waiting now."))
+	i.holding, errs[7] = m.Int64UpDownCounter(HoldCountName, metric.WithUnit("{hold}"),
+		metric.WithDescription("Locks held now: one per owner holding a lock, whatever its re-entry count."))
 	if err := errors.Join(errs[:]...); err != nil {
 		return nil, err
 	}
@@ -64,7 +71,19 @@ func (i *instruments) record(ctx context.Context, e rlock.Event, base []attribut
 	kind := KindKey.String(e.Kind)
 	op := OperationKey.String(e.Op)
 	switch opClass(e.Op) {
+	case opWaitBegin:
+		i.waiting.Add(ctx, 1, with(base, kind))
+		return
+	case opHoldBegin:
+		i.holding.Add(ctx, 1, with(base, kind))
+		return
+	case opHoldEnd:
+		i.holding.Add(ctx, -1, with(base, kind))
+		return
+	case opAwait:
+		i.waiting.Add(ctx, -1, with(base, kind))
 	case opAcquisition:
+		i.waiting.Add(ctx, -1, with(base, kind))
 		i.acquisition(ctx, e, base, kind, op)
 	case opRelease:
 		if e.Held > 0 && e.Err == nil {
@@ -75,6 +94,8 @@ func (i *instruments) record(ctx context.Context, e rlock.Event, base []attribut
 		if e.Held > 0 {
 			i.hold.Record(ctx, e.Held.Seconds(), with(base, kind, op))
 		}
+		// Last: a reader that sees the hold gone sees its loss recorded.
+		i.holding.Add(ctx, -1, with(base, kind))
 		return
 	}
 	if e.Err != nil {

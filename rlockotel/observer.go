@@ -22,7 +22,8 @@ const (
 	// OutcomeKey is how an acquisition ended: OutcomeAcquired, OutcomeBusy
 	// or OutcomeError.
 	OutcomeKey = attribute.Key("goredisson.lock.outcome")
-	// NameKey is the lock's name; spans only.
+	// NameKey is the lock's name: on spans as it is, and on metrics only
+	// with WithLockName, normalised.
 	NameKey = attribute.Key("goredisson.lock.name")
 	// AttemptsKey is how many acquire scripts an acquisition ran; spans
 	// only.
@@ -48,6 +49,7 @@ type Observer struct {
 	tracer trace.Tracer // nil: no spans
 	m      *instruments // nil: no metrics
 	attrs  []attribute.KeyValue
+	name   func(string) string // nil: no lock name on metrics
 }
 
 var _ rlock.Observer = (*Observer)(nil)
@@ -60,7 +62,7 @@ func NewObserver(opts ...Option) (*Observer, error) {
 	if err != nil {
 		return nil, err
 	}
-	o := &Observer{attrs: c.attrs}
+	o := &Observer{attrs: c.attrs, name: c.name}
 	if c.metrics {
 		if o.m, err = newInstruments(c.mp.Meter(ScopeName)); err != nil {
 			return nil, err
@@ -82,9 +84,13 @@ func (o *Observer) Observe(ctx context.Context, e rlock.Event) {
 		e.Start = time.Now().Add(-e.Duration)
 	}
 	if o.m != nil {
-		o.m.record(ctx, e, o.attrs)
+		base := o.attrs
+		if o.name != nil {
+			base = append(append(make([]attribute.KeyValue, 0, len(o.attrs)+1), o.attrs...), NameKey.String(o.name(e.Lock)))
+		}
+		o.m.record(ctx, e, base)
 	}
-	if o.tracer != nil {
+	if o.tracer != nil && opClass(e.Op) < opWaitBegin {
 		o.span(ctx, e)
 	}
 }
@@ -94,7 +100,13 @@ const (
 	opAcquisition = iota // a wait for a hold or permit
 	opRelease            // a hold or permit given back
 	opLost               // a hold lost
+	opAwait              // a latch's wait: span, errors and the wait gauge
 	opOther              // anything else: span and errors only
+	// The marks of rlock.Event.Op that begin or end a state (gauges only,
+	// no span): they come after the operations, which all have spans.
+	opWaitBegin // "wait": an acquisition or Await began
+	opHoldBegin // "hold": an owner's hold of a lock began
+	opHoldEnd   // "free": it ended by a release ("lost" ends one too)
 )
 
 // opClass sorts an event's Op into its kind of event.
@@ -106,6 +118,14 @@ func opClass(op string) int {
 		return opRelease
 	case "lost":
 		return opLost
+	case "await":
+		return opAwait
+	case "wait":
+		return opWaitBegin
+	case "hold":
+		return opHoldBegin
+	case "free":
+		return opHoldEnd
 	}
 	return opOther
 }

@@ -16,6 +16,7 @@ type config struct {
 	metrics bool
 	tracing bool
 	attrs   []attribute.KeyValue
+	name    func(string) string // WithLockName's normaliser; nil: off
 	errs    []error
 }
 

@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/goredisson/goredisson/internal/embedded"
 	"github.com/goredisson/goredisson/internal/scenario"
 	"github.com/goredisson/goredisson/rlock"
@@ -34,12 +36,14 @@ func runDemo(ctx context.Context, env *cli, args []string) error {
 	if sale.Coupons <= 0 || sale.Buyers <= 0 || sale.Workers <= 0 {
 		return fail(exitUsage, "--coupons, --buyers and --workers must be positive")
 	}
+	var ropt *redis.Options
 	if *addr != "" {
-		if err := checkAddr(*addr); err != nil {
+		var err error
+		if ropt, err = redisOptions(*addr); err != nil {
 			return err
 		}
 	}
-	r, err := embedded.Open(ctx, *addr)
+	r, err := embedded.OpenOptions(ctx, ropt)
 	if err != nil {
 		return fail(exitUnavailable, "%s", plain(err))
 	}
@@ -48,7 +52,7 @@ func runDemo(ctx context.Context, env *cli, args []string) error {
 	fmt.Fprintf(env.stdout, "Flash sale: %d coupons, %d buyers clicking twice, 2 instances x %d goroutines\n\n",
 		sale.Coupons, sale.Buyers, sale.Workers)
 
-	in, err := scenario.OpenInstances(r.Addr, sale.Workers)
+	in, err := scenario.OpenInstancesOptions(r.Options, sale.Workers)
 	if err != nil {
 		return fail(exitFailure, "connecting to %s: %s", r.Addr, plain(err))
 	}

@@ -10,9 +10,13 @@
 //	rlockctl unlock --force NAME                   delete a lock whoever holds it
 //	rlockctl watch NAME                            print lock and unlock events
 //
-// Every subcommand takes --redis HOST:PORT (default $REDIS_ADDR, else
+// Every subcommand takes --redis ADDRESS (default $REDIS_ADDR, else
 // 127.0.0.1:6379; the demo starts its own Redis when none is given) and
-// --help.
+// --help. ADDRESS is host:port, or a URL as Redisson's and go-redis's
+// configurations write it: redis://[user:password@]host:port[/db] or
+// rediss://... for TLS (go-redis's ParseURL; its query options such as
+// dial_timeout apply too). Flags go before the lock name: rlockctl status
+// --redis ADDRESS NAME.
 //
 // Exit codes:
 //
@@ -34,6 +38,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"net/url"
 	"os"
 	"strconv"
 	"strings"
@@ -110,8 +115,11 @@ func (env *cli) main(ctx context.Context, args []string) int {
 	}
 	cmd, ok := commands[args[0]]
 	if !ok {
-		fmt.Fprintf(env.stderr, "rlockctl: unknown subcommand %q\n\n", args[0])
-		env.usage(env.stderr)
+		if strings.HasPrefix(args[0], "-") {
+			fmt.Fprintf(env.stderr, "rlockctl: flags go after the subcommand, e.g. rlockctl status --redis ADDRESS NAME; got %q first (see rlockctl --help)\n", args[0])
+		} else {
+			fmt.Fprintf(env.stderr, "rlockctl: unknown subcommand %q (see rlockctl --help)\n", args[0])
+		}
 		return exitUsage
 	}
 	err := cmd.run(ctx, env, args[1:])
@@ -160,7 +168,7 @@ func (env *cli) usage(w io.Writer) {
 func (env *cli) flags(name, args, about string, redisDefault string) (*flag.FlagSet, *string) {
 	fs := flag.NewFlagSet("rlockctl "+name, flag.ContinueOnError)
 	fs.SetOutput(env.stderr)
-	addr := fs.String("redis", redisDefault, "Redis server `host:port`, e.g. 127.0.0.1:6379")
+	addr := fs.String("redis", redisDefault, "Redis server `address`: host:port, or a URL redis://[user:password@]host:port[/db] (rediss:// for TLS)")
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "Usage: rlockctl %s %s\n\n%s\n\nFlags:\n", name, args, about)
 		fs.PrintDefaults()
@@ -169,24 +177,25 @@ func (env *cli) flags(name, args, about string, redisDefault string) (*flag.Flag
 }
 
 // parse parses args, mapping bad usage to exit code 2 and --help to 0.
+// Asked-for help prints the usage to stdout; a bad flag or flag value is
+// one line that points to --help, not the whole usage.
 func parse(fs *flag.FlagSet, args []string) error {
-	out := fs.Output()
-	for _, a := range args {
-		if a == "--" {
-			break
-		}
-		if a == "-h" || a == "-help" || a == "--help" || a == "--h" {
-			fs.SetOutput(os.Stdout) // asked-for help goes to stdout
-		}
-	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return flag.ErrHelp
-		}
-		return fail(exitUsage, "")
-	}
+	out, usage := fs.Output(), fs.Usage
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() {}
+	err := fs.Parse(args)
 	fs.SetOutput(out)
-	return nil
+	fs.Usage = usage
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, flag.ErrHelp):
+		fs.SetOutput(os.Stdout)
+		fs.Usage()
+		fs.SetOutput(out)
+		return flag.ErrHelp
+	}
+	return fail(exitUsage, "%v (see %s --help)", err, fs.Name())
 }
 
 // defaultAddr is $REDIS_ADDR or Redis's default address.
@@ -197,11 +206,25 @@ func defaultAddr() string {
 	return "127.0.0.1:6379"
 }
 
-// checkAddr tells bad usage (exit 2) from an unreachable server (exit 69):
-// a --redis address must be host:port with a numeric port.
-func checkAddr(addr string) error {
+// redisOptions turns a --redis address into go-redis options, telling bad
+// usage (exit 2) from an unreachable server (exit 69, later): host:port with
+// a numeric port, or a redis://, rediss:// or unix:// URL that go-redis's
+// ParseURL accepts.
+func redisOptions(addr string) (*redis.Options, error) {
+	const want = "want host:port or redis://[user:password@]host:port[/db], e.g. 127.0.0.1:6379"
 	if addr == "" {
-		return fail(exitUsage, "empty --redis address: want host:port, e.g. 127.0.0.1:6379")
+		return nil, fail(exitUsage, "empty --redis address: %s", want)
+	}
+	if strings.Contains(addr, "://") {
+		opt, err := redis.ParseURL(addr)
+		if err != nil {
+			msg := strings.TrimPrefix(err.Error(), "redis: ")
+			if strings.Contains(msg, "unexpected option: addr") {
+				msg = "a cluster URL (addr=...): give one node's address"
+			}
+			return nil, fail(exitUsage, "bad --redis URL %q (%s): %s", redact(addr), msg, want)
+		}
+		return opt, nil
 	}
 	_, port, err := net.SplitHostPort(addr)
 	if err == nil {
@@ -214,19 +237,35 @@ func checkAddr(addr string) error {
 		if errors.As(err, &ae) {
 			err = errors.New(ae.Err)
 		}
-		return fail(exitUsage, "bad --redis address %q (%v): want host:port, e.g. 127.0.0.1:6379", addr, err)
+		return nil, fail(exitUsage, "bad --redis address %q (%v): %s", addr, err, want)
 	}
-	return nil
+	return &redis.Options{Addr: addr}, nil
+}
+
+// redact returns a --redis address fit to print: a URL's password is
+// replaced by xxxxx.
+func redact(addr string) string {
+	if u, err := url.Parse(addr); err == nil && u.User != nil {
+		return u.Redacted()
+	}
+	return addr
 }
 
 // connect returns a go-redis client for addr that answered PING, and a
 // goredisson Client on it; close both with the returned func. Bad usage
 // (the address, the options) is reported before Redis is asked.
 func connect(ctx context.Context, addr string, opts ...rlock.Option) (*redis.Client, *rlock.Client, func(), error) {
-	if err := checkAddr(addr); err != nil {
+	ropt, err := redisOptions(addr)
+	if err != nil {
 		return nil, nil, nil, err
 	}
-	rdb := redis.NewClient(&redis.Options{Addr: addr, DialTimeout: 2 * time.Second, MaxRetries: -1})
+	if ropt.DialTimeout == 0 {
+		ropt.DialTimeout = 2 * time.Second
+	}
+	if ropt.MaxRetries == 0 {
+		ropt.MaxRetries = -1
+	}
+	rdb := redis.NewClient(ropt)
 	c, err := rlock.NewClient(rdb, opts...)
 	if err != nil {
 		_ = rdb.Close()
@@ -237,7 +276,7 @@ func connect(ctx context.Context, addr string, opts ...rlock.Option) (*redis.Cli
 	defer cancel()
 	if err := rdb.Ping(pctx).Err(); err != nil {
 		closeAll()
-		return nil, nil, nil, fail(exitUnavailable, "cannot reach Redis at %s: %v", addr, err)
+		return nil, nil, nil, fail(exitUnavailable, "cannot reach Redis at %s: %v", redact(addr), err)
 	}
 	return rdb, c, closeAll, nil
 }
@@ -246,12 +285,28 @@ func connect(ctx context.Context, addr string, opts ...rlock.Option) (*redis.Cli
 func lockName(fs *flag.FlagSet) (string, error) {
 	switch {
 	case fs.NArg() == 0 || fs.Arg(0) == "":
-		fs.Usage()
-		return "", fail(exitUsage, "missing lock name")
+		return "", fail(exitUsage, "missing lock name (see %s --help)", fs.Name())
 	case fs.NArg() > 1:
+		if f := flagAfter(fs); f != "" {
+			return "", fail(exitUsage, "flags go before NAME: %s [flags] NAME; got %q after %q", fs.Name(), f, fs.Arg(0))
+		}
 		return "", fail(exitUsage, "one lock name expected, got %q", fs.Args())
 	}
 	return fs.Arg(0), nil
+}
+
+// flagAfter returns the first argument left after the positional ones that
+// looks like a flag (the flag package stops at the first non-flag), or "".
+func flagAfter(fs *flag.FlagSet) string {
+	for _, a := range fs.Args()[1:] {
+		if a == "--" {
+			return ""
+		}
+		if len(a) > 1 && a[0] == '-' {
+			return a
+		}
+	}
+	return ""
 }
 
 // parseNamed parses args of a subcommand that takes one lock name.

@@ -260,14 +260,19 @@ var _ = Describe("rlockctl", func() {
 		It("excludes another run of the same lock: --wait 0 gives up with 75, a waiting one runs after", func() {
 			name := lockName()
 			dir := GinkgoT().TempDir()
-			log := filepath.Join(dir, "log")
-			step := `echo "start $0" >> ` + log + `; sleep 0.3; echo "end $0" >> ` + log
+			log, goOn := filepath.Join(dir, "log"), filepath.Join(dir, "go-on")
+			// Each command holds the lock until the spec creates go-on (no
+			// sleep that a loaded machine could outlast).
+			step := `echo "start $0" >> ` + log + `; while [ ! -e ` + goOn + ` ]; do sleep 0.01; done; echo "end $0" >> ` + log
 			first := rlockctl("run", "--lock", name, "--", "sh", "-c", step, "one")
 			Eventually(func() (string, error) { b, err := os.ReadFile(log); return string(b), err }).Should(Equal("start one\n"))
 			busy := rlockctl("run", "--lock", name, "--wait", "0", "--", "true")
 			exits(busy, 75)
 			Expect(string(busy.Err.Contents())).To(ContainSubstring("lock " + name + " not acquired: another owner holds it (--wait 0: one attempt)"))
 			second := rlockctl("run", "--lock", name, "--wait", "10", "--", "sh", "-c", step, "two") // seconds, as flock -w
+			Consistently(func() (string, error) { b, err := os.ReadFile(log); return string(b), err }).
+				WithTimeout(300*time.Millisecond).Should(Equal("start one\n"), "the second run waits")
+			Expect(os.WriteFile(goOn, nil, 0o600)).To(Succeed())
 			exits(first, 0)
 			exits(second, 0)
 			b, err := os.ReadFile(log)
@@ -493,7 +498,7 @@ var _ = Describe("rlockctl", func() {
 			Entry("unreachable Redis", 69, "cannot reach Redis at 127.0.0.1:1", "status", "--redis", "127.0.0.1:1", "x"),
 			Entry("address without a port", 2, `bad --redis address "not-an-address" (missing port in address): want host:port`, "watch", "--redis", "not-an-address", "x"),
 			Entry("address with a bad port", 2, `bad --redis address "localhost:http" (port "http" is not a number from 1 to 65535)`, "status", "--redis", "localhost:http", "x"),
-			Entry("a URL for an address", 2, `bad --redis address "redis://127.0.0.1:6379"`, "run", "--redis", "redis://127.0.0.1:6379", "--lock", "x", "--", "true"),
+			Entry("a URL nobody answers", 69, "cannot reach Redis at redis://127.0.0.1:1", "run", "--redis", "redis://127.0.0.1:1", "--lock", "x", "--", "true"),
 			Entry("bad address for the demo", 2, `bad --redis address "::1"`, "demo", "--redis", "::1"),
 			Entry("unreachable Redis for run", 69, "cannot reach Redis", "run", "--redis", "127.0.0.1:1", "--lock", "x", "--", "true"),
 			Entry("negative wait", 2, `invalid value "-1" for flag -wait: negative: use 0 for one attempt, forever to wait until acquired`, "run", "--lock", "x", "--wait", "-1", "--", "true"),

@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -42,12 +43,12 @@ func runRun(ctx context.Context, env *cli, args []string) error {
 		return err
 	}
 	switch {
+	case *name == "" && lockFlagAfter(fs.Args()):
+		return fail(exitUsage, "flags go before CMD: rlockctl run --lock NAME [flags] -- CMD ARGS...; got %q", fs.Args())
 	case *name == "":
-		fs.Usage()
-		return fail(exitUsage, "missing --lock NAME")
+		return fail(exitUsage, "missing --lock NAME (see rlockctl run --help)")
 	case fs.NArg() == 0:
-		fs.Usage()
-		return fail(exitUsage, "missing command: rlockctl run --lock NAME -- CMD ARGS...")
+		return fail(exitUsage, "missing command: rlockctl run --lock NAME -- CMD ARGS... (see rlockctl run --help)")
 	case *lease < 0:
 		return fail(exitUsage, "--lease must be >= 0 (0: watchdog)")
 	case *lease > 0 && *lease < time.Millisecond:
@@ -229,4 +230,18 @@ func childStatus(err error) error {
 		return fail(ee.ExitCode(), "")
 	}
 	return fail(exitFailure, "%v", err)
+}
+
+// lockFlagAfter reports whether args (what follows the flags) hold a --lock
+// flag before any "--": a flag given after the command.
+func lockFlagAfter(args []string) bool {
+	for _, a := range args {
+		if a == "--" {
+			return false
+		}
+		if t := strings.TrimLeft(a, "-"); len(t) < len(a) && (t == "lock" || strings.HasPrefix(t, "lock=")) {
+			return true
+		}
+	}
+	return false
 }

@@ -66,7 +66,7 @@ func runWatch(ctx context.Context, env *cli, args []string) error {
 	}
 	cfg, _ := rdb.ConfigGet(ctx, "notify-keyspace-events").Result()
 	w := &watcher{env: env, rdb: rdb, name: name, limit: *count, notified: notifiesHolders(cfg["notify-keyspace-events"])}
-	fmt.Fprintf(env.stdout, "watching %s on %s; keyspace notifications %s\n", name, *addr,
+	fmt.Fprintf(env.stdout, "watching %s on %s; keyspace notifications %s\n", name, redact(*addr),
 		notifyMode(cfg["notify-keyspace-events"], w.notified, *interval))
 	if err := w.refresh(ctx, ""); err != nil {
 		return fail(exitUnavailable, "reading lock %s: %s", name, plain(err))

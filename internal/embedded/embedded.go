@@ -24,6 +24,9 @@ import (
 type Redis struct {
 	// Addr is its host:port.
 	Addr string
+	// Options are the go-redis options to reach it (Addr, and for a given
+	// Redis whatever else its options said: credentials, TLS, database).
+	Options *redis.Options
 	// What says which Redis it is, for the user.
 	What  string
 	close func()
@@ -39,19 +42,30 @@ func (r *Redis) Close() {
 // Open returns the Redis at addr when addr is not empty (after checking
 // that it answers PING), else starts one.
 func Open(ctx context.Context, addr string) (*Redis, error) {
-	if addr != "" {
-		rdb := redis.NewClient(&redis.Options{Addr: addr, MaxRetries: -1})
+	if addr == "" {
+		return OpenOptions(ctx, nil)
+	}
+	return OpenOptions(ctx, &redis.Options{Addr: addr})
+}
+
+// OpenOptions returns the Redis that opt reaches when opt is not nil (after
+// checking that it answers PING), else starts one.
+func OpenOptions(ctx context.Context, opt *redis.Options) (*Redis, error) {
+	if opt != nil {
+		o := *opt
+		o.MaxRetries = -1
+		rdb := redis.NewClient(&o)
 		defer rdb.Close()
 		pctx, cancel := context.WithTimeout(ctx, 3*time.Second)
 		defer cancel()
 		if err := rdb.Ping(pctx).Err(); err != nil {
-			return nil, fmt.Errorf("redis at %s is unreachable: %w", addr, err)
+			return nil, fmt.Errorf("redis at %s is unreachable: %w", opt.Addr, err)
 		}
-		return &Redis{Addr: addr, What: "redis at " + addr}, nil
+		return &Redis{Addr: opt.Addr, Options: opt, What: "redis at " + opt.Addr}, nil
 	}
 	s, why := startServer()
 	if s != nil {
-		return &Redis{Addr: s.Addr, What: fmt.Sprintf("private redis-server on %s (pid %d)", s.Addr, s.Pid()), close: func() { _ = s.Close() }}, nil
+		return &Redis{Addr: s.Addr, Options: &redis.Options{Addr: s.Addr}, What: fmt.Sprintf("private redis-server on %s (pid %d)", s.Addr, s.Pid()), close: func() { _ = s.Close() }}, nil
 	}
 	return startInProcess(why)
 }
@@ -99,7 +113,7 @@ func startInProcess(why string) (*Redis, error) {
 			}
 		}
 	}()
-	return &Redis{Addr: m.Addr(), What: "in-process Redis (miniredis) on " + m.Addr() + ": " + why, close: func() {
+	return &Redis{Addr: m.Addr(), Options: &redis.Options{Addr: m.Addr()}, What: "in-process Redis (miniredis) on " + m.Addr() + ": " + why, close: func() {
 		close(stop)
 		<-done
 		m.Close()

@@ -238,9 +238,17 @@ type Instances struct {
 // OpenInstances connects two instances to addr with connection pools for
 // workers goroutines each. Close them when done.
 func OpenInstances(addr string, workers int) (*Instances, error) {
+	return OpenInstancesOptions(&redis.Options{Addr: addr}, workers)
+}
+
+// OpenInstancesOptions is OpenInstances for the Redis that opt reaches
+// (credentials, TLS and database included).
+func OpenInstancesOptions(opt *redis.Options, workers int) (*Instances, error) {
 	in := &Instances{}
 	for i := range in.Redis {
-		rdb := redis.NewClient(&redis.Options{Addr: addr, PoolSize: workers + 4})
+		o := *opt
+		o.PoolSize = workers + 4
+		rdb := redis.NewClient(&o)
 		c, err := rlock.NewClient(rdb)
 		if err != nil {
 			_ = rdb.Close()
