@@ -10,18 +10,12 @@ import (
 	"github.com/goredisson/goredisson/ctxowner"
 )
 
-// Do runs fn while holding l: the glue every port of a Redisson service
-// writes around its critical sections (a Spring @DistributedLock, say).
-//
-// It attaches a fresh owner to ctx when ctx carries none (ctxowner.New),
-// takes the lock with TryLock(ctx, wait, lease) (wait <= 0: one attempt;
-// lease <= 0: watchdog) and returns ErrBusy when it was not acquired. fn
-// gets a context that ends when the lock is lost (see LostContext) or ctx
-// ends; whatever fn does, the lock is unlocked afterwards, even if ctx has
-// ended by then, and also when fn panics (the lock is given back, then the
-// panic goes on) or calls runtime.Goexit (as t.FailNow does). Do returns
-// fn's error joined with the unlock's, if any; a nil l or fn is
-// ErrInvalidArgument.
+// Do runs fn while holding l, as a ported @DistributedLock does: it attaches
+// a fresh owner when ctx has none, TryLock(ctx, wait, lease) (wait <= 0: one
+// attempt), ErrBusy when not acquired; fn gets the LostContext; the lock is
+// unlocked afterwards whatever fn does (returns, panics: then the panic goes
+// on, runtime.Goexit), even if ctx has ended. It returns fn's error joined
+// with the unlock's.
 func Do(ctx context.Context, l Locker, wait, lease time.Duration, fn func(ctx context.Context) error) error {
 	switch {
 	case ctx == nil:

@@ -10,15 +10,10 @@ import (
 )
 
 // Extend sets the remaining lease of ctx's owner's hold to lease from now,
-// as redsync's Extend and redislock's Refresh do (Redisson has no such
-// call): for a fixed lease whose work outruns it. The hold stays a fixed
-// lease; LostContext's deadline moves with it (earlier, too, when lease is
-// shorter than what was left). A watchdog-managed hold is renewed by the
-// watchdog and is refused with ErrInvalidArgument, as is a lease below
-// 1 ms; ErrNotHeld when the owner holds nothing (a hold found gone in
-// Redis ends its LostContext with ErrLockLost). On the read side of a
-// read-write lock it sets the owner's read holds' leases, and the lock
-// lives as long as the longest read hold left.
+// earlier or later, and LostContext's deadline with it (redsync's Extend,
+// redislock's Refresh; Redisson has none). It is for fixed leases: a
+// watchdog-managed hold, or a lease below 1 ms, is ErrInvalidArgument;
+// ErrNotHeld when the owner holds nothing.
 func (l *Lock) Extend(ctx context.Context, lease time.Duration) error {
 	return l.handle().extend(ctx, lease)
 }

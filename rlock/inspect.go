@@ -7,10 +7,9 @@ import (
 	"github.com/goredisson/goredisson/inspect"
 )
 
-// Inspect reads the state of a single-key lock of this package (any type
-// but MultiLock and RedLock) off Redis without changing it: holders and
-// their hold counts, TTL, queue, subscribers, last token (see package
-// inspect, which reads any lock given a go-redis client and a name).
+// Inspect reads a single-key lock's state off Redis without changing it:
+// holders and hold counts, TTL, queue, subscribers, last token (package
+// inspect reads any lock given a go-redis client and a name).
 func Inspect(ctx context.Context, l Locker) (*inspect.Info, error) {
 	x, ok := l.(identified)
 	if !ok {
@@ -30,11 +29,9 @@ func Inspect(ctx context.Context, l Locker) (*inspect.Info, error) {
 	return info, opErr("inspect", name, err)
 }
 
-// HolderField returns the hash field under which ctx's owner holds (or
-// would hold) the single-key lock l: "<client id>:<owner id>", with
-// ":write" after it for the write side of a read-write lock (Redisson's
-// getLockName). A MultiLock or a RedLock, whose locks may be on several
-// Clients, is ErrInvalidArgument.
+// HolderField returns the hash field under which ctx's owner holds (or would
+// hold) the single-key lock l: "<client id>:<owner id>", ":write" after it
+// for a write side (Redisson's getLockName).
 func HolderField(ctx context.Context, l Locker) (string, error) {
 	if ctx == nil {
 		return "", opErr("holderfield", nameOf(l), fmt.Errorf("%w: nil context", ErrInvalidArgument))

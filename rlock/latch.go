@@ -8,13 +8,10 @@ import (
 	"github.com/goredisson/goredisson/internal/layout"
 )
 
-// CountDownLatch lets callers wait until a count reaches zero, shared by
-// Java (Redisson's RCountDownLatch) and Go clients of one name
-// [getCountDownLatch]: a counter under the name, and the channel
-// redisson_countdownlatch__channel__{name}, on which the last CountDown
-// publishes "0", which wakes every waiter of every client. A latch whose
-// key does not exist has count zero (it is open). Its key has no time to
-// live, as with Redisson (RCountDownLatch is not an RExpirable).
+// CountDownLatch lets callers wait until a count reaches zero
+// [getCountDownLatch]: a counter under the name; the last CountDown publishes
+// "0" on redisson_countdownlatch__channel__{name}, which wakes every waiter
+// of every client. A latch whose key does not exist is open.
 type CountDownLatch struct{ s syncHandle }
 
 // NewCountDownLatch returns the latch of the given name [getCountDownLatch].
@@ -34,13 +31,9 @@ func (l *CountDownLatch) keys() []string {
 }
 
 // TrySetCount sets the count if the latch's key does not exist and reports
-// whether it did [trySetCount]. The key goes when a CountDown reaches zero
-// (or Delete removes it); until then a new count cannot be set. As with
-// Redisson, TrySetCount(0) sets a count of zero that keeps its key: the
-// latch is open (Count is 0, Await returns at once), but a later
-// TrySetCount fails until a CountDown or Delete removes the key. n < 0 is
-// ErrInvalidArgument (Redisson stores it; java.util.concurrent's
-// CountDownLatch refuses it too).
+// whether it did [trySetCount]. As Redisson's, TrySetCount(0) keeps a key
+// with count 0: the latch is open, but a later TrySetCount fails until a
+// CountDown or Delete removes it. n < 0 is ErrInvalidArgument.
 func (l *CountDownLatch) TrySetCount(ctx context.Context, n int64) (bool, error) {
 	h := l.handle()
 	if err := h.check(ctx, "trysetcount"); err != nil {
@@ -54,11 +47,8 @@ func (l *CountDownLatch) TrySetCount(ctx context.Context, n int64) (bool, error)
 }
 
 // CountDown decrements the count; the last one opens the latch and wakes
-// every waiter [countDown]. It is cleanup, like Unlock: an ended ctx does
-// not stop it (it runs bounded by 5 s). A count-down whose reply was lost
-// is not sent
-// again (it could count twice): the error says it may not have taken
-// effect.
+// every waiter [countDown]. It is cleanup, like Unlock; a count-down whose
+// reply was lost is not sent again (the error says so).
 func (l *CountDownLatch) CountDown(ctx context.Context) error {
 	h := l.handle()
 	if err := h.check(ctx, "countdown"); err != nil {
@@ -83,17 +73,14 @@ func (l *CountDownLatch) Count(ctx context.Context) (int64, error) {
 	return n, opErr("count", h.name, err)
 }
 
-// Await waits until the count is zero or ctx ends [await()]. It sleeps on
-// the latch's channel (and, as a safety bound, looks again after one
-// watchdog timeout).
+// Await waits until the count is zero or ctx ends [await()].
 func (l *CountDownLatch) Await(ctx context.Context) error {
 	_, err := l.await(ctx, "await", -1)
 	return err
 }
 
-// TryAwait waits up to wait until the count is zero and reports whether it
-// is; false with a nil error when the wait ran out [await(timeout, unit)].
-// wait <= 0 looks once; a wait between 0 and 1 ms is ErrInvalidArgument.
+// TryAwait waits up to wait (<= 0: looks once) until the count is zero and
+// reports whether it is [await(timeout, unit)].
 func (l *CountDownLatch) TryAwait(ctx context.Context, wait time.Duration) (bool, error) {
 	return l.await(ctx, "tryawait", max(wait, 0))
 }
@@ -133,11 +120,8 @@ func (l *CountDownLatch) IsExists(ctx context.Context) (bool, error) {
 }
 
 // Delete deletes the latch, which opens it, and reports whether it existed
-// [delete()]. As Redisson's, it publishes "1" (the new-count message) on
-// the latch's channel: goredisson's waiters of every client look at the
-// count again and go on, but Redisson's waiters do not wake for it (they
-// see the latch open at their next message, or at the end of their
-// timeout).
+// [delete()]; as Redisson's, it publishes "1", which wakes goredisson's
+// waiters (Redisson's see the latch open at their next message).
 func (l *CountDownLatch) Delete(ctx context.Context) (bool, error) {
 	h := l.handle()
 	if err := h.check(ctx, "delete"); err != nil {

@@ -29,20 +29,13 @@ type Locker interface {
 }
 
 // Lock is a single-key lock: every kind Redisson returns as RLock (getLock,
-// getFairLock, getSpinLock, getNonReentrantLock, the two sides of
-// getReadWriteLock) is a *Lock, made by the constructor of its kind, which
-// documents how that kind waits and wakes. Each kind keeps Redisson's layout
-// for it; for NewLock it is a Redis hash: key = the lock's name, field =
-// "<client id>:<owner id>", value = hold count. Waiters sleep on
-// redisson_lock__channel:{name}; the last unlock publishes "0", which wakes
-// one waiter in each client, the one blocked longest in its wait. A new
-// waiter that finds waiters of its own Client on the lock queues behind them
-// before its first attempt (for at most 100 ms), so the owners of one Client
-// take the lock in turn; between clients, as in Redisson, whoever comes first
-// takes it.
-//
-// A Lock value is only a handle: many goroutines may share it, each acting
-// for its own owner.
+// getFairLock, getSpinLock, getNonReentrantLock, getNonReentrantFairLock,
+// getMultiLock(group, values), the sides of getReadWriteLock) is a *Lock,
+// made by the constructor of its kind, which says how that kind waits and
+// wakes. NewLock's is a hash (key: the name; field "<client id>:<owner>";
+// value: hold count); an unlock publishes "0" on
+// redisson_lock__channel:{name}, which wakes the waiter blocked longest in
+// each client. A Lock is a handle that many goroutines may share.
 type Lock struct{ h handle }
 
 var _ Locker = (*Lock)(nil)
@@ -80,28 +73,25 @@ func (l *Lock) Name() string { return l.handle().lockName() }
 // Lock waits until ctx's owner holds the lock, with a watchdog lease.
 func (l *Lock) Lock(ctx context.Context) error { return l.handle().lock(ctx, 0) }
 
-// LockLease waits until ctx's owner holds the lock. lease <= 0 is a
-// watchdog lease; lease > 0 a fixed one.
+// LockLease waits until ctx's owner holds the lock, with the given lease
+// (<= 0: watchdog).
 func (l *Lock) LockLease(ctx context.Context, lease time.Duration) error {
 	return l.handle().lock(ctx, lease)
 }
 
-// TryLock tries to take the lock for ctx's owner within wait (<= 0: one
-// attempt). It returns false with a nil error when the wait ran out.
+// TryLock takes the lock within wait (<= 0: one attempt); false with a nil
+// error when the wait ran out.
 func (l *Lock) TryLock(ctx context.Context, wait, lease time.Duration) (bool, error) {
 	return l.handle().tryLock(ctx, wait, lease)
 }
 
-// Unlock gives back one hold of ctx's owner; the last one deletes the lock,
-// publishes the unlock message and stops the watchdog for it. ErrNotHeld
-// when the owner holds none (nothing changes then). An ended ctx does not
-// stop it: it runs bounded by a timeout of its own (5 s) and returns nil
-// when the release took effect.
+// Unlock gives back one hold of ctx's owner (ErrNotHeld when it holds none);
+// the last one releases the lock and wakes a waiter. It is cleanup: an ended
+// ctx does not stop it (its own 5 s bound); nil means the release took effect.
 func (l *Lock) Unlock(ctx context.Context) error { return l.handle().unlock(ctx) }
 
-// ForceUnlock deletes the lock whoever holds it and wakes a waiter. It
-// reports whether there was a lock. Holders learn of the loss at their next
-// renewal (LostContext).
+// ForceUnlock deletes the lock whoever holds it, wakes a waiter, and reports
+// whether there was a lock; holders learn of it as LostContext says.
 func (l *Lock) ForceUnlock(ctx context.Context) (bool, error) {
 	return l.handle().forceUnlockOp(ctx)
 }
@@ -120,8 +110,8 @@ func (l *Lock) HoldCount(ctx context.Context) (int, error) {
 	return l.handle().holdCount(ctx, "holdcount")
 }
 
-// RemainTTL returns the remaining lease of the lock: 0 when it is not held,
-// NoExpiry when its key has no expiry.
+// RemainTTL returns the remaining lease: 0 when not held, NoExpiry when the
+// key has no expiry.
 func (l *Lock) RemainTTL(ctx context.Context) (time.Duration, error) {
 	return l.handle().remainTTL(ctx)
 }

@@ -57,41 +57,33 @@ func (p *PermitExpirableSemaphore) call(ctx context.Context, name, op string, ar
 	return v, opErr(name, h.name, err)
 }
 
-// TrySetPermits sets the number of permits if none were set yet (the
-// counter does not exist) and reports whether it did [trySetPermits]. As
-// with Redisson, n may be negative.
+// TrySetPermits sets the permits if none were set [trySetPermits].
 func (p *PermitExpirableSemaphore) TrySetPermits(ctx context.Context, n int) (bool, error) {
 	v, err := p.call(ctx, "trysetpermits", "set", n)
 	return v == 1, err
 }
 
-// SetPermits makes the semaphore's permits, available and taken together,
-// n: it adds the difference between n and the permits it has to those
-// available, which may leave fewer than zero available when more are taken
-// than n; the permits taken keep their leases [setPermits]. A semaphore
-// that does not exist gets n available permits. Waiters are woken.
+// SetPermits makes the permits, available and taken together, n
+// [setPermits]; permits taken keep their leases, and waiters are woken.
 func (p *PermitExpirableSemaphore) SetPermits(ctx context.Context, n int) error {
 	_, err := p.call(ctx, "setpermits", "setpermits", n)
 	return err
 }
 
-// AddPermits adds n available permits (n < 0 takes them away, possibly
-// below zero) [addPermits]. As Redisson's, an addition publishes n and
-// wakes waiters; a removal publishes nothing.
+// AddPermits adds n available permits (n < 0 takes them away) [addPermits];
+// an addition wakes waiters.
 func (p *PermitExpirableSemaphore) AddPermits(ctx context.Context, n int) error {
 	_, err := p.call(ctx, "addpermits", "add", n)
 	return err
 }
 
-// AvailablePermits returns the permits available now, after putting back
-// those whose lease ran out [availablePermits].
+// AvailablePermits returns the permits available now [availablePermits].
 func (p *PermitExpirableSemaphore) AvailablePermits(ctx context.Context) (int, error) {
 	v, err := p.call(ctx, "availablepermits", "available")
 	return int(v), err
 }
 
-// Permits returns the semaphore's permits: available and taken together
-// (0 when it does not exist) [getPermits].
+// Permits returns the permits available and taken together [getPermits].
 func (p *PermitExpirableSemaphore) Permits(ctx context.Context) (int, error) {
 	v, err := p.call(ctx, "permits", "permits")
 	return int(v), err
@@ -104,9 +96,8 @@ func (p *PermitExpirableSemaphore) AcquiredPermits(ctx context.Context) (int, er
 	return int(v), err
 }
 
-// Acquire takes a permit with the given lease (<= 0: never expires),
-// waiting until one is available or ctx ends, and returns its id
-// [acquire(leaseTime)].
+// Acquire takes a permit with the given lease (<= 0: never expires), waiting
+// until one is free or ctx ends, and returns its id [acquire(leaseTime)].
 func (p *PermitExpirableSemaphore) Acquire(ctx context.Context, lease time.Duration) (permitID string, err error) {
 	ids, _, err := p.acquire(ctx, "acquire", 1, -1, lease)
 	if len(ids) == 0 {
@@ -115,10 +106,8 @@ func (p *PermitExpirableSemaphore) Acquire(ctx context.Context, lease time.Durat
 	return ids[0], err
 }
 
-// TryAcquire takes a permit with the given lease within wait (<= 0: one
-// attempt) and returns its id; ok is false when the wait ran out
-// [tryAcquire(waitTime, leaseTime)]. A wait or lease below 1 ms (but above
-// 0) is ErrInvalidArgument.
+// TryAcquire takes a permit within wait (<= 0: one attempt) and returns its
+// id; ok is false when the wait ran out [tryAcquire(waitTime, leaseTime)].
 func (p *PermitExpirableSemaphore) TryAcquire(ctx context.Context, wait, lease time.Duration) (permitID string, ok bool, err error) {
 	ids, ok, err := p.acquire(ctx, "tryacquire", 1, max(wait, 0), lease)
 	if len(ids) == 0 {
@@ -127,19 +116,15 @@ func (p *PermitExpirableSemaphore) TryAcquire(ctx context.Context, wait, lease t
 	return ids[0], ok, err
 }
 
-// AcquireN takes n permits at once, all with the given lease (<= 0: never
-// expire), waiting until n are available or ctx ends, and returns their
-// ids [acquire(permits, leaseTime)]. n < 1 is ErrInvalidArgument (Redisson
-// throws for n < 0, and its acquire(0) never returns).
+// AcquireN takes n permits at once with the given lease and returns their
+// ids [acquire(permits, leaseTime)]; n < 1 is ErrInvalidArgument.
 func (p *PermitExpirableSemaphore) AcquireN(ctx context.Context, n int, lease time.Duration) ([]string, error) {
 	ids, _, err := p.acquire(ctx, "acquire", n, -1, lease)
 	return ids, err
 }
 
-// TryAcquireN takes n permits at once, all with the given lease, within
-// wait (<= 0: one attempt) and returns their ids; ok is false, with no
-// ids, when the wait ran out [tryAcquire(permits, waitTime, leaseTime)].
-// n < 1 is ErrInvalidArgument.
+// TryAcquireN takes n permits at once within wait and returns their ids
+// [tryAcquire(permits, waitTime, leaseTime)].
 func (p *PermitExpirableSemaphore) TryAcquireN(ctx context.Context, n int, wait, lease time.Duration) ([]string, bool, error) {
 	return p.acquire(ctx, "tryacquire", n, max(wait, 0), lease)
 }
@@ -311,22 +296,15 @@ func (p *PermitExpirableSemaphore) release(ctx context.Context, name, op string,
 	return n, err
 }
 
-// TryRelease gives the permit back and reports whether it did
-// [tryRelease(permitId)]: false for an id that is unknown or was released
-// already, and for one whose lease ran out (that permit is put back, as
-// with Redisson). Like Release, it is cleanup. An empty or malformed id is
-// ErrInvalidArgument.
+// TryRelease gives the permit back and reports whether it did: false for an
+// unknown, released or expired id [tryRelease(permitId)].
 func (p *PermitExpirableSemaphore) TryRelease(ctx context.Context, permitID string) (bool, error) {
 	n, err := p.release(ctx, "tryrelease", "release", []string{permitID})
 	return n == 1, err
 }
 
-// Release gives the permit back [release(permitId)]. It is cleanup, like
-// Unlock: an ended ctx does not stop it (it runs bounded by 5 s). An id
-// that is unknown, already released or whose lease ran out is ErrNotHeld,
-// worded as Redisson's IllegalArgumentException ("permit with id ... has
-// already been released or does not exist"); an empty or malformed id is
-// ErrInvalidArgument.
+// Release gives the permit back [release(permitId)]; ErrNotHeld for an
+// unknown, released or expired id. It is cleanup, like Unlock.
 func (p *PermitExpirableSemaphore) Release(ctx context.Context, permitID string) error {
 	n, err := p.release(ctx, "release", "release", []string{permitID})
 	if err == nil && n != 1 {
@@ -335,22 +313,15 @@ func (p *PermitExpirableSemaphore) Release(ctx context.Context, permitID string)
 	return err
 }
 
-// TryReleaseN gives the permits back, all or none, and returns how many it
-// gave back [tryRelease(List)]: as with Redisson, if any of the ids is
-// unknown, released already or expired, none is released and it returns
-// (0, nil). Duplicate ids count once. Like Release, it is cleanup. No ids,
-// or a malformed one, is ErrInvalidArgument.
+// TryReleaseN gives the permits back, all or none, and returns how many
+// [tryRelease(List)]: (0, nil) when any id is not held, as Redisson's.
 func (p *PermitExpirableSemaphore) TryReleaseN(ctx context.Context, ids []string) (int, error) {
 	n, err := p.release(ctx, "tryrelease", "releasemany", ids)
 	return int(n), err
 }
 
-// ReleaseN gives the permits back, all or none [release(List)]: unless
-// every id is held and unexpired, none is released and it returns
-// ErrNotHeld ("permits with ids [...] have already been released or do not
-// exist"). Duplicate ids count once (Redisson releases them and then
-// throws). Like Release, it is cleanup. No ids, or a malformed one, is
-// ErrInvalidArgument.
+// ReleaseN gives the permits back, all or none [release(List)]: ErrNotHeld,
+// releasing none, unless every id is held. Duplicates count once.
 func (p *PermitExpirableSemaphore) ReleaseN(ctx context.Context, ids []string) error {
 	n, err := p.release(ctx, "release", "releasemany", ids)
 	if err == nil && int(n) != distinct(ids) {
@@ -359,11 +330,9 @@ func (p *PermitExpirableSemaphore) ReleaseN(ctx context.Context, ids []string) e
 	return err
 }
 
-// UpdateLeaseTime sets the lease of a permit that is held to lease from
-// now (<= 0: it never expires) and reports whether it did; (false, nil)
-// for an id that is unknown, released, or whose lease ran out already
-// [updateLeaseTime]. A lease between 0 and 1 ms, or a malformed id, is
-// ErrInvalidArgument.
+// UpdateLeaseTime sets a held permit's lease to lease from now (<= 0: never
+// expires) and reports whether it did: false for an unknown, released or
+// expired id [updateLeaseTime].
 func (p *PermitExpirableSemaphore) UpdateLeaseTime(ctx context.Context, permitID string, lease time.Duration) (bool, error) {
 	h := p.handle()
 	if err := h.check(ctx, "updateleasetime"); err != nil {
@@ -380,9 +349,8 @@ func (p *PermitExpirableSemaphore) UpdateLeaseTime(ctx context.Context, permitID
 	return v == 1, opErr("updateleasetime", h.name, err)
 }
 
-// LeaseTime returns the remaining lease of a permit that is held, NoExpiry
-// (negative, Redisson's -1) for one that never expires, and ErrNotHeld for
-// an id that is unknown, released or expired [getLeaseTime].
+// LeaseTime returns a held permit's remaining lease, NoExpiry for one that
+// never expires, ErrNotHeld for an unknown id [getLeaseTime].
 func (p *PermitExpirableSemaphore) LeaseTime(ctx context.Context, permitID string) (time.Duration, error) {
 	h := p.handle()
 	if err := h.check(ctx, "leasetime"); err != nil {

@@ -43,20 +43,16 @@ func (s *Semaphore) op(ctx context.Context, name, op string, n int, more ...any)
 	return v, opErr(name, h.name, err)
 }
 
-// TrySetPermits sets the number of permits if none were set yet (the key
-// does not exist) and reports whether it did [trySetPermits]. As with
-// Redisson (and java.util.concurrent.Semaphore), n may be negative: that
-// many releases must come before an acquire succeeds.
+// TrySetPermits sets the permits if none were set (the key does not exist)
+// and reports whether it did [trySetPermits]; n may be negative, as in
+// Redisson.
 func (s *Semaphore) TrySetPermits(ctx context.Context, n int) (bool, error) {
 	v, err := s.op(ctx, "trysetpermits", "set", n)
 	return v == 1, err
 }
 
-// TrySetPermitsTTL is TrySetPermits with a time to live: the semaphore's
-// key, permits and all, is deleted ttl after it was set
-// [trySetPermits(permits, timeToLive)]. Releases keep the time to live;
-// AddPermits clears it, as with Redisson. A ttl below 1 ms is
-// ErrInvalidArgument.
+// TrySetPermitsTTL is TrySetPermits whose key is deleted ttl later
+// [trySetPermits(permits, timeToLive)]; AddPermits clears the time to live.
 func (s *Semaphore) TrySetPermitsTTL(ctx context.Context, n int, ttl time.Duration) (bool, error) {
 	if ttl < time.Millisecond {
 		return false, opErr("trysetpermits", s.handle().nameOr(), fmt.Errorf("%w: time to live %v is below 1ms", ErrInvalidArgument, ttl))
@@ -65,13 +61,9 @@ func (s *Semaphore) TrySetPermitsTTL(ctx context.Context, n int, ttl time.Durati
 	return v == 1, err
 }
 
-// ReleaseIfExists gives n permits back, as Release, only if the semaphore
-// exists (its permits were set, or a release or add made it), and reports
-// whether it did [releaseIfExists(permits)]: a semaphore that was deleted,
-// or whose time to live ran out, is not brought back by a late release.
-// n < 0 is ErrInvalidArgument; n == 0 does nothing and reports false, as
-// with Redisson. Like Release, it is cleanup (an ended ctx does not stop
-// it), and a release whose reply was lost is not sent again.
+// ReleaseIfExists is Release only while the semaphore exists, and reports
+// whether it released [releaseIfExists(permits)]: a deleted or expired
+// semaphore is not brought back. n == 0 reports false, as with Redisson.
 func (s *Semaphore) ReleaseIfExists(ctx context.Context, n int) (bool, error) {
 	h := s.handle()
 	if err := h.check(ctx, "releaseifexists"); err != nil {
@@ -95,10 +87,8 @@ func (s *Semaphore) ReleaseIfExists(ctx context.Context, n int) (bool, error) {
 	return v == 1, err
 }
 
-// AddPermits adds n permits (n < 0 takes them away, possibly below zero)
-// and wakes waiters for the permits now available [addPermits]. As
-// Redisson's, it rewrites the counter, which clears a time to live set by
-// TrySetPermitsTTL or Expire.
+// AddPermits adds n permits (n < 0 takes them away) and wakes waiters
+// [addPermits]; as Redisson's, it clears a time to live.
 func (s *Semaphore) AddPermits(ctx context.Context, n int) error {
 	_, err := s.op(ctx, "addpermits", "add", n)
 	return err
@@ -114,24 +104,17 @@ func (s *Semaphore) AvailablePermits(ctx context.Context) (int, error) {
 	return int(n), opErr("availablepermits", h.name, err)
 }
 
-// DrainPermits takes every available permit, setting the count to 0, and
-// returns the count it found [drainPermits]. As Redisson's, a count below
-// zero (more taken than there are, after AddPermits with n < 0) is
-// returned as it was, negative, and is set to 0 all the same: draining
-// then gives the missing permits back rather than taking any. A semaphore
-// that does not exist is left alone and 0 returned.
+// DrainPermits sets the count to 0 and returns the count it found, negative
+// too (Redisson's drainPermits); 0 for a semaphore that does not exist.
 func (s *Semaphore) DrainPermits(ctx context.Context) (int, error) {
 	v, err := s.op(ctx, "drainpermits", "drain", 0)
 	return int(v), err
 }
 
-// Release gives n permits back and wakes waiters for them [release(n)];
-// a semaphore that does not exist is made, with n permits.
-// It is cleanup, like Unlock: an ended ctx does not stop it (it runs
-// bounded by 5 s). n < 0 is ErrInvalidArgument. A release whose reply was
-// lost is not sent
-// again (it could give the permits twice): the error says it may not have
-// taken effect.
+// Release gives n permits back (a missing semaphore is made with n) and
+// wakes waiters [release(n)]. It is cleanup, like Unlock; a release whose
+// reply was lost is not sent again (the error says so). n < 0 is
+// ErrInvalidArgument.
 func (s *Semaphore) Release(ctx context.Context, n int) error {
 	h := s.handle()
 	if err := h.check(ctx, "release"); err != nil {
@@ -162,8 +145,7 @@ func (s *Semaphore) Acquire(ctx context.Context, n int) error {
 }
 
 // TryAcquire takes n permits within wait (<= 0: one attempt) and reports
-// whether it did [tryAcquire(n, wait)]. n < 0, or a wait between 0 and
-// 1 ms, is ErrInvalidArgument.
+// whether it did [tryAcquire(n, wait)].
 func (s *Semaphore) TryAcquire(ctx context.Context, n int, wait time.Duration) (bool, error) {
 	return s.acquire(ctx, "tryacquire", n, max(wait, 0))
 }
