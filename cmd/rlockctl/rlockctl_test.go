@@ -209,11 +209,11 @@ var _ = Describe("rlockctl", func() {
 		})
 	})
 
-	It("prints only kinds that README.md lists for status", func() {
-		readme, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+	It("prints only kinds that docs/cli.md lists for status", func() {
+		readme, err := os.ReadFile(filepath.Join("..", "..", "docs", "cli.md"))
 		Expect(err).NotTo(HaveOccurred())
 		i := strings.Index(string(readme), "- `status` reads any lock of the family")
-		Expect(i).To(BeNumerically(">=", 0), "README.md describes status")
+		Expect(i).To(BeNumerically(">=", 0), "docs/cli.md describes status")
 		section := string(readme)[i:]
 		section = section[:strings.Index(section, "\n- ")]
 		for _, kind := range []string{"reentrant", "fenced", "fair", "read-write", "foreign", "none"} {
