@@ -167,7 +167,6 @@ func (a *attempt) try(queue bool) (held bool, ttl time.Duration, reached bool, e
 		keep = c.opts.watchdogTimeout
 	}
 	o := h.acquireCall(a.ctx, a.field, keep, n, a.fairWait, queue)
-	o.sync, o.syncMs = c.opts.syncReplicas, c.opts.syncTimeout.Milliseconds()
 	sent := time.Now()
 	a.attempts++
 	if err := c.exec(a.ctx, o); err != nil {
@@ -198,8 +197,8 @@ func (a *attempt) try(queue bool) (held bool, ttl time.Duration, reached bool, e
 		if len(r) > 1 {
 			a.token = r[1]
 		}
-		if o.sync > 0 && o.synced < int64(o.sync) {
-			return false, 0, true, c.giveBackUnsynced(a, hs, o.synced)
+		if o.unsynced(c.opts.sync) {
+			return false, 0, true, c.giveBackUnsynced(a, hs, o)
 		}
 		return true, 0, true, nil
 	}
@@ -223,8 +222,8 @@ func (a *attempt) try(queue bool) (held bool, ttl time.Duration, reached bool, e
 // giveBackUnsynced gives back a hold that too few replicas confirmed
 // (WithReplicaSync) and returns ErrReplicaSync. The caller has entered the
 // hold.
-func (c *Client) giveBackUnsynced(a *attempt, hs *hold, synced int64) error {
-	err := fmt.Errorf("%w: %d of %d replicas within %v", ErrReplicaSync, synced, c.opts.syncReplicas, c.opts.syncTimeout)
+func (c *Client) giveBackUnsynced(a *attempt, hs *hold, o *op) error {
+	err := c.syncError(o, "the acquisition was given back")
 	if _, _, rerr := c.releaseOnce(a.ctx, a.h, a.key, hs); rerr != nil && !errors.Is(rerr, ErrNotHeld) {
 		return fmt.Errorf("%w (and giving it back failed: %w)", err, rerr)
 	}

@@ -17,30 +17,40 @@ type script struct {
 	src    string // lua/<name>.lua with its includes expanded
 	sha    string // SHA1 of src, for EVALSHA
 	shaArg any    // sha, boxed once
+	// synced marks the acquire and release scripts: replica sync follows
+	// them (see replica.go).
+	synced bool
 }
 
 // The scripts, loaded once from rlock/lua at start-up and never changed.
 // Each runs as EVALSHA, and as EVAL with its source when the server answers
 // NOSCRIPT (see exec.go).
 var (
-	acquireScript       = mustScript("acquire")
-	fencedScript        = mustScript("fenced_acquire")
-	releaseScript       = mustScript("release")
+	acquireScript       = syncedScript("acquire")
+	fencedScript        = syncedScript("fenced_acquire")
+	releaseScript       = syncedScript("release")
 	renewScript         = mustScript("renew")
 	forceUnlockScript   = mustScript("forceunlock")
-	readAcquireScript   = mustScript("read_acquire")
-	writeAcquireScript  = mustScript("write_acquire")
-	readReleaseScript   = mustScript("read_release")
-	writeReleaseScript  = mustScript("write_release")
+	readAcquireScript   = syncedScript("read_acquire")
+	writeAcquireScript  = syncedScript("write_acquire")
+	readReleaseScript   = syncedScript("read_release")
+	writeReleaseScript  = syncedScript("write_release")
 	readRenewScript     = mustScript("read_renew")
 	rwForceUnlockScript = mustScript("rw_forceunlock")
-	fairAcquireScript   = mustScript("fair_acquire")
-	fairReleaseScript   = mustScript("fair_release")
+	fairAcquireScript   = syncedScript("fair_acquire")
+	fairReleaseScript   = syncedScript("fair_release")
 	fairForceScript     = mustScript("fair_forceunlock")
 	semaphoreScript     = mustScript("semaphore")
 	permitsScript       = mustScript("permits")
 	latchScript         = mustScript("latch")
 )
+
+// syncedScript is mustScript for a script replica sync follows.
+func syncedScript(name string) *script {
+	s := mustScript(name)
+	s.synced = true
+	return s
+}
 
 func mustScript(name string) *script {
 	src, err := scriptSource(name)

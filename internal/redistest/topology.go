@@ -41,7 +41,11 @@ func StartCluster(masters, replicas int) (*Cluster, error) {
 	}
 	c := &Cluster{}
 	for range masters * (1 + replicas) {
-		s, err := Start(WithArgs("--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf", "--cluster-node-timeout", "2000"))
+		// No 5 s wait before a replica's first full sync (Redis 7's
+		// default delay), so that replicas are in sync (and WAIT answers)
+		// once StartCluster returns.
+		s, err := Start(WithArgs("--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf",
+			"--cluster-node-timeout", strconv.Itoa(int(ClusterNodeTimeout/time.Millisecond)), "--repl-diskless-sync-delay", "0"))
 		if err != nil {
 			_ = c.Close()
 			return nil, err
@@ -59,8 +63,16 @@ func StartCluster(masters, replicas int) (*Cluster, error) {
 		_ = c.Close()
 		return nil, err
 	}
+	if err := c.WaitReplicasSynced(30 * time.Second); err != nil {
+		_ = c.Close()
+		return nil, err
+	}
 	return c, nil
 }
+
+// ClusterNodeTimeout is the cluster-node-timeout of StartCluster's nodes:
+// how long a master may be unreachable before its replica takes over.
+const ClusterNodeTimeout = 2 * time.Second
 
 // Addrs returns the nodes' addresses.
 func (c *Cluster) Addrs() []string {
