@@ -2,7 +2,11 @@ package goredisson_test
 
 import (
 	"context"
+	"fmt"
+	"runtime"
 	"strconv"
+	"strings"
+	"sync"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -115,3 +119,417 @@ var _ = Describe("on Redis Cluster (3 masters, 3 replicas)", Ordered, Label("clu
 		}
 	})
 })
+
+// tagInSlot returns a hash tag ("{...}") whose names all hash to slot.
+func tagInSlot(slot int) string {
+	for i := 0; ; i++ {
+		tag := "t" + strconv.Itoa(i)
+		if pubsub.Slot(tag) == slot {
+			return "{" + tag + "}"
+		}
+	}
+}
+
+// plainNameInSlot returns a name without braces in slot: a CountDownLatch's
+// channel is redisson_countdownlatch__channel__{<name>} whatever the name
+// holds (as Redisson's), so only a name without braces keeps both in one
+// slot.
+func plainNameInSlot(slot int, prefix string) string {
+	for i := 0; ; i++ {
+		name := prefix + strconv.Itoa(i)
+		if pubsub.Slot(name) == slot {
+			return name
+		}
+	}
+}
+
+// clusterClients makes goredisson clients on go-redis cluster clients of
+// their own; each has loaded its slot map (it made a call) before it is
+// returned, so a later topology change leaves it with a stale map (go-redis
+// reloads it every 60 s, or when it sees a redirection itself).
+func clusterClients(cluster *redistest.Cluster, n int, opts ...rlock.Option) []*rlock.Client {
+	GinkgoHelper()
+	var out []*rlock.Client
+	for range n {
+		cc := redis.NewClusterClient(&redis.ClusterOptions{Addrs: cluster.Addrs()})
+		DeferCleanup(cc.Close)
+		c, err := rlock.NewClient(cc, opts...)
+		Expect(err).NotTo(HaveOccurred())
+		DeferCleanup(func() { _ = c.Close() })
+		_, err = c.NewLock("warm-up").IsLocked(context.Background())
+		Expect(err).NotTo(HaveOccurred())
+		out = append(out, c)
+	}
+	return out
+}
+
+// movedReplies returns how many MOVED and ASK replies the node at addr has
+// sent (INFO errorstats).
+func movedReplies(addr string) (moved, ask int) {
+	GinkgoHelper()
+	rdb := redis.NewClient(&redis.Options{Addr: addr})
+	defer rdb.Close()
+	info, err := rdb.Info(context.Background(), "errorstats").Result()
+	Expect(err).NotTo(HaveOccurred())
+	for _, line := range strings.Split(info, "\n") {
+		name, rest, ok := strings.Cut(strings.TrimSpace(line), ":count=")
+		if !ok {
+			continue
+		}
+		n, _ := strconv.Atoi(rest)
+		switch name {
+		case "errorstat_MOVED":
+			moved = n
+		case "errorstat_ASK":
+			ask = n
+		}
+	}
+	return moved, ask
+}
+
+// pubsubConns counts the subscription connections on every running node.
+func pubsubConns(cluster *redistest.Cluster) int {
+	GinkgoHelper()
+	total := 0
+	for _, s := range cluster.Nodes {
+		if s.Pid() == 0 {
+			continue
+		}
+		n, err := redistest.ClientCount(context.Background(), s.Addr, "pubsub")
+		Expect(err).NotTo(HaveOccurred())
+		total += n
+	}
+	return total
+}
+
+// otherMaster returns the address of a master that does not serve slot.
+func otherMaster(cluster *redistest.Cluster, slot int) string {
+	GinkgoHelper()
+	masters, err := cluster.Masters(context.Background())
+	Expect(err).NotTo(HaveOccurred())
+	for _, m := range masters {
+		if !m.Serves(slot) {
+			return m.Addr
+		}
+	}
+	Fail("no other master")
+	return ""
+}
+
+// noRedirection fails when err is a redirection that reached the caller.
+func noRedirection(err error, what string) {
+	GinkgoHelper()
+	if err != nil {
+		Expect(err.Error()).NotTo(MatchRegexp(`MOVED|ASK|TRYAGAIN|CLUSTERDOWN`), what)
+	}
+}
+
+var _ = Describe("on a Redis Cluster whose slots move (3 masters, 3 replicas)", Ordered, Label("cluster", "topology"), func() {
+	var (
+		cluster *redistest.Cluster
+		ctx     context.Context
+	)
+	BeforeAll(func() {
+		var err error
+		cluster, err = redistest.StartCluster(3, 1)
+		Expect(err).NotTo(HaveOccurred())
+		DeferCleanup(cluster.Close)
+	})
+	BeforeEach(func() {
+		ctx = context.Background()
+		before := gleak.Goroutines()
+		DeferCleanup(func() {
+			Eventually(gleak.Goroutines).WithTimeout(10 * time.Second).ShouldNot(gleak.HaveLeaked(before))
+		})
+	})
+
+	It("uses sharded pub/sub by default on Redis 7, as Redisson's AUTO: SPUBLISH wakes its waiters, PUBLISH does not", func() {
+		tag := tagInSlot(100)
+		holder, waiter := clusterClients(cluster, 1)[0], clusterClients(cluster, 1)[0]
+		lock := holder.NewLock(tag + ":auto")
+		Expect(lock.LockLease(ctx, 30*time.Second)).To(Succeed())
+		done := make(chan error, 1)
+		lockUnlock := func(c *rlock.Client) {
+			owner := ctxowner.New(ctx)
+			l := c.NewLock(tag + ":auto")
+			err := l.Lock(owner)
+			if err == nil {
+				err = l.Unlock(owner)
+			}
+			done <- err
+		}
+		go lockUnlock(waiter)
+		owner, err := cluster.Owner(ctx, 100)
+		Expect(err).NotTo(HaveOccurred())
+		raw := redis.NewClient(&redis.Options{Addr: owner.Addr})
+		DeferCleanup(raw.Close)
+		channel := "redisson_lock__channel:" + tag + ":auto"
+		// The waiter listens with SSUBSCRIBE on the slot's master.
+		Eventually(func() int64 { return raw.PubSubShardNumSub(ctx, channel).Val()[channel] }).Should(BeEquivalentTo(1))
+		Expect(raw.PubSubNumSub(ctx, channel).Val()[channel]).To(BeZero())
+		// A classic PUBLISH (what goredisson sent before) does not reach it.
+		raw.Publish(ctx, channel, "0")
+		Consistently(done).WithTimeout(300 * time.Millisecond).ShouldNot(Receive())
+		// The unlock publishes with SPUBLISH, as Redisson's scripts do.
+		Expect(raw.ConfigResetStat(ctx).Err()).To(Succeed())
+		start := time.Now()
+		Expect(lock.Unlock(ctx)).To(Succeed())
+		Eventually(done).WithTimeout(2 * time.Second).Should(Receive(BeNil()))
+		AddReportEntry("wake after unlock (sharded default)", time.Since(start).String())
+		Expect(raw.Info(ctx, "commandstats").Val()).To(MatchRegexp(`cmdstat_spublish:calls=[1-9]`))
+		Expect(raw.Info(ctx, "commandstats").Val()).NotTo(ContainSubstring("cmdstat_publish:"))
+
+		// WithShardedPubSub(false) forces classic pub/sub.
+		classic := clusterClients(cluster, 1, rlock.WithShardedPubSub(false))[0]
+		Expect(classic.NewLock(tag + ":auto").LockLease(ctx, 30*time.Second)).To(Succeed())
+		go lockUnlock(clusterClients(cluster, 1, rlock.WithShardedPubSub(false))[0])
+		Eventually(func() int64 {
+			var n int64
+			for _, s := range cluster.Nodes {
+				c := s.Client()
+				n += c.PubSubNumSub(ctx, channel).Val()[channel]
+				_ = c.Close()
+			}
+			return n
+		}).Should(BeEquivalentTo(1))
+		Expect(raw.ConfigResetStat(ctx).Err()).To(Succeed())
+		Expect(classic.NewLock(tag + ":auto").Unlock(ctx)).To(Succeed())
+		Eventually(done).WithTimeout(2 * time.Second).Should(Receive(BeNil()))
+		Expect(raw.Info(ctx, "commandstats").Val()).To(MatchRegexp(`cmdstat_publish:calls=[1-9]`))
+	})
+
+	It("subscribes 300 waiters on 300 names over at most one connection per master, and gives connections and goroutines back once they left", func() {
+		holder, waiter := clusterClients(cluster, 1)[0], clusterClients(cluster, 1)[0]
+		baseConns := pubsubConns(cluster)
+		baseGoroutines := runtime.NumGoroutine()
+		const n = 300
+		names := make([]string, n)
+		for i := range names {
+			names[i] = "bounded:" + strconv.Itoa(i)
+			Expect(holder.NewLock(names[i]).LockLease(ctx, time.Minute)).To(Succeed())
+		}
+		var wg sync.WaitGroup
+		for _, name := range names {
+			wg.Add(1)
+			go func() {
+				defer GinkgoRecover()
+				defer wg.Done()
+				owner := ctxowner.New(ctx)
+				l := waiter.NewLock(name)
+				Expect(l.Lock(owner)).To(Succeed())
+				Expect(l.Unlock(owner)).To(Succeed())
+			}()
+		}
+		// All 300 wait, subscribed: on 3 connections, not one per slot.
+		Eventually(func() int64 {
+			var total int64
+			for _, s := range cluster.Nodes {
+				c := s.Client()
+				for _, v := range c.PubSubShardNumSub(ctx, channelsOf(names)...).Val() {
+					total += v
+				}
+				_ = c.Close()
+			}
+			return total
+		}).WithTimeout(30 * time.Second).Should(BeEquivalentTo(n))
+		during := pubsubConns(cluster) - baseConns
+		AddReportEntry("subscription connections with 300 waiters on 300 names", during)
+		Expect(during).To(BeNumerically("<=", 3))
+		Expect(during).To(BeNumerically(">=", 1))
+		for _, name := range names {
+			Expect(holder.NewLock(name).Unlock(ctx)).To(Succeed())
+		}
+		waitAll(&wg)
+		// After the linger (1 s) every channel is unsubscribed and every
+		// connection closed; the Hub's goroutines end with them.
+		Eventually(func() int { return pubsubConns(cluster) }).WithTimeout(10 * time.Second).Should(Equal(baseConns))
+		Eventually(runtime.NumGoroutine).WithTimeout(10 * time.Second).Should(BeNumerically("<=", baseGoroutines+2))
+		AddReportEntry("goroutines before / after the waiters left", fmt.Sprintf("%d / %d", baseGoroutines, runtime.NumGoroutine()))
+	})
+
+	// Every call kind a user makes, each on a client of its own whose slot
+	// map went stale with the move, so that each one meets a redirection
+	// itself; none may reach the caller, and nothing may be lost.
+	callKinds := func(move func(slot int, to string)) {
+		GinkgoHelper()
+		masters, err := cluster.Masters(ctx)
+		Expect(err).NotTo(HaveOccurred())
+		from := masters[0]
+		slot := from.Slots[0][0] // redis-cli moves a master's lowest slots first
+		tag := tagInSlot(slot)
+		to := otherMaster(cluster, slot)
+		setup := clusterClients(cluster, 1)[0]
+		held := ctxowner.New(ctx)
+		Expect(setup.NewLock(tag+":unlock").Lock(held)).To(Succeed())
+		Expect(setup.NewLock(tag+":islocked").Lock(held)).To(Succeed())
+		Expect(setup.NewSemaphore(tag+":sem").TrySetPermits(ctx, 5)).To(BeTrue())
+		latch := plainNameInSlot(slot, "latch")
+		Expect(setup.NewCountDownLatch(latch).TrySetCount(ctx, 2)).To(BeTrue())
+		Expect(setup.NewPermitExpirableSemaphore(tag+":permits").TrySetPermits(ctx, 2)).To(BeTrue())
+		// A holder whose watchdog renews every 333 ms through the move.
+		renewer := clusterClients(cluster, 1, rlock.WithWatchdogTimeout(time.Second))[0]
+		renewed := renewer.NewLock(tag + ":renewed")
+		Expect(renewed.Lock(held)).To(Succeed())
+		lost, stop := rlock.LostContext(held, renewed)
+		DeferCleanup(stop)
+
+		cs := clusterClients(cluster, 9)
+		movedBefore, _ := movedReplies(from.Addr)
+		move(slot, to)
+		owner, err := cluster.Owner(ctx, slot)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(owner.Addr).To(Equal(to))
+
+		ok, err := cs[0].NewLock(tag+":trylock").TryLock(ctxowner.New(ctx), 0, 0)
+		noRedirection(err, "TryLock")
+		Expect(ok, err).To(BeTrue())
+		locked, err := cs[1].NewLock(tag + ":islocked").IsLocked(ctx)
+		noRedirection(err, "IsLocked")
+		Expect(locked, err).To(BeTrue())
+		// The owner's Unlock comes from the Client that holds it.
+		err = setup.NewLock(tag + ":unlock").Unlock(held)
+		noRedirection(err, "Unlock")
+		Expect(err).NotTo(HaveOccurred())
+		err = cs[2].NewSemaphore(tag+":sem").Release(ctx, 1)
+		noRedirection(err, "Semaphore.Release")
+		Expect(err).NotTo(HaveOccurred())
+		ok, err = cs[3].NewSemaphore(tag+":sem").TryAcquire(ctx, 2, 0)
+		noRedirection(err, "Semaphore.TryAcquire")
+		Expect(ok, err).To(BeTrue())
+		n, err := cs[4].NewSemaphore(tag + ":sem").AvailablePermits(ctx)
+		noRedirection(err, "Semaphore.AvailablePermits")
+		Expect(n, err).To(Equal(4), "5 + 1 released - 2 taken: no permit lost")
+		err = cs[5].NewCountDownLatch(latch).CountDown(ctx)
+		noRedirection(err, "CountDown")
+		Expect(err).NotTo(HaveOccurred())
+		Expect(cs[6].NewCountDownLatch(latch).Count(ctx)).To(BeEquivalentTo(1))
+		id, ok, err := cs[7].NewPermitExpirableSemaphore(tag+":permits").TryAcquire(ctx, 0, time.Minute)
+		noRedirection(err, "PermitExpirableSemaphore.TryAcquire")
+		Expect(ok, err).To(BeTrue())
+		Expect(cs[8].NewPermitExpirableSemaphore(tag+":permits").Release(ctx, id)).To(Succeed())
+		// The watchdog kept renewing on the new owner: three leases later
+		// the hold is alive.
+		Consistently(lost.Done()).WithTimeout(3 * time.Second).ShouldNot(BeClosed())
+		raw := redis.NewClient(&redis.Options{Addr: to})
+		DeferCleanup(raw.Close)
+		Expect(raw.PTTL(ctx, tag+":renewed").Val()).To(BeNumerically(">", 0))
+		Expect(renewed.Unlock(held)).To(Succeed())
+
+		movedAfter, _ := movedReplies(from.Addr)
+		AddReportEntry("MOVED replies the old owner sent (followed, none reached a caller)", movedAfter-movedBefore)
+		Expect(movedAfter - movedBefore).To(BeNumerically(">=", 9), "each stale client met a MOVED")
+	}
+
+	It("follows MOVED for every call kind after redis-cli --cluster reshard", func() {
+		callKinds(func(slot int, to string) {
+			from, err := cluster.Owner(ctx, slot)
+			Expect(err).NotTo(HaveOccurred())
+			Expect(cluster.Reshard(ctx, from.Addr, to, 2)).To(Succeed())
+		})
+	})
+
+	It("follows MOVED for every call kind after a slot migration (SETSLOT, MIGRATE)", func() {
+		callKinds(func(slot int, to string) {
+			Expect(cluster.MigrateSlot(ctx, slot, to)).To(Succeed())
+		})
+	})
+
+	It("follows ASK and rides out TRYAGAIN while a slot migrates: renewals keep the hold, calls wait for the move to end", func() {
+		slot := pubsub.Slot("window")
+		tag := tagInSlot(slot)
+		holder := clusterClients(cluster, 1, rlock.WithWatchdogTimeout(time.Second))[0]
+		other := clusterClients(cluster, 1)[0]
+		owner := ctxowner.New(ctx)
+		lock := holder.NewLock(tag + ":held")
+		Expect(lock.Lock(owner)).To(Succeed())
+		lost, stop := rlock.LostContext(owner, lock)
+		DeferCleanup(stop)
+		from, err := cluster.Owner(ctx, slot)
+		Expect(err).NotTo(HaveOccurred())
+		m, err := cluster.BeginMigration(ctx, slot, otherMaster(cluster, slot))
+		Expect(err).NotTo(HaveOccurred())
+		Expect(m.MoveKeys(ctx)).To(Succeed())
+		_, askBefore := movedReplies(from.Addr)
+		// The lock's key is on the target, the slot still the source's:
+		// the source answers ASK. Renewals (one key) run on the target
+		// after ASKING, for three leases.
+		Consistently(lost.Done()).WithTimeout(3 * time.Second).ShouldNot(BeClosed())
+		locked, err := other.NewLock(tag + ":held").IsLocked(ctx)
+		noRedirection(err, "IsLocked")
+		Expect(locked, err).To(BeTrue())
+		_, askAfter := movedReplies(from.Addr)
+		AddReportEntry("ASK replies followed during the migration", askAfter-askBefore)
+		Expect(askAfter - askBefore).To(BeNumerically(">=", 3))
+		// Scripts with more keys than exist on either side get TRYAGAIN
+		// until the move ends: the calls wait for it, then succeed.
+		tried := make(chan error, 1)
+		go func() {
+			ok, err := other.NewLock(tag+":held").TryLock(ctxowner.New(ctx), 0, 0)
+			if err == nil && ok {
+				err = fmt.Errorf("took a held lock")
+			}
+			tried <- err
+		}()
+		unlocked := make(chan error, 1)
+		go func() {
+			defer GinkgoRecover()
+			Eventually(tried).WithTimeout(5 * time.Second).Should(Receive(&err))
+			unlocked <- lock.Unlock(owner)
+		}()
+		Consistently(unlocked).WithTimeout(500 * time.Millisecond).ShouldNot(Receive())
+		Expect(m.Finish(ctx)).To(Succeed())
+		Eventually(unlocked).WithTimeout(5 * time.Second).Should(Receive(BeNil()))
+		Expect(err).NotTo(HaveOccurred())
+		Expect(other.NewLock(tag + ":held").IsLocked(ctx)).To(BeFalse())
+	})
+
+	It("subscribes again on the slot's new owner when its slot moves (server sunsubscribe): waiters are woken by the unlock, not by the lease", func() {
+		slot := pubsub.Slot("rehome")
+		tag := tagInSlot(slot)
+		holder, waiter := clusterClients(cluster, 1)[0], clusterClients(cluster, 1)[0]
+		const lease = 15 * time.Second
+		locks := []string{tag + ":a", tag + ":b"}
+		Expect(holder.NewLock(locks[0]).LockLease(ctx, lease)).To(Succeed())
+		var wg sync.WaitGroup
+		wait := func(name string) chan time.Time {
+			woke := make(chan time.Time, 1)
+			wg.Add(1)
+			go func() {
+				defer GinkgoRecover()
+				defer wg.Done()
+				owner := ctxowner.New(ctx)
+				l := waiter.NewLock(name)
+				Expect(l.Lock(owner)).To(Succeed())
+				woke <- time.Now()
+				Expect(l.Unlock(owner)).To(Succeed())
+			}()
+			return woke
+		}
+		woke := wait(locks[0])
+		Eventually(func() int { return pubsubConns(cluster) }).Should(BeNumerically(">=", 1))
+		time.Sleep(200 * time.Millisecond) // the waiter is subscribed and waiting
+		Expect(cluster.MigrateSlot(ctx, slot, otherMaster(cluster, slot))).To(Succeed())
+		// A waiter that comes after the move too (its SSUBSCRIBE goes to
+		// the old owner first: MOVED).
+		Expect(holder.NewLock(locks[1]).LockLease(ctx, lease)).To(Succeed())
+		woke2 := wait(locks[1])
+		time.Sleep(500 * time.Millisecond)
+		for i, w := range []chan time.Time{woke, woke2} {
+			start := time.Now()
+			Expect(holder.NewLock(locks[i]).Unlock(ctx)).To(Succeed())
+			var at time.Time
+			Eventually(w).WithTimeout(3 * time.Second).Should(Receive(&at), "woken by the message, not the %v lease", lease)
+			AddReportEntry(fmt.Sprintf("wake after unlock once the slot moved (%s)", locks[i]), at.Sub(start).String())
+		}
+		waitAll(&wg)
+	})
+})
+
+// channelsOf returns the unlock channels of locks whose names have no '{'.
+func channelsOf(names []string) []string {
+	out := make([]string, len(names))
+	for i, n := range names {
+		out[i] = lockChannel(n)
+	}
+	return out
+}

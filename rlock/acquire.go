@@ -224,7 +224,7 @@ func (a *attempt) try(queue bool) (held bool, ttl time.Duration, reached bool, e
 // hold.
 func (c *Client) giveBackUnsynced(a *attempt, hs *hold, o *op) error {
 	err := c.syncError(o, "the acquisition was given back")
-	if _, _, rerr := c.releaseOnce(a.ctx, a.h, a.key, hs); rerr != nil && !errors.Is(rerr, ErrNotHeld) {
+	if _, _, rerr := c.releaseOnce(a.ctx, a.h, a.key, hs); rerr != nil && !errors.Is(rerr, ErrNotHeld) && !errors.Is(rerr, ErrReplicaSync) {
 		return fmt.Errorf("%w (and giving it back failed: %w)", err, rerr)
 	}
 	return err

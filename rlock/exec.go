@@ -446,7 +446,7 @@ func (b *batcher) sendSynced(ctx context.Context, ops []*op, want int) {
 			o.finish(cmds[i].Err())
 		}
 		if wait != nil {
-			b.waited(ops, want, wait)
+			b.waited(ctx, ops, want, wait)
 		}
 		var again []*op
 		for _, o := range ops {
@@ -464,7 +464,7 @@ func (b *batcher) sendSynced(ctx context.Context, ops []*op, want int) {
 }
 
 // waited records WAIT's answer in the ops it followed.
-func (b *batcher) waited(ops []*op, want int, wait *redis.Cmd) {
+func (b *batcher) waited(ctx context.Context, ops []*op, want int, wait *redis.Cmd) {
 	n, err := wait.Int64()
 	var re redis.Error
 	if errors.As(err, &re) && hasPrefix(re.Error(), "ERR unknown command") {
@@ -482,8 +482,15 @@ func (b *batcher) waited(ops []*op, want int, wait *redis.Cmd) {
 	}
 	if b.s.c.opts.sync == syncAuto && n != int64(want) {
 		// As Redisson: the replica count may have changed; ask again
-		// before the next WAIT.
+		// before the next WAIT. When none confirmed, ask now: a master
+		// that has lost its replicas (a failover left it alone) has
+		// nothing to confirm.
 		b.replicas.n.Store(-1)
+		if n == 0 {
+			if fresh, err := b.replicas.count(ctx, b.rdb); err == nil && fresh == 0 {
+				want = 0
+			}
+		}
 	}
 	for _, o := range ops {
 		o.synced, o.syncWant = n, want
