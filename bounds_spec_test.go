@@ -14,6 +14,7 @@ import (
 
 	"github.com/goredisson/goredisson/ctxowner"
 	"github.com/goredisson/goredisson/internal/redistest"
+	"github.com/goredisson/goredisson/internal/spectest"
 	"github.com/goredisson/goredisson/rlock"
 )
 
@@ -62,7 +63,7 @@ var _ = Describe("Bounds", func() {
 				waiter := make(chan error, 1)
 				go func() { waiter <- c.NewLock("close:held").Lock(ctxowner.New(ctx)) }()
 				Eventually(func() int64 {
-					return other.PubSubNumSub(ctx, lockChannel("close:held")).Val()[lockChannel("close:held")]
+					return other.PubSubNumSub(ctx, spectest.LockChannel("close:held")).Val()[spectest.LockChannel("close:held")]
 				}).
 					Should(BeEquivalentTo(1), "the waiter is subscribed")
 
@@ -87,7 +88,7 @@ var _ = Describe("Bounds", func() {
 	})
 
 	It("refuses a redis.Ring with ErrInvalidArgument, never a panic", func() {
-		ring := redis.NewRing(&redis.RingOptions{Addrs: map[string]string{"a": server.Addr, "b": server.Addr}})
+		ring := redis.NewRing(&redis.RingOptions{Addrs: map[string]string{"a": spectest.Server().Addr, "b": spectest.Server().Addr}})
 		DeferCleanup(ring.Close)
 		_, err := rlock.NewClient(ring)
 		Expect(err).To(MatchError(rlock.ErrInvalidArgument))
@@ -95,8 +96,8 @@ var _ = Describe("Bounds", func() {
 	})
 
 	Describe("Unlock after the caller's context ended", func() {
-		var e *env
-		BeforeEach(func() { e = newEnv() })
+		var e *spectest.Env
+		BeforeEach(func() { e = spectest.NewEnv() })
 		for _, tc := range []struct {
 			kind string
 			lock func(c *rlock.Client) rlock.Locker
@@ -114,7 +115,7 @@ var _ = Describe("Bounds", func() {
 			}},
 		} {
 			It("releases the "+tc.kind+" and returns nil", func() {
-				l := tc.lock(e.client())
+				l := tc.lock(e.Client())
 				rctx, cancel := context.WithCancel(ctxowner.New(ctx))
 				Expect(l.Lock(rctx)).To(Succeed())
 				cancel() // the request ended; the deferred Unlock runs now
@@ -134,7 +135,7 @@ var _ = Describe("Bounds", func() {
 			srv, err := redistest.Start()
 			Expect(err).NotTo(HaveOccurred())
 			DeferCleanup(srv.Close)
-			c, rdb := clientAndRedis(srv.Addr, rlock.WithWatchdogTimeout(time.Second))
+			c, rdb := spectest.ClientAndRedis(srv.Addr, rlock.WithWatchdogTimeout(time.Second))
 			lock := c.NewLock("loss")
 			owner := ctxowner.New(ctx)
 			Expect(lock.LockLease(owner, lease)).To(Succeed())
@@ -142,7 +143,7 @@ var _ = Describe("Bounds", func() {
 			DeferCleanup(stop)
 			lostCh := make(chan time.Time, 1)
 			go func() { <-lost.Done(); lostCh <- time.Now() }()
-			other, _ := clientAndRedis(srv.Addr)
+			other, _ := spectest.ClientAndRedis(srv.Addr)
 			otherLock := other.NewLock("loss")
 			Expect(otherLock.TryLock(ctxowner.New(ctx), 0, 0)).To(BeFalse())
 			Expect(rdb.Ping(ctx).Err()).To(Succeed())
@@ -177,8 +178,8 @@ var _ = Describe("Bounds", func() {
 		})
 
 		It("ends a fixed lease's LostContext at its deadline while Redis is fine", func() {
-			e := newEnv()
-			lock := e.client().NewLock("loss:fixed")
+			e := spectest.NewEnv()
+			lock := e.Client().NewLock("loss:fixed")
 			owner := ctxowner.New(ctx)
 			start := time.Now()
 			Expect(lock.LockLease(owner, 2*time.Second)).To(Succeed())
@@ -190,8 +191,8 @@ var _ = Describe("Bounds", func() {
 		})
 
 		It("is cancelled at once for an owner that holds nothing", func() {
-			e := newEnv()
-			lost, stop := rlock.LostContext(ctxowner.New(ctx), e.client().NewLock("loss:none"))
+			e := spectest.NewEnv()
+			lost, stop := rlock.LostContext(ctxowner.New(ctx), e.Client().NewLock("loss:none"))
 			DeferCleanup(stop)
 			Expect(lost.Done()).To(BeClosed())
 			Expect(context.Cause(lost)).To(MatchError(rlock.ErrNotHeld))
@@ -199,8 +200,8 @@ var _ = Describe("Bounds", func() {
 	})
 
 	Describe("settings a client cannot keep", func() {
-		var e *env
-		BeforeEach(func() { e = newEnv() })
+		var e *spectest.Env
+		BeforeEach(func() { e = spectest.NewEnv() })
 
 		DescribeTable("warns once, on a captured logger, when Redis may evict lock keys (every lock key has a TTL, so volatile-* policies too)",
 			func(policy string) {
@@ -209,7 +210,7 @@ var _ = Describe("Bounds", func() {
 				DeferCleanup(srv.Close)
 				var logs syncBuffer
 				logger := slog.New(slog.NewTextHandler(&logs, nil))
-				clientAndRedis(srv.Addr, rlock.WithLogger(logger))
+				spectest.ClientAndRedis(srv.Addr, rlock.WithLogger(logger))
 				Eventually(logs.String).Should(And(ContainSubstring("maxmemory-policy is "+policy), ContainSubstring("noeviction")))
 			},
 			Entry(nil, "allkeys-lru"),
@@ -220,20 +221,20 @@ var _ = Describe("Bounds", func() {
 
 		It("stays quiet under noeviction, the default", func() {
 			var quiet syncBuffer
-			e.client(rlock.WithLogger(slog.New(slog.NewTextHandler(&quiet, nil))))
+			e.Client(rlock.WithLogger(slog.New(slog.NewTextHandler(&quiet, nil))))
 			Consistently(quiet.String).WithTimeout(300*time.Millisecond).ShouldNot(ContainSubstring("maxmemory-policy"), "noeviction, the default")
 		})
 
 		It("refuses a watchdog timeout below 1 s", func() {
 			for _, d := range []time.Duration{3 * time.Millisecond, 300 * time.Millisecond, 999 * time.Millisecond} {
-				_, err := rlock.NewClient(e.rdb(), rlock.WithWatchdogTimeout(d))
+				_, err := rlock.NewClient(e.RDB(), rlock.WithWatchdogTimeout(d))
 				Expect(err).To(MatchError(rlock.ErrInvalidArgument), "%v", d)
 			}
-			e.client(rlock.WithWatchdogTimeout(time.Second)) // the floor itself is fine
+			e.Client(rlock.WithWatchdogTimeout(time.Second)) // the floor itself is fine
 		})
 
 		It("makes TryLock with wait <= 0 one attempt, as Redisson's tryLock(-1, lease), and refuses a wait below 1 ms", func() {
-			c := e.client()
+			c := e.Client()
 			lock := c.NewLock("wait-semantics")
 			holder := ctxowner.New(ctx)
 			Expect(lock.Lock(holder)).To(Succeed())

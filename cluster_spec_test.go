@@ -16,6 +16,7 @@ import (
 
 	"github.com/goredisson/goredisson/ctxowner"
 	"github.com/goredisson/goredisson/internal/redistest"
+	"github.com/goredisson/goredisson/internal/spectest"
 	"github.com/goredisson/goredisson/pubsub"
 	"github.com/goredisson/goredisson/rlock"
 )
@@ -98,7 +99,7 @@ var _ = Describe("on Redis Cluster (3 masters, 3 replicas)", Ordered, Label("clu
 			for _, c := range []*rlock.Client{c1, c2, c1, c2, c1, c2, c1, c2} {
 				lockers = append(lockers, c.NewFairLock(name))
 			}
-			Expect(countInside(lockers, 10)).To(Equal(80))
+			Expect(spectest.CountInside(lockers, 10)).To(Equal(80))
 		}
 		// pubsub.Slot, which picks a sharded subscription's node, agrees
 		// with the cluster.
@@ -339,7 +340,7 @@ var _ = Describe("on a Redis Cluster whose slots move (3 masters, 3 replicas)", 
 		for _, name := range names {
 			Expect(holder.NewLock(name).Unlock(ctx)).To(Succeed())
 		}
-		waitAll(&wg)
+		spectest.WaitAll(&wg)
 		// After the linger (1 s) every channel is unsubscribed and every
 		// connection closed; the Hub's goroutines end with them.
 		Eventually(func() int { return pubsubConns(cluster) }).WithTimeout(10 * time.Second).Should(Equal(baseConns))
@@ -521,7 +522,7 @@ var _ = Describe("on a Redis Cluster whose slots move (3 masters, 3 replicas)", 
 			Eventually(w).WithTimeout(3 * time.Second).Should(Receive(&at), "woken by the message, not the %v lease", lease)
 			AddReportEntry(fmt.Sprintf("wake after unlock once the slot moved (%s)", locks[i]), at.Sub(start).String())
 		}
-		waitAll(&wg)
+		spectest.WaitAll(&wg)
 	})
 })
 
@@ -529,7 +530,7 @@ var _ = Describe("on a Redis Cluster whose slots move (3 masters, 3 replicas)", 
 func channelsOf(names []string) []string {
 	out := make([]string, len(names))
 	for i, n := range names {
-		out[i] = lockChannel(n)
+		out[i] = spectest.LockChannel(n)
 	}
 	return out
 }

@@ -23,6 +23,7 @@ import (
 
 	"github.com/goredisson/goredisson/ctxowner"
 	"github.com/goredisson/goredisson/internal/faultproxy"
+	"github.com/goredisson/goredisson/internal/spectest"
 	"github.com/goredisson/goredisson/rlock"
 	"github.com/goredisson/goredisson/rlocktest"
 )
@@ -36,35 +37,8 @@ import (
 // through the proxy with short I/O timeouts, and that go-redis client.
 func faultClient(proxy *faultproxy.Proxy, opts ...rlock.Option) (*rlock.Client, *redis.Client) {
 	GinkgoHelper()
-	return clientWith(&redis.Options{Addr: proxy.Addr, MaxRetries: -1, DialTimeout: 200 * time.Millisecond,
+	return spectest.ClientWith(&redis.Options{Addr: proxy.Addr, MaxRetries: -1, DialTimeout: 200 * time.Millisecond,
 		ReadTimeout: 150 * time.Millisecond, WriteTimeout: 150 * time.Millisecond}, opts...)
-}
-
-// startProxy starts a fault proxy in front of the suite's server.
-func startProxy() *faultproxy.Proxy {
-	GinkgoHelper()
-	p, err := faultproxy.Start(server.Addr)
-	Expect(err).NotTo(HaveOccurred())
-	DeferCleanup(p.Close)
-	return p
-}
-
-// expectNothingLeft checks, once every client is closed, that no
-// subscription is left on the lock's channel and no key is left but keep,
-// unlock latches and acquire-attempt markers (which expire by themselves).
-func (e *env) expectNothingLeft(name string, keep ...string) {
-	GinkgoHelper()
-	Eventually(func() int64 { return e.numSub(lockChannel(name)) }).Should(BeZero(), "subscriptions left")
-	Eventually(func() []string {
-		keys := e.raw.Keys(context.Background(), "*").Val()
-		return slices.DeleteFunc(keys, func(k string) bool {
-			if strings.HasPrefix(k, "goredisson_cancel:") {
-				ttl := e.raw.PTTL(context.Background(), k).Val()
-				return ttl > 0 && ttl <= time.Minute // the cancel floor of a settle expires by itself
-			}
-			return slices.Contains(keep, k)
-		})
-	}).WithTimeout(3*time.Second).Should(BeEmpty(), "keys left")
 }
 
 // section is one critical section of a fenced-worker helper, from its log.
@@ -113,23 +87,6 @@ func readSections(path string, killedAt map[string]int64) []section {
 		out = append(out, s)
 	}
 	return out
-}
-
-// waitAcquired drops what the helper said so far and waits for its next
-// "acquired" line.
-func (h *helperProc) waitAcquired() {
-	GinkgoHelper()
-	for len(h.lines) > 0 {
-		<-h.lines
-	}
-	Eventually(func() bool {
-		select {
-		case l := <-h.lines:
-			return strings.HasPrefix(l, "acquired")
-		default:
-			return false
-		}
-	}).WithTimeout(20 * time.Second).WithPolling(time.Millisecond).Should(BeTrue())
 }
 
 // The lock model for porcupine: who holds the lock, and how often.
@@ -228,38 +185,38 @@ func unlockUntilKnown(ctx context.Context, lock rlock.Locker, owner string) lock
 
 var _ = Describe("Under faults", Label("fault"), func() {
 	var (
-		e   *env
+		e   *spectest.Env
 		ctx context.Context
 	)
 	BeforeEach(func() {
-		e = newEnv()
+		e = spectest.NewEnv()
 		ctx = context.Background()
 	})
 
 	It("keeps critical sections of processes apart through network faults, a SIGKILL and a pause past the lease, where the paused holder's late write is refused by its fencing token", func() {
-		name := uniqueName("fault:fenced")
-		proxy := startProxy()
+		name := spectest.UniqueName("fault:fenced")
+		proxy := spectest.StartProxy()
 		log := filepath.Join(GinkgoT().TempDir(), "sections.log")
-		env := []string{"HELPER_REDIS=" + proxy.Addr, "HELPER_STORE=" + server.Addr, "HELPER_LOCK=" + name,
+		env := []string{"HELPER_REDIS=" + proxy.Addr, "HELPER_STORE=" + spectest.Server().Addr, "HELPER_LOCK=" + name,
 			"HELPER_WATCHDOG_MS=1000", "HELPER_HOLD_MS=30", "HELPER_LOG=" + log, "HELPER_IO_TIMEOUT_MS=200"}
-		workers := []*helperProc{startHelper("fenced-worker", env...), startHelper("fenced-worker", env...), startHelper("fenced-worker", env...)}
+		workers := []*spectest.HelperProc{spectest.StartHelper("fenced-worker", env...), spectest.StartHelper("fenced-worker", env...), spectest.StartHelper("fenced-worker", env...)}
 		DeferCleanup(func() {
 			if CurrentSpecReport().Failed() {
 				b, _ := os.ReadFile(log)
 				lines := strings.Split(string(b), "\n")
-				GinkgoWriter.Printf("subscribers of %s: %d\n", lockChannel(name), e.numSub(lockChannel(name)))
-				for _, l := range strings.Split(e.raw.ClientList(ctx).Val(), "\n") {
+				GinkgoWriter.Printf("subscribers of %s: %d\n", spectest.LockChannel(name), e.NumSub(spectest.LockChannel(name)))
+				for _, l := range strings.Split(e.Raw.ClientList(ctx).Val(), "\n") {
 					if strings.Contains(l, "sub=1") {
 						GinkgoWriter.Println("subscriber:", l)
 					}
 				}
 				GinkgoWriter.Printf("proxy stats %+v\n", proxy.Stats())
 				time.Sleep(500 * time.Millisecond)
-				GinkgoWriter.Printf("worker pids %d %d %d; last log lines:\n%s\n", workers[0].cmd.Process.Pid, workers[1].cmd.Process.Pid, workers[2].cmd.Process.Pid,
+				GinkgoWriter.Printf("worker pids %d %d %d; last log lines:\n%s\n", workers[0].Pid(), workers[1].Pid(), workers[2].Pid(),
 					strings.Join(lines[max(0, len(lines)-15):], "\n"))
 			}
 		})
-		pid := func(h *helperProc) string { return strconv.Itoa(h.cmd.Process.Pid) }
+		pid := func(h *spectest.HelperProc) string { return strconv.Itoa(h.Pid()) }
 
 		By("network faults: latency, lost responses, resets, a partition shorter than the lease")
 		for range 3 {
@@ -280,7 +237,7 @@ var _ = Describe("Under faults", Label("fault"), func() {
 
 		By("a holder paused (SIGSTOP) for 2.5 leases")
 		paused := workers[0]
-		paused.waitAcquired()
+		paused.WaitAcquired()
 		paused.Signal(syscall.SIGSTOP)
 		pausedAt := time.Now().UnixNano()
 		time.Sleep(2500 * time.Millisecond)
@@ -289,11 +246,11 @@ var _ = Describe("Under faults", Label("fault"), func() {
 
 		By("a holder killed (SIGKILL) inside its critical section")
 		killed := workers[1]
-		killed.waitAcquired()
+		killed.WaitAcquired()
 		killed.Kill()
 		killedAt := map[string]int64{pid(killed): time.Now().UnixNano()}
 		time.Sleep(2000 * time.Millisecond)
-		for _, w := range []*helperProc{workers[0], workers[2]} {
+		for _, w := range []*spectest.HelperProc{workers[0], workers[2]} {
 			w.Kill()
 			killedAt[pid(w)] = time.Now().UnixNano()
 		}
@@ -324,17 +281,17 @@ var _ = Describe("Under faults", Label("fault"), func() {
 				taken++
 			}
 		}
-		Expect(e.raw.LLen(ctx, "fence:data").Val()).To(Equal(int64(taken)), "the storage holds exactly the writes it took")
-		Expect(e.raw.Del(ctx, "fence:data", "fence:last").Err()).To(Succeed())
-		Eventually(func() int64 { return e.raw.Exists(ctx, name).Val() }).WithTimeout(2*time.Second).Should(BeZero(), "the dead holders' lease ran out")
-		e.expectNothingLeft(name, "redisson_lock_token:{"+name+"}")
+		Expect(e.Raw.LLen(ctx, "fence:data").Val()).To(Equal(int64(taken)), "the storage holds exactly the writes it took")
+		Expect(e.Raw.Del(ctx, "fence:data", "fence:last").Err()).To(Succeed())
+		Eventually(func() int64 { return e.Raw.Exists(ctx, name).Val() }).WithTimeout(2*time.Second).Should(BeZero(), "the dead holders' lease ran out")
+		e.ExpectNothingLeft(name, "redisson_lock_token:{"+name+"}")
 	})
 
 	It("frees a lock whose acquire reply was lost within one lease, and the next owner gets it", func() {
-		name := uniqueName("fault:lostreply")
-		proxy := startProxy()
+		name := spectest.UniqueName("fault:lostreply")
+		proxy := spectest.StartProxy()
 		a, _ := faultClient(proxy, rlock.WithWatchdogTimeout(time.Second))
-		b := e.client()
+		b := e.Client()
 		lockA, lockB := a.NewLock(name), b.NewLock(name)
 		// Warm up: a connection in the pool and the script in Redis's cache,
 		// so that what is lost below is the acquire's reply, not a HELLO
@@ -342,14 +299,14 @@ var _ = Describe("Under faults", Label("fault"), func() {
 		Expect(lockA.Lock(ctx)).To(Succeed())
 		Expect(lockA.Unlock(ctx)).To(Succeed())
 
-		Expect(e.raw.ConfigResetStat(ctx).Err()).To(Succeed())
+		Expect(e.Raw.ConfigResetStat(ctx).Err()).To(Succeed())
 		proxy.DropResponses(true)
 		start := time.Now()
 		actx, cancel := context.WithTimeout(ctxowner.New(ctx), 400*time.Millisecond)
 		err := lockA.Lock(actx)
 		cancel()
 		Expect(err).To(HaveOccurred(), "the reply never came")
-		Expect(e.commandCalls()["hincrby"]).To(BeNumerically(">=", 1), "but the acquire script ran and took the lock")
+		Expect(e.CommandCalls()["hincrby"]).To(BeNumerically(">=", 1), "but the acquire script ran and took the lock")
 		time.Sleep(200 * time.Millisecond)
 		proxy.DropResponses(false)
 
@@ -362,13 +319,13 @@ var _ = Describe("Under faults", Label("fault"), func() {
 		Expect(lockB.Unlock(owner)).To(Succeed())
 		Expect(a.Close()).To(Succeed())
 		Expect(b.Close()).To(Succeed())
-		e.expectNothingLeft(name)
+		e.ExpectNothingLeft(name)
 	})
 
 	It("wakes waiters promptly after their pub/sub connection is reset, before or after the unlock", func() {
-		name := uniqueName("fault:psreset")
-		proxy := startProxy()
-		holder := e.client()
+		name := spectest.UniqueName("fault:psreset")
+		proxy := spectest.StartProxy()
+		holder := e.Client()
 		waiterClient, _ := faultClient(proxy)
 		for _, unlockFirst := range []bool{true, false} {
 			hctx := ctxowner.New(ctx)
@@ -382,7 +339,7 @@ var _ = Describe("Under faults", Label("fault"), func() {
 				got <- time.Now()
 				Expect(waiterClient.NewLock(name).Unlock(wctx)).To(Succeed())
 			}()
-			Eventually(func() int64 { return e.numSub(lockChannel(name)) }).Should(Equal(int64(1)), "the waiter is subscribed")
+			Eventually(func() int64 { return e.NumSub(spectest.LockChannel(name)) }).Should(Equal(int64(1)), "the waiter is subscribed")
 			var released time.Time
 			if unlockFirst {
 				proxy.Partition(true) // the unlock message cannot reach the waiter
@@ -403,7 +360,7 @@ var _ = Describe("Under faults", Label("fault"), func() {
 		}
 		Expect(waiterClient.Close()).To(Succeed())
 		Expect(holder.Close()).To(Succeed())
-		e.expectNothingLeft(name)
+		e.ExpectNothingLeft(name)
 	})
 
 	Describe("linearizability (porcupine)", func() {
@@ -429,8 +386,8 @@ var _ = Describe("Under faults", Label("fault"), func() {
 		})
 
 		It("finds lock, trylock and unlock histories linearizable under lost replies, latency and resets", func() {
-			name := uniqueName("fault:linear")
-			proxy := startProxy()
+			name := spectest.UniqueName("fault:linear")
+			proxy := spectest.StartProxy()
 			const clients = 4
 			var (
 				mu      sync.Mutex
@@ -537,13 +494,13 @@ var _ = Describe("Under faults", Label("fault"), func() {
 					}
 				}()
 			}
-			waitAll(&wg)
+			spectest.WaitAll(&wg)
 			close(stop)
 			faults.Wait()
 			for _, c := range clientsOf {
 				Expect(c.Close()).To(Succeed())
 			}
-			e.expectNothingLeft(name)
+			e.ExpectNothingLeft(name)
 
 			res, info := porcupine.CheckOperationsVerbose(lockModel.ToModel(), ops, time.Minute)
 			if res != porcupine.Ok {

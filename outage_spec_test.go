@@ -2,6 +2,7 @@ package goredisson_test
 
 import (
 	"context"
+	"errors"
 	"strconv"
 	"time"
 
@@ -11,6 +12,7 @@ import (
 
 	"github.com/goredisson/goredisson/ctxowner"
 	"github.com/goredisson/goredisson/internal/redistest"
+	"github.com/goredisson/goredisson/internal/spectest"
 	"github.com/goredisson/goredisson/rlock"
 )
 
@@ -35,7 +37,7 @@ var _ = Describe("RLock when Redis is unavailable", Label("fault"), func() {
 	It("returns an error within the deadline when nothing listens", func() {
 		port, err := redistest.FreePort()
 		Expect(err).NotTo(HaveOccurred())
-		c, _ := clientAndRedis("127.0.0.1:" + strconv.Itoa(port))
+		c, _ := spectest.ClientAndRedis("127.0.0.1:" + strconv.Itoa(port))
 		lock := c.NewLock("unreachable")
 
 		dctx, cancel := context.WithTimeout(ctx, 500*time.Millisecond)
@@ -59,8 +61,81 @@ var _ = Describe("RLock when Redis is unavailable", Label("fault"), func() {
 		Expect(time.Since(start)).To(BeNumerically("<", 700*time.Millisecond))
 	})
 
+	Describe("the retry budget (WithRetry)", func() {
+		unreachable := func(opts ...rlock.Option) *rlock.Client {
+			port, err := redistest.FreePort()
+			Expect(err).NotTo(HaveOccurred())
+			c, _ := spectest.ClientAndRedis("127.0.0.1:"+strconv.Itoa(port), opts...)
+			return c
+		}
+		// gaveUp expects call, made with a context that never ends, to
+		// return the Redis error once the budget is spent.
+		gaveUp := func(what string, call func() error) time.Duration {
+			GinkgoHelper()
+			done := make(chan error, 1)
+			start := time.Now()
+			go func() { done <- call() }()
+			var err error
+			Eventually(done).WithTimeout(30*time.Second).Should(Receive(&err), "%s kept waiting with Redis unreachable", what)
+			Expect(err).To(MatchError(ContainSubstring("connection refused")), what)
+			Expect(err).To(MatchError(ContainSubstring("gave up after")), what)
+			Expect(errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)).To(BeFalse(), what)
+			return time.Since(start)
+		}
+
+		It("ends Lock with Redis unreachable after Redisson's budget: 4 retries, 0.5-1 s then 1-2 s apart", Label("slow"), func() {
+			lock := unreachable().NewLock("budget")
+			took := gaveUp("Lock", func() error { return lock.Lock(context.Background()) })
+			Expect(took).To(BeNumerically(">=", 3500*time.Millisecond), "four pauses of Redisson's EqualJitterDelay(1 s, 2 s)")
+			GinkgoWriter.Printf("Lock gave up after %v\n", took)
+		})
+
+		It("ends the waits of every lock type and synchronizer the same way", func() {
+			c := unreachable(rlock.WithRetry(2, 20*time.Millisecond))
+			rw := c.NewReadWriteLock("budget-rw")
+			for what, call := range map[string]func() error{
+				"FairLock.Lock":   func() error { return c.NewFairLock("budget-fair").Lock(ctx) },
+				"SpinLock.Lock":   func() error { return c.NewSpinLock("budget-spin").Lock(ctx) },
+				"FencedLock.Lock": func() error { return c.NewFencedLock("budget-fenced").Lock(ctx) },
+				"ReadLock.Lock":   func() error { return rw.ReadLock().Lock(ctx) },
+				"WriteLock.Lock":  func() error { return rw.WriteLock().Lock(ctx) },
+				"TryLock(1 min)": func() error {
+					_, err := c.NewLock("budget-try").TryLock(ctx, time.Minute, 0)
+					return err
+				},
+				"Semaphore.Acquire": func() error { return c.NewSemaphore("budget-sem").Acquire(ctx, 1) },
+				"PermitExpirableSemaphore.Acquire": func() error {
+					_, err := c.NewPermitExpirableSemaphore("budget-permits").Acquire(ctx, 0)
+					return err
+				},
+				"CountDownLatch.Await": func() error { return c.NewCountDownLatch("budget-latch").Await(ctx) },
+			} {
+				gaveUp(what, call)
+			}
+		})
+
+		It("keeps retrying until ctx ends with attempts < 0, and takes the lock once Redis is back", Label("slow"), func() {
+			c, _ := spectest.ClientAndRedis(srv.Addr, rlock.WithRetry(-1, 0))
+			Expect(srv.Stop()).To(Succeed())
+			stopped := true
+			DeferCleanup(func() {
+				if stopped {
+					_ = srv.Start()
+				}
+			})
+			owner := ctxowner.New(ctx)
+			done := make(chan error, 1)
+			go func() { done <- c.NewLock("until-ctx").Lock(owner) }()
+			Consistently(done).WithTimeout(8*time.Second).ShouldNot(Receive(), "longer than the default budget's 7 s")
+			Expect(srv.Start()).To(Succeed())
+			stopped = false
+			Eventually(done).WithTimeout(10 * time.Second).Should(Receive(BeNil()))
+			Expect(c.NewLock("until-ctx").Unlock(owner)).To(Succeed())
+		})
+	})
+
 	It("returns by the deadline while Redis hangs, and the abandoned attempt leaves no lock", func() {
-		c, rdb := clientAndRedis(srv.Addr)
+		c, rdb := spectest.ClientAndRedis(srv.Addr)
 		lock := c.NewLock("hung")
 		owner := ctxowner.New(ctx)
 		// A connection made before the pause: the script is sent, not just
@@ -95,7 +170,7 @@ var _ = Describe("RLock when Redis is unavailable", Label("fault"), func() {
 	})
 
 	It("keeps a re-entered hold's count exact when the re-entry's outcome is unknown", func() {
-		c, _ := clientAndRedis(srv.Addr)
+		c, _ := spectest.ClientAndRedis(srv.Addr)
 		lock := c.NewLock("reentry-unknown")
 		owner := ctxowner.New(ctx)
 		Expect(lock.Lock(owner)).To(Succeed())
@@ -113,7 +188,7 @@ var _ = Describe("RLock when Redis is unavailable", Label("fault"), func() {
 	})
 
 	It("gives back a write hold of unknown outcome taken for a goroutine owner", func() {
-		c, rdb := clientAndRedis(srv.Addr)
+		c, rdb := spectest.ClientAndRedis(srv.Addr)
 		wl := c.NewReadWriteLock("rw-hung").WriteLock()
 		// A connection made before the pause: the script is sent, not just
 		// the connection handshake.
@@ -132,7 +207,7 @@ var _ = Describe("RLock when Redis is unavailable", Label("fault"), func() {
 	})
 
 	It("tells the holder of every lock type that its lock was lost while Redis hangs past the lease, before anyone else can take it", func() {
-		c, rdb := clientAndRedis(srv.Addr, rlock.WithWatchdogTimeout(time.Second))
+		c, rdb := spectest.ClientAndRedis(srv.Addr, rlock.WithWatchdogTimeout(time.Second))
 		rw := c.NewReadWriteLock("hung-rw")
 		rwRead := c.NewReadWriteLock("hung-rw-read")
 		locks := map[string]rlock.Locker{
@@ -178,8 +253,8 @@ var _ = Describe("RLock when Redis is unavailable", Label("fault"), func() {
 	})
 
 	It("gives the lock to a waiter that waited across a Redis restart", func() {
-		holderClient, _ := clientAndRedis(srv.Addr, rlock.WithWatchdogTimeout(1500*time.Millisecond))
-		waiterClient, _ := clientAndRedis(srv.Addr)
+		holderClient, _ := spectest.ClientAndRedis(srv.Addr, rlock.WithWatchdogTimeout(1500*time.Millisecond))
+		waiterClient, _ := spectest.ClientAndRedis(srv.Addr)
 		holder := holderClient.NewLock("restart")
 		Expect(holder.Lock(ctx)).To(Succeed())
 		lost, stop := rlock.LostContext(ctx, holder)
@@ -190,8 +265,8 @@ var _ = Describe("RLock when Redis is unavailable", Label("fault"), func() {
 		go func() { done <- waiterClient.NewLock("restart").Lock(owner) }()
 		raw := srv.Client()
 		Eventually(func() int64 {
-			n, _ := raw.PubSubNumSub(ctx, lockChannel("restart")).Result()
-			return n[lockChannel("restart")]
+			n, _ := raw.PubSubNumSub(ctx, spectest.LockChannel("restart")).Result()
+			return n[spectest.LockChannel("restart")]
 		}).Should(BeEquivalentTo(1))
 		Expect(raw.Close()).To(Succeed())
 

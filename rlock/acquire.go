@@ -12,7 +12,8 @@ import (
 // forever is the wait of Lock and LockLease: until held or ctx ends.
 const forever time.Duration = -1
 
-// maxBackoff caps the pause between attempts while Redis fails.
+// maxBackoff caps the pause between attempts while Redis fails and waits
+// retry until ctx ends (WithRetry with attempts < 0).
 const maxBackoff = time.Second
 
 // acquire is the one acquisition of every lock kind: it takes a hold for
@@ -28,18 +29,18 @@ func (h *handle) acquire(ctx context.Context, op string, wait, lease time.Durati
 	a := &attempt{h: h, ctx: ctx, lease: lease, fairWait: h.fairWait}
 	a.field = h.field(ctx)
 	a.key = holdKey{h.name, a.field}
-	if h.kind == kindFair && wait > 0 {
+	if h.fairQueue() && wait > 0 {
 		a.fairWait = wait // Redisson's threadWaitTime is the tryLock wait when there is one
 	}
 	if wait > 0 {
 		a.deadline = time.Now().Add(wait)
 	}
-	if h.kind == kindSpin {
+	if h.spins() {
 		held, err = a.spin(wait)
 	} else {
 		held, err = a.wait(wait)
 	}
-	if !held && h.kind == kindFair && wait != 0 {
+	if !held && h.fairQueue() && wait != 0 {
 		a.leaveQueue()
 	}
 	err = opErr(h.opName(op), h.name, h.c.ctxOr(ctx, err))
@@ -109,22 +110,33 @@ func (a *attempt) retryable(err error) bool {
 func (a *attempt) spin(wait time.Duration) (bool, error) {
 	c, b := a.h.c, a.h.spin
 	bound := b.initial
+	f := &failures{policy: c.opts.retry}
 	var lastErr error
-	for first := true; ; first = false {
+	for {
 		held, ttl, _, err := a.try(false)
 		switch {
 		case held:
 			return true, nil
-		case err != nil && (first || !a.retryable(err)):
+		case err != nil && (wait == 0 || !a.retryable(err)):
 			return false, err
 		case wait == 0:
 			return false, nil
 		}
-		lastErr = err
 		pause := rand.N(bound + 1)
 		bound = min(2*bound, b.max)
 		if err == nil && ttl >= 0 {
 			pause = min(pause, ttl)
+		}
+		lastErr = err
+		if err != nil {
+			// Redis is failing: retry within the budget (WithRetry).
+			p, more, gaveUp := f.failed(err)
+			if !more {
+				return false, gaveUp
+			}
+			pause = max(pause, p)
+		} else {
+			f.reset()
 		}
 		remain, ok := remaining(a.deadline)
 		if !ok {
@@ -133,15 +145,8 @@ func (a *attempt) spin(wait time.Duration) (bool, error) {
 		if remain >= 0 {
 			pause = min(pause, remain)
 		}
-		t := time.NewTimer(pause)
-		select {
-		case <-t.C:
-		case <-a.ctx.Done():
-			t.Stop()
-			return false, waitEnded(a.ctx.Err(), lastErr)
-		case <-c.done:
-			t.Stop()
-			return false, ErrClosed
+		if err := c.sleep(a.ctx, pause); err != nil {
+			return false, waitEnded(err, lastErr)
 		}
 	}
 }
@@ -151,7 +156,7 @@ func (a *attempt) spin(wait time.Duration) (bool, error) {
 // (negative: the holder set no expiry). reached reports that Redis answered
 // (a wake that prompted the attempt was acted on).
 func (a *attempt) try(queue bool) (held bool, ttl time.Duration, reached bool, err error) {
-	h, c := a.h, a.h.c
+	c := a.h.c
 	hs, err := c.holds.enter(a.ctx, a.key, c.done)
 	if err != nil {
 		return false, 0, false, err
@@ -161,29 +166,16 @@ func (a *attempt) try(queue bool) (held bool, ttl time.Duration, reached bool, e
 		return false, 0, false, err
 	}
 	known := hs.known()
-	n := c.seq.Add(1)
-	keep := a.lease
-	if keep <= 0 {
-		keep = c.opts.watchdogTimeout
-	}
-	o := h.acquireCall(a.ctx, a.field, keep, n, a.fairWait, queue)
-	sent := time.Now()
-	a.attempts++
-	if err := c.exec(a.ctx, o); err != nil {
-		if reason, ok := abandoned(err); ok {
-			c.settleAcquire(h, a.key, hs, o, n, known, a.fairWait)
-			return false, 0, false, reason
+	lease := a.lease
+	if known > 0 {
+		queue = false // a re-entry never joins a fair lock's queue
+		if hs.renewed {
+			lease = 0 // a watchdog-managed hold stays so until its last Unlock
 		}
-		c.holds.exit(a.key, hs)
-		return false, 0, false, err
 	}
-	switch o.outcome() {
-	case notRun:
-		c.holds.exit(a.key, hs)
-		return false, 0, false, o.replyErr()
-	case unknown:
-		c.settleAcquire(h, a.key, hs, o, n, known, a.fairWait)
-		return false, 0, false, o.err
+	o, sent, err := a.send(hs, known, lease, queue)
+	if o == nil {
+		return false, 0, false, err // the hold was exited, or handed to a settle
 	}
 	defer c.holds.exit(a.key, hs)
 	if err := o.replyErr(); err != nil {
@@ -193,30 +185,97 @@ func (a *attempt) try(queue bool) (held bool, ttl time.Duration, reached bool, e
 		return false, 0, true, err
 	}
 	if r, ok := ints(o.v); ok && len(r) > 0 {
-		c.taken(a.key, hs, int(r[0]), sent, a.lease, h.kind == kindWrite && r[0] > 1, leaseData{h.renewKind(), h.kind})
-		if len(r) > 1 {
-			a.token = r[1]
-		}
-		if o.unsynced(c.opts.sync) {
-			return false, 0, true, c.giveBackUnsynced(a, hs, o)
-		}
-		return true, 0, true, nil
+		held, err := a.took(hs, known, r, lease, sent, o)
+		return held, 0, true, err
 	}
-	pttl, ok := o.v.(int64)
+	ttl, err = a.refused(hs, known, o.v, queue)
+	return false, ttl, true, err
+}
+
+// send runs the acquire script for the entered hold hs. It returns the op
+// when Redis replied; otherwise a nil op and the error, with the hold
+// exited (the attempt did not run) or handed to a settle (it may have run).
+func (a *attempt) send(hs *hold, known int, lease time.Duration, queue bool) (*op, time.Time, error) {
+	h, c := a.h, a.h.c
+	n := c.seq.Add(1)
+	keep := lease
+	if keep <= 0 {
+		keep = c.opts.watchdogTimeout
+	}
+	o := h.acquireCall(a.ctx, a.field, keep, n, a.fairWait, queue, lease <= 0)
+	sent := time.Now()
+	a.attempts++
+	if err := c.exec(a.ctx, o); err != nil {
+		if reason, ok := abandoned(err); ok {
+			c.settleAcquire(h, a.key, hs, o, n, known, a.fairWait)
+			return nil, sent, reason
+		}
+		c.holds.exit(a.key, hs)
+		return nil, sent, err
+	}
+	switch o.outcome() {
+	case notRun:
+		c.holds.exit(a.key, hs)
+		return nil, sent, o.replyErr()
+	case unknown:
+		c.settleAcquire(h, a.key, hs, o, n, known, a.fairWait)
+		return nil, sent, o.err
+	}
+	return o, sent, nil
+}
+
+// took records the hold an acquire script took (r: the owner's holds after
+// it, and a FencedLock's token). When Redis counts no more holds than the
+// ledger knew before this one, the owner's earlier hold is gone (expired,
+// force-unlocked, flushed): that hold is lost (its LostContext ends with
+// ErrLockLost), the fresh hold is given back, and the attempt fails with
+// ErrLockLost, so that code nested in the lost critical section stops
+// instead of going on under a hold it does not have.
+func (a *attempt) took(hs *hold, known int, r []int64, lease time.Duration, sent time.Time, o *op) (bool, error) {
+	h, c := a.h, a.h.c
+	if known > 0 && int(r[0]) <= known {
+		c.loseHold(a.key, hs)
+		c.holds.update(a.key, func() { hs.count = int(r[0]) })
+		err := fmt.Errorf("%w: Redis counts %d holds of this owner, %d with this re-entry; the earlier ones are gone (this acquisition was given back)", ErrLockLost, r[0]-1, known+1)
+		if _, _, rerr := c.releaseOnce(a.ctx, h, a.key, hs); rerr != nil {
+			err = fmt.Errorf("%w (and giving it back failed: %w)", err, rerr)
+		}
+		return false, err
+	}
+	c.taken(a.key, hs, int(r[0]), sent, lease, h.extendsOnReentry() && r[0] > 1, leaseData{h.renewKind(), h.kind})
+	if len(r) > 1 {
+		a.token = r[1]
+	}
+	if o.unsynced(c.opts.sync) {
+		return false, c.giveBackUnsynced(a, hs, o)
+	}
+	return true, nil
+}
+
+// refused reads the reply of an acquire script that did not take the lock
+// and returns how long to wait at most before the next attempt. A re-entry
+// refused means the owner's hold is gone and another owner holds the lock:
+// the hold is lost and the attempt fails with ErrLockLost.
+func (a *attempt) refused(hs *hold, known int, v any, queue bool) (time.Duration, error) {
+	pttl, ok := v.(int64)
 	if !ok {
-		return false, 0, true, errUnexpected(o.v)
+		return 0, errUnexpected(v)
+	}
+	if known > 0 && pttl != -3 {
+		a.h.c.loseHold(a.key, hs)
+		return 0, fmt.Errorf("%w: the owner's hold is gone and the lock is taken", ErrLockLost)
 	}
 	a.contended++
 	if pttl == -3 || pttl == -2 {
 		pttl = 0 // the key went away meanwhile: try again at once
 	}
-	ttl = time.Duration(pttl) * time.Millisecond
-	if h.kind == kindFair && queue && (ttl < 0 || ttl > a.fairWait/3) {
+	ttl := time.Duration(pttl) * time.Millisecond
+	if a.h.fairQueue() && queue && (ttl < 0 || ttl > a.fairWait/3) {
 		// A queued waiter's attempts refresh its place: never sleep longer
 		// than a third of its threadWaitTime between two.
 		ttl = a.fairWait / 3
 	}
-	return false, ttl, true, nil
+	return ttl, nil
 }
 
 // giveBackUnsynced gives back a hold that too few replicas confirmed

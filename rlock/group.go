@@ -40,10 +40,7 @@ func (h *handle) identity() (redis.UniversalClient, string) {
 	return h.c.rdb, h.name
 }
 func (l *Lock) identity() (redis.UniversalClient, string)       { return l.handle().identity() }
-func (s *SpinLock) identity() (redis.UniversalClient, string)   { return s.handle().identity() }
 func (f *FencedLock) identity() (redis.UniversalClient, string) { return f.handle().identity() }
-func (f *FairLock) identity() (redis.UniversalClient, string)   { return f.handle().identity() }
-func (s *rwSide) identity() (redis.UniversalClient, string)     { return s.h.identity() }
 
 // newGroup validates the locks of a group.
 func newGroup(kind string, locks []Locker) (*group, error) {

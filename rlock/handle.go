@@ -67,6 +67,10 @@ func (h *handle) holdCount(ctx context.Context, op string) (int, error) {
 	}
 	defer c.holds.exit(k, hs)
 	n, err := c.commandInt(ctx, "hget", h.name, k.field)
+	if err == nil && int(n) < hs.known() {
+		c.loseHold(k, hs) // Redis has fewer holds than this Client took: they are gone
+		c.released(k, hs, int(n))
+	}
 	return int(n), opErr(h.opName(op), h.name, err)
 }
 

@@ -25,9 +25,13 @@ type holdKey struct{ name, field string }
 
 // hold is one owner's hold on one lock as the Client knows it.
 type hold struct {
-	count int           // holds taken and not given back, as far as known
-	lease time.Duration // fixed lease of the last acquisition; 0 for a watchdog lease
-	since time.Time     // when the first of the holds was taken
+	count int       // holds taken and not given back, as far as known
+	since time.Time // when the first of the holds was taken
+	// renewed is set once one of the holds was watchdog-managed: from then
+	// on until the last Unlock the whole hold is (every re-entry and
+	// release keeps the watchdog lease, and the watchdog renews it), so
+	// that no fixed lease of another of its holds can cut it short.
+	renewed bool
 	// entry watches the lease (and renews a watchdog lease) while count > 0.
 	entry *watchdog.Entry
 	// busy is set while a call of this owner on this lock is in flight or
@@ -202,11 +206,10 @@ func (c *Client) taken(k holdKey, h *hold, count int, sent time.Time, lease time
 		}
 		if h.entry == nil {
 			h.since = sent
+			h.renewed = false
 		}
 		h.count = count
-		if !renewed {
-			h.lease = lease
-		}
+		h.renewed = h.renewed || renewed
 		if h.entry == nil {
 			h.entry = c.wd.Add(watchdog.Lease{Key: k.name, Field: k.field, Data: data}, deadline, renewed)
 			return
@@ -229,10 +232,32 @@ func (c *Client) released(k holdKey, h *hold, count int) (held time.Duration) {
 				h.entry = nil
 				held = time.Since(h.since)
 			}
-			h.lease = 0
+			h.renewed = false
 		}
 	})
 	return held
+}
+
+// loseHold records that Redis no longer has the owner's hold (an
+// acquisition, a release or a read found fewer holds than the ledger
+// counted): the hold is lost, its LostContext ends with ErrLockLost at
+// once, and the ledger counts none.
+func (c *Client) loseHold(k holdKey, h *hold) {
+	var e *watchdog.Entry
+	c.holds.update(k, func() {
+		e, h.entry = h.entry, nil
+		h.count, h.renewed = 0, false
+	})
+	if e == nil {
+		return
+	}
+	select {
+	case <-e.Lost():
+		return // known already
+	default:
+	}
+	c.logger().Warn("goredisson: lock lost: Redis no longer has this owner's hold", "lock", k.name, "field", k.field)
+	e.Lose()
 }
 
 // leaseData is what the watchdog keeps of a lease for the Client: how to
@@ -260,14 +285,16 @@ func (c *Client) lost(l watchdog.Lease, err error) {
 		Start: time.Now(), Held: held, Err: cause})
 }
 
-// releaseLease is the lease a release re-applies while holds remain: the
-// last fixed lease, or the watchdog timeout (Redisson's
-// internalLockLeaseTime).
+// releaseLease is the lease the key keeps at least while holds remain
+// after a release: the watchdog timeout for a watchdog-managed hold, 0
+// (the key's expiry as it is: it covers every fixed hold taken) for fixed
+// ones. Redisson re-applies the last lease given instead
+// (internalLockLeaseTime), which can cut an outer hold's lease short.
 func (c *Client) releaseLease(h *hold) time.Duration {
-	if h.lease > 0 && h.entry != nil && !h.lost() {
-		return h.lease
+	if h.renewed {
+		return c.opts.watchdogTimeout
 	}
-	return c.opts.watchdogTimeout
+	return 0
 }
 
 // runUnsettled runs the kept settles of the owner's lost calls on the lock,

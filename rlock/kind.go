@@ -70,6 +70,39 @@ func (h *handle) field(ctx context.Context) string {
 	return h.c.field(ctx) + h.suffix()
 }
 
+// spins reports whether waiters retry with backoff instead of waiting for
+// messages (SpinLock).
+func (h *handle) spins() bool { return h.kind == kindSpin }
+
+// fairQueue reports whether waiters queue in Redis (FairLock): a waiter's
+// threadWaitTime is its wait, a waiter that gives up leaves the queue, and
+// a queued waiter's attempts refresh its place.
+func (h *handle) fairQueue() bool { return h.kind == kindFair }
+
+// extendsOnReentry reports whether a re-entry extends the lease by the new
+// one instead of setting it (a write lock, as Redisson's), which is also the
+// side that may be downgraded to the owner's read holds.
+func (h *handle) extendsOnReentry() bool { return h.kind == kindWrite }
+
+// String names a lock kind in events.
+func (k kind) String() string {
+	switch k {
+	case kindSpin:
+		return "spinlock"
+	case kindFenced:
+		return "fencedlock"
+	case kindFair:
+		return "fairlock"
+	case kindRead:
+		return "readlock"
+	case kindWrite:
+		return "writelock"
+	case kindNonReentrant:
+		return "nonreentrantlock"
+	}
+	return "lock"
+}
+
 // renewKind selects the renewal script of a watchdog lease.
 type renewKind uint8
 
@@ -106,7 +139,10 @@ func (h *handle) channel(field string) string {
 // newHandle returns the handle of a lock: its keys are derived once here,
 // not on every call.
 func newHandle(c *Client, name string, k kind) handle {
-	h := handle{c: c, name: name, kind: k, ch: layout.Channel(name)}
+	h := handle{c: c, name: name, kind: k, ch: layout.Channel(name), fairWait: defaultFairLockWaitTimeout, spin: defaultBackoff}
+	if c != nil {
+		h.fairWait, h.spin = c.opts.fairWait, c.opts.spin
+	}
 	if k == kindRead || k == kindWrite {
 		h.ch = layout.RWChannel(name)
 	}
@@ -140,9 +176,10 @@ func boxAll(ss []string) []any {
 
 // acquireCall returns the acquire op of this kind. Every acquire script
 // takes KEYS = [lock, cancel floor, ...] and ARGV = [lease ms, field, call
-// number, ...]; fairWait is a fair lock's threadWaitTime and queue whether
-// the attempt joins the queue.
-func (h *handle) acquireCall(ctx context.Context, field string, keep time.Duration, n uint64, fairWait time.Duration, queue bool) *op {
+// number, ...]; fairWait is a fair lock's threadWaitTime, queue whether
+// the attempt joins the queue, and watchdog whether the hold is
+// watchdog-managed (a reader's earlier holds then get its lease too).
+func (h *handle) acquireCall(ctx context.Context, field string, keep time.Duration, n uint64, fairWait time.Duration, queue, watchdog bool) *op {
 	lease := h.c.ms(keep)
 	switch h.kind {
 	case kindFenced:
@@ -155,7 +192,11 @@ func (h *handle) acquireCall(ctx context.Context, field string, keep time.Durati
 		return newScriptOp(ctx, fairAcquireScript, h.acqKeys, lease, field, n, fairWait.Milliseconds(), q)
 	case kindRead:
 		keys := append(h.acqKeys[:len(h.acqKeys):len(h.acqKeys)], layout.ReadTimeoutPrefix(h.name, field))
-		return newScriptOp(ctx, readAcquireScript, keys, lease, field, n, field+":write")
+		all := "0"
+		if watchdog {
+			all = "1"
+		}
+		return newScriptOp(ctx, readAcquireScript, keys, lease, field, n, field+":write", all)
 	case kindWrite:
 		return newScriptOp(ctx, writeAcquireScript, h.acqKeys, lease, field, n)
 	case kindNonReentrant:

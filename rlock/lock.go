@@ -54,15 +54,21 @@ type Locker interface {
 	RemainTTL(ctx context.Context) (time.Duration, error)
 }
 
-// Lock is a reentrant lock stored as a Redis hash (Redisson's RLock
-// [getLock]): key = the lock's name, field = "<client id>:<owner id>",
-// value = hold count. Waiters sleep on redisson_lock__channel:{name}; the
-// last unlock publishes "0", which wakes one waiter in each client, the one
-// blocked longest in its wait. A new waiter that finds waiters of its own
-// Client on the lock queues behind them before its first attempt (for at
-// most 100 ms), so the owners of one Client take the lock in turn; between
-// clients, as in Redisson, whoever comes first takes it. A Lock value is only
-// a handle: many goroutines may share it, each acting for its own owner.
+// Lock is a single-key lock: every kind Redisson returns as RLock (getLock,
+// getFairLock, getSpinLock, getNonReentrantLock, the two sides of
+// getReadWriteLock) is a *Lock, made by the constructor of its kind, which
+// documents how that kind waits and wakes. Each kind keeps Redisson's layout
+// for it; for NewLock it is a Redis hash: key = the lock's name, field =
+// "<client id>:<owner id>", value = hold count. Waiters sleep on
+// redisson_lock__channel:{name}; the last unlock publishes "0", which wakes
+// one waiter in each client, the one blocked longest in its wait. A new
+// waiter that finds waiters of its own Client on the lock queues behind them
+// before its first attempt (for at most 100 ms), so the owners of one Client
+// take the lock in turn; between clients, as in Redisson, whoever comes first
+// takes it.
+//
+// A Lock value is only a handle: many goroutines may share it, each acting
+// for its own owner.
 type Lock struct{ h handle }
 
 var _ Locker = (*Lock)(nil)
@@ -70,7 +76,7 @@ var _ Locker = (*Lock)(nil)
 // NewLock returns the reentrant lock of the given name [getLock]. An empty
 // name is reported by the lock's methods as ErrInvalidArgument.
 func (c *Client) NewLock(name string) *Lock {
-	return &Lock{h: newHandle(c, name, kindLock)}
+	return newLock(c, name, kindLock)
 }
 
 // NewNonReentrantLock returns the non-reentrant lock of the given name
@@ -78,7 +84,12 @@ func (c *Client) NewLock(name string) *Lock {
 // holders of the same name, but its holder taking it again gets ErrReentry
 // instead of a second hold.
 func (c *Client) NewNonReentrantLock(name string) *Lock {
-	return &Lock{h: newHandle(c, name, kindNonReentrant)}
+	return newLock(c, name, kindNonReentrant)
+}
+
+// newLock returns a lock of kind k.
+func newLock(c *Client, name string, k kind) *Lock {
+	return &Lock{h: newHandle(c, name, k)}
 }
 
 // handle returns the lock's handle (nil-safe).

@@ -71,25 +71,6 @@ func (c *Client) observe(ctx context.Context, e Event) {
 	}
 }
 
-// kindName names a lock kind in events.
-func (k kind) String() string {
-	switch k {
-	case kindSpin:
-		return "spinlock"
-	case kindFenced:
-		return "fencedlock"
-	case kindFair:
-		return "fairlock"
-	case kindRead:
-		return "readlock"
-	case kindWrite:
-		return "writelock"
-	case kindNonReentrant:
-		return "nonreentrantlock"
-	}
-	return "lock"
-}
-
 // observe reports an event of this lock (Kind, Lock and Duration filled in
 // here) when its Client has an Observer.
 func (h *handle) observe(ctx context.Context, e Event) {

@@ -184,9 +184,7 @@ func (h *handle) watchdogLease() time.Duration {
 	return h.c.opts.watchdogTimeout
 }
 func (l *Lock) watchdogLease() time.Duration       { return l.handle().watchdogLease() }
-func (s *SpinLock) watchdogLease() time.Duration   { return s.handle().watchdogLease() }
 func (f *FencedLock) watchdogLease() time.Duration { return f.handle().watchdogLease() }
-func (f *FairLock) watchdogLease() time.Duration   { return f.handle().watchdogLease() }
 
 // keep returns the lease the masters give a hold: lease, or for a watchdog
 // lease the shortest watchdog timeout of the masters' Clients.

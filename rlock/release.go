@@ -79,7 +79,7 @@ func (h *handle) unlock(ctx context.Context) error {
 			}
 		}
 		c.holds.exit(k, hs)
-		if err == nil && left == 0 && h.kind == kindWrite && c.holds.count(holdKey{h.name, c.field(ctx)}) > 0 {
+		if err == nil && left == 0 && h.extendsOnReentry() && c.holds.count(holdKey{h.name, c.field(ctx)}) > 0 {
 			// A downgrade: the lock stays in read mode and, as in
 			// Redisson, nothing is published; this Client's waiting
 			// readers go in at once all the same.
@@ -142,7 +142,9 @@ func (c *Client) releaseOnce(ctx context.Context, h *handle, k holdKey, hs *hold
 }
 
 // releaseReply reads a release script's reply: the holds left, or -1 when
-// the owner held none (ErrNotHeld, unless noneMeansReleased).
+// the owner held none (ErrNotHeld, unless noneMeansReleased). An owner that
+// held none while the ledger counted holds has lost them: its LostContext
+// ends with ErrLockLost.
 func (c *Client) releaseReply(k holdKey, hs *hold, v any, noneMeansReleased bool) (int, time.Duration, error) {
 	if e, ok := v.(replyError); ok {
 		return 0, 0, e
@@ -151,10 +153,14 @@ func (c *Client) releaseReply(k holdKey, hs *hold, v any, noneMeansReleased bool
 	if !ok {
 		return 0, 0, errUnexpected(v)
 	}
-	held := c.released(k, hs, int(n))
 	if n == -1 && !noneMeansReleased {
-		return 0, held, ErrNotHeld
+		if hs.known() > 0 {
+			c.loseHold(k, hs)
+		}
+		c.released(k, hs, 0)
+		return 0, 0, ErrNotHeld
 	}
+	held := c.released(k, hs, int(n))
 	return max(int(n), 0), held, nil
 }
 
@@ -199,7 +205,7 @@ func (c *Client) settleAcquire(h *handle, k holdKey, hs *hold, lost *op, n uint6
 		ctx, cancel := cleanupCtx(lost.ctx)
 		defer cancel()
 		if c.awaitLost(ctx, lost) {
-			if r, ok := lost.v.(int64); ok && (r == -3 || h.kind != kindFair) {
+			if r, ok := lost.v.(int64); ok && (r == -3 || !h.fairQueue()) {
 				return // it did not take the lock (nor join a queue): nothing to undo
 			}
 		}

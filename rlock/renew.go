@@ -133,15 +133,6 @@ func (h *handle) lossOf(ctx context.Context) (<-chan struct{}, func() error) {
 func (l *Lock) lossOf(ctx context.Context, _ <-chan struct{}) (<-chan struct{}, func() error) {
 	return l.handle().lossOf(ctx)
 }
-func (s *SpinLock) lossOf(ctx context.Context, _ <-chan struct{}) (<-chan struct{}, func() error) {
-	return s.handle().lossOf(ctx)
-}
 func (f *FencedLock) lossOf(ctx context.Context, _ <-chan struct{}) (<-chan struct{}, func() error) {
 	return f.handle().lossOf(ctx)
-}
-func (f *FairLock) lossOf(ctx context.Context, _ <-chan struct{}) (<-chan struct{}, func() error) {
-	return f.handle().lossOf(ctx)
-}
-func (s *rwSide) lossOf(ctx context.Context, _ <-chan struct{}) (<-chan struct{}, func() error) {
-	return s.h.lossOf(ctx)
 }

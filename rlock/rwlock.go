@@ -1,10 +1,5 @@
 package rlock
 
-import (
-	"context"
-	"time"
-)
-
 // ReadWriteLock is Redisson's RReadWriteLock [getReadWriteLock]: many
 // readers or one writer, both sides reentrant per owner, in one hash with a
 // "mode" field ("read" or "write"). The write owner may also take the read
@@ -26,36 +21,20 @@ func (c *Client) NewReadWriteLock(name string) *ReadWriteLock {
 	return &ReadWriteLock{c: c, name: name}
 }
 
-// ReadLock returns the shared side [readLock()].
-func (rw *ReadWriteLock) ReadLock() Locker { return rw.side(kindRead) }
+// ReadLock returns the shared side [readLock()]: IsLocked reports whether
+// anyone reads (the writer's own read holds included), and re-entry renews
+// the reader's hold.
+func (rw *ReadWriteLock) ReadLock() *Lock { return rw.side(kindRead) }
 
-// WriteLock returns the exclusive side [writeLock()].
-func (rw *ReadWriteLock) WriteLock() Locker { return rw.side(kindWrite) }
+// WriteLock returns the exclusive side [writeLock()]: a re-entry extends the
+// lease by the new one (Redisson's write re-entry), and the last write
+// unlock of an owner that still reads leaves the lock in read mode without
+// a message.
+func (rw *ReadWriteLock) WriteLock() *Lock { return rw.side(kindWrite) }
 
-func (rw *ReadWriteLock) side(k kind) *rwSide {
+func (rw *ReadWriteLock) side(k kind) *Lock {
 	if rw == nil {
-		return &rwSide{h: newHandle(nil, "", k)}
+		return newLock(nil, "", k)
 	}
-	return &rwSide{h: newHandle(rw.c, rw.name, k)}
-}
-
-// rwSide is one side of a ReadWriteLock; ReadLock and WriteLock describe
-// how each behaves.
-type rwSide struct{ h handle }
-
-func (s *rwSide) Name() string                   { return s.h.lockName() }
-func (s *rwSide) Lock(ctx context.Context) error { return s.h.lock(ctx, 0) }
-func (s *rwSide) LockLease(ctx context.Context, lease time.Duration) error {
-	return s.h.lock(ctx, lease)
-}
-func (s *rwSide) TryLock(ctx context.Context, wait, lease time.Duration) (bool, error) {
-	return s.h.tryLock(ctx, wait, lease)
-}
-func (s *rwSide) Unlock(ctx context.Context) error                  { return s.h.unlock(ctx) }
-func (s *rwSide) ForceUnlock(ctx context.Context) (bool, error)     { return s.h.forceUnlockOp(ctx) }
-func (s *rwSide) IsLocked(ctx context.Context) (bool, error)        { return s.h.isLockedOp(ctx) }
-func (s *rwSide) IsHeldByCurrent(ctx context.Context) (bool, error) { return s.h.isHeldByCurrent(ctx) }
-func (s *rwSide) HoldCount(ctx context.Context) (int, error)        { return s.h.holdCount(ctx, "holdcount") }
-func (s *rwSide) RemainTTL(ctx context.Context) (time.Duration, error) {
-	return s.h.remainTTL(ctx)
+	return newLock(rw.c, rw.name, k)
 }

@@ -65,12 +65,21 @@ func (c *Client) waitFor(ctx context.Context, w waitSpec) (bool, error) {
 			sub.Close()
 		}
 	}()
+	f := &failures{policy: c.opts.retry}
 	if sub != nil && w.queue && sub.QueueBehind() {
-		return c.waitOn(ctx, w, sub, queued, c.queuePause, nil)
+		return c.waitOn(ctx, w, sub, queued, c.queuePause, nil, f)
 	}
 	ok, pause, _, err := w.try()
 	if ok || w.once || (err != nil && !w.retryable(err)) {
 		return ok, err
+	}
+	if err != nil && !f.policy.untilCtx() {
+		// Redis is failing: retry within the budget before subscribing,
+		// as Redisson's commands do before its lock loop subscribes.
+		var done bool
+		if ok, pause, err, done = c.rideOut(ctx, w, f, err); done {
+			return ok, err
+		}
 	}
 	start := tried
 	if sub == nil {
@@ -80,7 +89,36 @@ func (c *Client) waitFor(ctx context.Context, w waitSpec) (bool, error) {
 		}
 		start = retry
 	}
-	return c.waitOn(ctx, w, sub, start, pause, err)
+	return c.waitOn(ctx, w, sub, start, pause, err, f)
+}
+
+// rideOut retries an attempt that failed with err, within the retry
+// budget, the wait and ctx, until Redis answers. done reports that the wait
+// is over (held, or failed for good: err); otherwise the last attempt was
+// answered, not held, and pause bounds the sleep before the next.
+func (c *Client) rideOut(ctx context.Context, w waitSpec, f *failures, err error) (ok bool, pause time.Duration, _ error, done bool) {
+	for err != nil {
+		p, more, gaveUp := f.failed(err)
+		if !more {
+			return false, 0, gaveUp, true
+		}
+		remain, left := remaining(w.deadline)
+		if !left {
+			return false, 0, waitEnded(nil, err), true
+		}
+		if remain >= 0 {
+			p = min(p, remain)
+		}
+		if serr := c.sleep(ctx, p); serr != nil {
+			return false, 0, waitEnded(serr, err), true
+		}
+		ok, pause, _, err = w.try()
+		if ok || (err != nil && !w.retryable(err)) {
+			return ok, 0, err, true
+		}
+	}
+	f.reset()
+	return false, pause, nil, false
 }
 
 // How waitOn begins.
@@ -93,12 +131,11 @@ const (
 )
 
 // waitOn is the loop of waitFor once subscribed.
-func (c *Client) waitOn(ctx context.Context, w waitSpec, sub *pubsub.Sub, start waitStart, pause time.Duration, err error) (bool, error) {
+func (c *Client) waitOn(ctx context.Context, w waitSpec, sub *pubsub.Sub, start waitStart, pause time.Duration, err error, f *failures) (bool, error) {
 	var ok bool
 	lastErr := err
 	tried := start != retry
 	untried := start == queued // no attempt made yet: one is due before the wait may run out
-	backoff := 10 * time.Millisecond
 	for {
 		if !tried {
 			var reached bool
@@ -122,12 +159,17 @@ func (c *Client) waitOn(ctx context.Context, w waitSpec, sub *pubsub.Sub, start 
 			return false, err
 		case err != nil:
 			// Redis is failing (down, restarting, failing over): keep
-			// waiting with a growing pause.
-			lastErr, pause = err, backoff
-			backoff = min(2*backoff, maxBackoff)
+			// waiting within the retry budget (WithRetry).
+			var more bool
+			var gaveUp error
+			if pause, more, gaveUp = f.failed(err); !more {
+				return false, gaveUp
+			}
+			lastErr = err
 			c.logger().Debug("goredisson: attempt failed, retrying", "channel", w.channel, "err", err)
 		default:
-			lastErr, backoff = nil, 10*time.Millisecond
+			lastErr = nil
+			f.reset()
 		}
 		remain, ok := remaining(w.deadline)
 		if !ok && untried {
@@ -193,9 +235,17 @@ func waitEnded(err, lastErr error) error {
 
 // retryable reports whether a failed attempt may be tried again: not when
 // ctx is done, the Client closed, or the failure is a refusal (an error
-// reply that is not a redirection or a transient state).
+// reply that is not a redirection or a transient state, a refused
+// re-entry, a hold found lost).
 func (c *Client) retryable(ctx context.Context, err error) bool {
 	var re replyError
-	return ctx.Err() == nil && !c.closed.Load() && !errors.Is(err, ErrReplicaSync) && !errors.Is(err, ErrReentry) &&
-		!errors.Is(err, ErrInvalidArgument) && !(errors.As(err, &re) && !re.notRun())
+	if ctx.Err() != nil || c.closed.Load() {
+		return false
+	}
+	for _, final := range []error{ErrReplicaSync, ErrReentry, ErrInvalidArgument, ErrLockLost} {
+		if errors.Is(err, final) {
+			return false
+		}
+	}
+	return !(errors.As(err, &re) && !re.notRun())
 }

@@ -5,7 +5,6 @@ import (
 	"math/rand/v2"
 	"slices"
 	"strconv"
-	"testing"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -15,32 +14,17 @@ import (
 
 	"github.com/goredisson/goredisson/ctxowner"
 	"github.com/goredisson/goredisson/internal/layout"
-	"github.com/goredisson/goredisson/internal/redistest"
 )
 
 // Specs that need to see inside a Client (how many waiters block on a
-// channel) to stage a race exactly. The public behaviour is specified in
-// the root suite.
-
-func TestInternals(t *testing.T) {
-	RegisterFailHandler(Fail)
-	RunSpecs(t, "rlock internals")
-}
-
-var internalServer *redistest.Server
-
-var _ = BeforeSuite(func() {
-	var err error
-	internalServer, err = redistest.Start()
-	Expect(err).NotTo(HaveOccurred())
-	DeferCleanup(internalServer.Close)
-})
+// channel) to stage a race exactly. They run in the package's one Ginkgo
+// suite (suite_test.go), on its server (specServerAddr).
 
 // internalClient returns a Client on a go-redis client of its own; both
 // are closed at cleanup.
 func internalClient() *Client {
 	GinkgoHelper()
-	rdb := redis.NewClient(&redis.Options{Addr: internalServer.Addr})
+	rdb := redis.NewClient(&redis.Options{Addr: specServerAddr})
 	c, err := NewClient(rdb)
 	Expect(err).NotTo(HaveOccurred())
 	DeferCleanup(func() {

@@ -195,10 +195,11 @@ func (s *Scheduler) Add(l Lease, deadline time.Time, renew bool) *Entry {
 	return e
 }
 
-// Confirm records a new acquisition of a watched lease (a re-entry): its
-// deadline becomes deadline, and with renew set the Scheduler renews it from
-// now on (a renewed lease stays renewed). It does nothing to a lease that is
-// already lost or stopped.
+// Confirm records a new acquisition of a watched lease (a re-entry) whose
+// lease lasts until deadline: the lease's deadline moves to it if that is
+// later (a re-entry extends a lease, never shortens it), and with renew set
+// the Scheduler renews it from now on (a renewed lease stays renewed). It
+// does nothing to a lease that is already lost or stopped.
 func (e *Entry) Confirm(deadline time.Time, renew bool) {
 	s := e.s
 	s.mu.Lock()
@@ -206,7 +207,9 @@ func (e *Entry) Confirm(deadline time.Time, renew bool) {
 	if e.stopped {
 		return
 	}
-	e.deadline = deadline
+	if deadline.After(e.deadline) {
+		e.deadline = deadline
+	}
 	if renew && !e.renewed {
 		e.renewed = true
 		e.when = time.Now().Add(s.interval)
@@ -261,6 +264,18 @@ func (e *Entry) Stop() {
 	if e.index >= 0 {
 		heap.Remove(&s.due, e.index)
 	}
+}
+
+// Lose ends the watch of a lease its holder found lost some other way (its
+// client saw Redis count fewer holds than it did), as a renewal that finds
+// the lease gone does: Lost closes with ErrLost and the WithOnLost function
+// is called. It does nothing to a lease already stopped or lost.
+func (e *Entry) Lose() {
+	s := e.s
+	s.mu.Lock()
+	e.lose(ErrLost)
+	s.mu.Unlock()
+	s.notify()
 }
 
 // Lost returns a channel closed when the lease is lost or the Scheduler

@@ -25,6 +25,7 @@
 --          that, or until the head's timeout if sooner), or -3 when the call
 --          was cancelled.
 --#include cancel
+--#include lease
 --#include fair_queue
 if cancelled(KEYS[2], ARGV[2], ARGV[3]) then
     return -3
@@ -45,7 +46,7 @@ if redis.call('exists', KEYS[1]) == 0
 end
 if redis.call('hexists', KEYS[1], ARGV[2]) == 1 then
     local n = redis.call('hincrby', KEYS[1], ARGV[2], 1)
-    redis.call('pexpire', KEYS[1], ARGV[1])
+    extend_to(ARGV[1])
     return {n}
 end
 if ARGV[5] ~= '1' then

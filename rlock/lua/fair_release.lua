@@ -10,13 +10,15 @@
 --          channel is this plus ":<field>"
 -- KEYS[4]  the queue                KEYS[5]  the timeouts
 -- ARGV[1..5] see lib/settle.lua; ARGV[1] may also be 'g': give up waiting
--- ARGV[6]  lease in ms, re-applied while holds remain
+-- ARGV[6]  lease in ms the key keeps at least while holds remain (0: as
+--          it is; lib/lease.lua)
 -- ARGV[7]  publish command: "publish" or "spublish"
 -- ARGV[8]  unlock message ("0")
 -- ARGV[9]  threadWaitTime in ms of the waiter that gives up
 -- Returns: see lib/settle.lua; 0 for 'g'.
 --#include cancel
 --#include fair_queue
+--#include lease
 --#include hold
 local function release()
     purge(KEYS[4], KEYS[5], now_ms())

@@ -9,11 +9,13 @@
 -- KEYS[3]  the unlock channel, redisson_lock__channel:{name}
 -- ARGV[1..5] see lib/settle.lua (mode, field, call number, known holds,
 --          cancel floor TTL)
--- ARGV[6]  lease in ms, re-applied while holds remain
+-- ARGV[6]  lease in ms the key keeps at least while holds remain (0: as
+--          it is; lib/lease.lua)
 -- ARGV[7]  publish command: "publish", "spublish", or "" (SpinLock: none)
 -- ARGV[8]  unlock message ("0")
 -- Returns: see lib/settle.lua.
 --#include cancel
+--#include lease
 --#include hold
 local function release()
     local n = count_down(ARGV[6])

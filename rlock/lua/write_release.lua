@@ -6,11 +6,13 @@
 -- KEYS[1]  the lock hash            KEYS[2]  the cancel floor
 -- KEYS[3]  the channel, redisson_rwlock:{name}
 -- ARGV[1..5] see lib/settle.lua (ARGV[2] is the writer field)
--- ARGV[6]  lease in ms, re-applied while write holds remain
+-- ARGV[6]  lease in ms the key keeps at least while write holds remain
+--          (0: as it is; lib/lease.lua)
 -- ARGV[7]  publish command: "publish" or "spublish"
 -- ARGV[8]  message ("1")
 -- Returns: see lib/settle.lua.
 --#include cancel
+--#include lease
 --#include hold
 local function release()
     local mode = redis.call('hget', KEYS[1], 'mode')

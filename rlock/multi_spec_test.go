@@ -1,4 +1,4 @@
-package goredisson_test
+package rlock_test
 
 import (
 	"context"
@@ -9,67 +9,28 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	"github.com/onsi/gomega/gleak"
-	"github.com/redis/go-redis/v9"
 
 	"github.com/goredisson/goredisson/ctxowner"
 	"github.com/goredisson/goredisson/internal/redistest"
+	"github.com/goredisson/goredisson/internal/spectest"
 	"github.com/goredisson/goredisson/rlock"
 )
 
-// startServers starts n extra redis-servers for one spec and stops them at
-// cleanup.
-func startServers(n int) []*redistest.Server {
-	out := make([]*redistest.Server, n)
-	for i := range out {
-		srv, err := redistest.Start()
-		Expect(err).NotTo(HaveOccurred())
-		DeferCleanup(srv.Close)
-		out[i] = srv
-	}
-	return out
-}
-
-// clientOn returns a goredisson Client on addr; both are closed at cleanup.
-func clientOn(addr string, opts ...rlock.Option) *rlock.Client {
-	c, _ := clientAndRedis(addr, opts...)
-	return c
-}
-
-// clientAndRedis returns a goredisson Client on its own go-redis client for
-// addr (no retries, quick dial timeout: servers here get killed and paused),
-// and that go-redis client; both are closed at cleanup.
-func clientAndRedis(addr string, opts ...rlock.Option) (*rlock.Client, *redis.Client) {
-	GinkgoHelper()
-	return clientWith(&redis.Options{Addr: addr, MaxRetries: -1, DialTimeout: 200 * time.Millisecond}, opts...)
-}
-
-// clientWith returns a goredisson Client on a go-redis client made from ro,
-// and that go-redis client; both are closed at cleanup.
-func clientWith(ro *redis.Options, opts ...rlock.Option) (*rlock.Client, *redis.Client) {
-	GinkgoHelper()
-	rdb := redis.NewClient(ro)
-	DeferCleanup(rdb.Close)
-	c, err := rlock.NewClient(rdb, opts...)
-	Expect(err).NotTo(HaveOccurred())
-	DeferCleanup(func() { _ = c.Close() })
-	return c, rdb
-}
-
 var _ = Describe("MultiLock", func() {
 	var (
-		e     *env
+		e     *spectest.Env
 		ctx   context.Context
 		other *redistest.Server
 	)
 	BeforeEach(func() {
-		e = newEnv()
+		e = spectest.NewEnv()
 		ctx = context.Background()
-		other = startServers(1)[0]
+		other = spectest.StartServers(1)[0]
 	})
 
 	It("takes locks on two deployments all or nothing, reentrantly", func() {
-		a := e.client().NewLock("multi-a")
-		b := clientOn(other.Addr).NewFairLock("multi-b")
+		a := e.Client().NewLock("multi-a")
+		b := spectest.ClientOn(other.Addr).NewFairLock("multi-b")
 		m, err := rlock.NewMultiLock(a, b)
 		Expect(err).NotTo(HaveOccurred())
 		Expect(m.Name()).To(Equal("multilock[multi-a,multi-b]"))
@@ -99,7 +60,7 @@ var _ = Describe("MultiLock", func() {
 	})
 
 	It("never deadlocks against a MultiLock taking the same locks in the other order", func() {
-		c1, c2 := e.client(), clientOn(other.Addr)
+		c1, c2 := e.Client(), spectest.ClientOn(other.Addr)
 		ab, err := rlock.NewMultiLock(c1.NewLock("order-a"), c2.NewLock("order-b"))
 		Expect(err).NotTo(HaveOccurred())
 		ba, err := rlock.NewMultiLock(c2.NewLock("order-b"), c1.NewLock("order-a"))
@@ -127,12 +88,12 @@ var _ = Describe("MultiLock", func() {
 				}
 			}()
 		}
-		waitAll(&wg)
+		spectest.WaitAll(&wg)
 		Expect(entries).To(Equal(80))
 	})
 
 	It("ends a wait with ctx's error and keeps nothing", func() {
-		a, b := e.client().NewLock("multi-c1"), clientOn(other.Addr).NewLock("multi-c2")
+		a, b := e.Client().NewLock("multi-c1"), spectest.ClientOn(other.Addr).NewLock("multi-c2")
 		Expect(b.Lock(ctxowner.New(ctx))).To(Succeed())
 		m, _ := rlock.NewMultiLock(a, b)
 		cctx, cancel := context.WithTimeout(ctxowner.New(ctx), 300*time.Millisecond)
@@ -142,7 +103,7 @@ var _ = Describe("MultiLock", func() {
 	})
 
 	It("rejects an empty list, a nil lock and the same lock twice", func() {
-		c := e.client()
+		c := e.Client()
 		_, err := rlock.NewMultiLock()
 		Expect(err).To(MatchError(rlock.ErrInvalidArgument))
 		_, err = rlock.NewMultiLock(c.NewLock("x"), nil)
@@ -155,9 +116,9 @@ var _ = Describe("MultiLock", func() {
 		Expect(err).To(MatchError(rlock.ErrInvalidArgument))
 		_, err = rlock.NewMultiLock(c.NewLock("x"), c.NewFencedLock("x"))
 		Expect(err).To(MatchError(ContainSubstring("same Redis key")))
-		_, err = rlock.NewRedLock(c.NewLock("x"), clientOn(other.Addr).NewLock("x"))
+		_, err = rlock.NewRedLock(c.NewLock("x"), spectest.ClientOn(other.Addr).NewLock("x"))
 		Expect(err).To(MatchError(rlock.ErrInvalidArgument))
-		Expect(e.raw.DBSize(ctx).Val()).To(BeZero())
+		Expect(e.Raw.DBSize(ctx).Val()).To(BeZero())
 	})
 })
 
@@ -173,10 +134,10 @@ var _ = Describe("RedLock over 5 independent masters", Label("slow"), func() {
 			Eventually(gleak.Goroutines).WithTimeout(10 * time.Second).ShouldNot(gleak.HaveLeaked(before))
 		})
 		ctx = context.Background()
-		masters = startServers(5)
+		masters = spectest.StartServers(5)
 		clients = make([]*rlock.Client, 5)
 		for i, m := range masters {
-			clients[i] = clientOn(m.Addr)
+			clients[i] = spectest.ClientOn(m.Addr)
 		}
 	})
 	redLock := func(name string) *rlock.RedLock {
@@ -247,7 +208,7 @@ var _ = Describe("RedLock over 5 independent masters", Label("slow"), func() {
 	It("keeps a counter exact between owners of 2 Client sets", func() {
 		others := make([]*rlock.Client, 5)
 		for i, m := range masters {
-			others[i] = clientOn(m.Addr)
+			others[i] = spectest.ClientOn(m.Addr)
 		}
 		var lockers []rlock.Locker
 		for i := range 8 {
@@ -263,7 +224,7 @@ var _ = Describe("RedLock over 5 independent masters", Label("slow"), func() {
 			Expect(err).NotTo(HaveOccurred())
 			lockers = append(lockers, r)
 		}
-		Expect(countInside(lockers, 10)).To(Equal(80))
+		Expect(spectest.CountInside(lockers, 10)).To(Equal(80))
 	})
 
 	It("rejects bad settings", func() {

@@ -1,4 +1,4 @@
-package goredisson_test
+package rlock_test
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 	. "github.com/onsi/gomega"
 
 	"github.com/goredisson/goredisson/ctxowner"
+	"github.com/goredisson/goredisson/internal/spectest"
 	"github.com/goredisson/goredisson/rlock"
 )
 
@@ -47,17 +48,17 @@ func (r *recorder) last(op string) rlock.Event {
 
 var _ = Describe("Observer", func() {
 	var (
-		e   *env
+		e   *spectest.Env
 		ctx context.Context
 	)
 	BeforeEach(func() {
-		e = newEnv()
+		e = spectest.NewEnv()
 		ctx = context.Background()
 	})
 
 	It("reports waits, contention, hold times, losses and errors", func() {
 		rec := &recorder{}
-		c := e.client(rlock.WithObserver(rec), rlock.WithWatchdogTimeout(time.Second))
+		c := e.Client(rlock.WithObserver(rec), rlock.WithWatchdogTimeout(time.Second))
 		lock := c.NewLock("observed")
 		holder := ctxowner.New(ctx)
 		Expect(lock.Lock(holder)).To(Succeed())
@@ -94,7 +95,7 @@ var _ = Describe("Observer", func() {
 	})
 
 	It("refuses a nil observer", func() {
-		_, err := rlock.NewClient(e.rdb(), rlock.WithObserver(nil))
+		_, err := rlock.NewClient(e.RDB(), rlock.WithObserver(nil))
 		Expect(err).To(MatchError(rlock.ErrInvalidArgument))
 	})
 })

@@ -1,4 +1,4 @@
-package goredisson_test
+package rlock_test
 
 import (
 	"context"
@@ -12,17 +12,18 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/goredisson/goredisson/ctxowner"
+	"github.com/goredisson/goredisson/internal/spectest"
 	"github.com/goredisson/goredisson/rlock"
 )
 
 // guardCounter runs perOwner read-modify-write increments of a Redis
 // counter under locks made by newLock, from 8 owners on each of 2 Clients,
 // and returns the final counter.
-func guardCounter(e *env, perOwner int, newLock func(c *rlock.Client) rlock.Locker) int {
+func guardCounter(e *spectest.Env, perOwner int, newLock func(c *rlock.Client) rlock.Locker) int {
 	ctx := context.Background()
 	var wg sync.WaitGroup
 	errs := make(chan error, 16*perOwner)
-	for _, c := range []*rlock.Client{e.client(), e.client()} {
+	for _, c := range []*rlock.Client{e.Client(), e.Client()} {
 		for range 8 {
 			wg.Add(1)
 			go func(lock rlock.Locker) {
@@ -33,11 +34,11 @@ func guardCounter(e *env, perOwner int, newLock func(c *rlock.Client) rlock.Lock
 						errs <- err
 						return
 					}
-					v, err := e.raw.Get(ctx, "counter").Int()
+					v, err := e.Raw.Get(ctx, "counter").Int()
 					if err != nil && !errors.Is(err, redis.Nil) {
 						errs <- err
 					}
-					e.raw.Set(ctx, "counter", v+1, 0)
+					e.Raw.Set(ctx, "counter", v+1, 0)
 					if err := lock.Unlock(owner); err != nil {
 						errs <- err
 					}
@@ -45,43 +46,43 @@ func guardCounter(e *env, perOwner int, newLock func(c *rlock.Client) rlock.Lock
 			}(newLock(c))
 		}
 	}
-	waitAll(&wg)
+	spectest.WaitAll(&wg)
 	close(errs)
 	Expect(errs).To(BeEmpty())
-	n, _ := e.raw.Get(ctx, "counter").Int()
+	n, _ := e.Raw.Get(ctx, "counter").Int()
 	return n
 }
 
 var _ = Describe("SpinLock", func() {
 	var (
-		e   *env
+		e   *spectest.Env
 		ctx context.Context
 	)
 	BeforeEach(func() {
-		e = newEnv()
+		e = spectest.NewEnv()
 		ctx = context.Background()
 	})
 
 	It("keeps a counter exact across 2 Clients x 8 owners without any subscription", func() {
 		n := guardCounter(e, 20, func(c *rlock.Client) rlock.Locker { return c.NewSpinLock("spin-counter") })
 		Expect(n).To(Equal(320))
-		calls := e.commandCalls()
+		calls := e.CommandCalls()
 		Expect(calls).NotTo(HaveKey("subscribe"))
 	})
 
 	It("excludes an RLock of the same name and retries with bounded backoff", func() {
-		holder := e.client().NewLock("spin-shared")
+		holder := e.Client().NewLock("spin-shared")
 		Expect(holder.Lock(ctx)).To(Succeed())
-		spin := e.client(rlock.WithSpinBackoff(time.Millisecond, 64*time.Millisecond)).NewSpinLock("spin-shared")
-		Expect(e.raw.ConfigResetStat(ctx).Err()).To(Succeed())
+		spin := e.Client(rlock.WithSpinBackoff(time.Millisecond, 64*time.Millisecond)).NewSpinLock("spin-shared")
+		Expect(e.Raw.ConfigResetStat(ctx).Err()).To(Succeed())
 		owner := ctxowner.New(ctx)
 		ok, err := spin.TryLock(owner, 500*time.Millisecond, 0)
 		Expect(ok, err).To(BeFalse())
-		calls := e.commandCalls()
+		calls := e.CommandCalls()
 		// 1+2+4+...+64 ms bounds, then 64 ms each, halved on average by the
 		// jitter: a few dozen attempts at most, not one per millisecond.
 		Expect(calls["evalsha"]).To(And(BeNumerically(">=", 5), BeNumerically("<=", 60)))
-		Expect(e.numSub(lockChannel("spin-shared"))).To(BeZero())
+		Expect(e.NumSub(spectest.LockChannel("spin-shared"))).To(BeZero())
 
 		done := make(chan error, 1)
 		go func() { done <- spin.Lock(owner) }()
@@ -96,11 +97,11 @@ var _ = Describe("SpinLock", func() {
 	})
 
 	It("publishes nothing on unlock or force unlock, as Redisson's spin lock", func() {
-		sub := e.raw.Subscribe(ctx, lockChannel("spin-quiet"))
+		sub := e.Raw.Subscribe(ctx, spectest.LockChannel("spin-quiet"))
 		DeferCleanup(sub.Close)
 		_, err := sub.Receive(ctx)
 		Expect(err).NotTo(HaveOccurred())
-		spin := e.client().NewSpinLock("spin-quiet")
+		spin := e.Client().NewSpinLock("spin-quiet")
 		Expect(spin.Lock(ctx)).To(Succeed())
 		Expect(spin.Unlock(ctx)).To(Succeed())
 		Expect(spin.Lock(ctx)).To(Succeed())
@@ -108,36 +109,36 @@ var _ = Describe("SpinLock", func() {
 		Expect(spin.IsLocked(ctx)).To(BeFalse())
 		Consistently(sub.Channel()).WithTimeout(300 * time.Millisecond).ShouldNot(Receive())
 		// A plain Lock of the same name still announces its unlock.
-		lock := e.client().NewLock("spin-quiet")
+		lock := e.Client().NewLock("spin-quiet")
 		Expect(lock.Lock(ctx)).To(Succeed())
 		Expect(lock.Unlock(ctx)).To(Succeed())
 		Eventually(sub.Channel()).Should(Receive(HaveField("Payload", "0")))
 	})
 
 	It("ends a wait with ctx's error and rejects a bad backoff", func() {
-		holder := e.client().NewLock("spin-cancel")
+		holder := e.Client().NewLock("spin-cancel")
 		Expect(holder.Lock(ctx)).To(Succeed())
 		dctx, cancel := context.WithTimeout(ctxowner.New(ctx), 200*time.Millisecond)
 		defer cancel()
-		Expect(e.client().NewSpinLock("spin-cancel").Lock(dctx)).To(MatchError(context.DeadlineExceeded))
-		Expect(e.raw.HLen(ctx, "spin-cancel").Val()).To(BeEquivalentTo(1))
+		Expect(e.Client().NewSpinLock("spin-cancel").Lock(dctx)).To(MatchError(context.DeadlineExceeded))
+		Expect(e.Raw.HLen(ctx, "spin-cancel").Val()).To(BeEquivalentTo(1))
 		Expect(holder.Unlock(ctx)).To(Succeed())
 
-		_, err := rlock.NewClient(e.rdb(), rlock.WithSpinBackoff(0, time.Second))
+		_, err := rlock.NewClient(e.RDB(), rlock.WithSpinBackoff(0, time.Second))
 		Expect(err).To(MatchError(rlock.ErrInvalidArgument))
-		_, err = rlock.NewClient(e.rdb(), rlock.WithSpinBackoff(time.Second, time.Millisecond))
+		_, err = rlock.NewClient(e.RDB(), rlock.WithSpinBackoff(time.Second, time.Millisecond))
 		Expect(err).To(MatchError(rlock.ErrInvalidArgument))
-		Expect(e.client().NewSpinLock("").Lock(ctx)).To(MatchError(rlock.ErrInvalidArgument))
+		Expect(e.Client().NewSpinLock("").Lock(ctx)).To(MatchError(rlock.ErrInvalidArgument))
 	})
 })
 
 var _ = Describe("FencedLock", func() {
 	var (
-		e   *env
+		e   *spectest.Env
 		ctx context.Context
 	)
 	BeforeEach(func() {
-		e = newEnv()
+		e = spectest.NewEnv()
 		ctx = context.Background()
 	})
 
@@ -147,7 +148,7 @@ var _ = Describe("FencedLock", func() {
 			tokens []int64
 			wg     sync.WaitGroup
 		)
-		for _, c := range []*rlock.Client{e.client(), e.client()} {
+		for _, c := range []*rlock.Client{e.Client(), e.Client()} {
 			for range 4 {
 				wg.Add(1)
 				go func(lock *rlock.FencedLock) {
@@ -165,16 +166,16 @@ var _ = Describe("FencedLock", func() {
 				}(c.NewFencedLock("fenced"))
 			}
 		}
-		waitAll(&wg)
+		spectest.WaitAll(&wg)
 		Expect(tokens).To(HaveLen(1000))
 		// Appended inside the critical section: the order of holders.
 		Expect(slices.IsSorted(tokens)).To(BeTrue())
 		Expect(slices.Compact(slices.Clone(tokens))).To(HaveLen(1000), "no token twice")
-		Expect(e.client().NewFencedLock("fenced").Token(ctx)).To(Equal(tokens[999]))
+		Expect(e.Client().NewFencedLock("fenced").Token(ctx)).To(Equal(tokens[999]))
 	})
 
 	It("counts re-entries, keeps Redisson's layout and excludes an RLock of the same name", func() {
-		c := e.client()
+		c := e.Client()
 		lock := c.NewFencedLock("order:7")
 		owner := ctxowner.WithID(ctx, "9")
 		Expect(lock.Token(ctx)).To(BeZero())
@@ -183,12 +184,12 @@ var _ = Describe("FencedLock", func() {
 		t2, ok, err := lock.TryLockToken(owner, 0, 0)
 		Expect(ok, err).To(BeTrue())
 		Expect(t2).To(Equal(t1 + 1))
-		Expect(e.raw.HGetAll(ctx, "order:7").Val()).To(Equal(map[string]string{c.ID() + ":ctx:9": "2"}))
-		Expect(e.raw.Get(ctx, "redisson_lock_token:{order:7}").Val()).To(Equal("2"))
+		Expect(e.Raw.HGetAll(ctx, "order:7").Val()).To(Equal(map[string]string{c.ID() + ":ctx:9": "2"}))
+		Expect(e.Raw.Get(ctx, "redisson_lock_token:{order:7}").Val()).To(Equal("2"))
 
-		ok, err = e.client().NewLock("order:7").TryLock(ctxowner.New(ctx), 0, 0)
+		ok, err = e.Client().NewLock("order:7").TryLock(ctxowner.New(ctx), 0, 0)
 		Expect(ok, err).To(BeFalse())
-		t, ok, err := e.client().NewFencedLock("order:7").TryLockToken(ctxowner.New(ctx), 50*time.Millisecond, 0)
+		t, ok, err := e.Client().NewFencedLock("order:7").TryLockToken(ctxowner.New(ctx), 50*time.Millisecond, 0)
 		Expect(ok, err).To(BeFalse())
 		Expect(t).To(BeZero())
 		Expect(lock.Unlock(owner)).To(Succeed())
@@ -206,7 +207,7 @@ var _ = Describe("FencedLock", func() {
 			highest = token
 			return nil
 		}
-		c := e.client()
+		c := e.Client()
 		lock := c.NewFencedLock("fenced-storage")
 		slow, fast := ctxowner.New(ctx), ctxowner.New(ctx)
 		t1, _, err := lock.TryLockToken(slow, 0, 100*time.Millisecond)
@@ -224,7 +225,7 @@ var _ = Describe("FencedLock", func() {
 	})
 
 	It("signals the holder when the lock is lost", func() {
-		lock := e.client(rlock.WithWatchdogTimeout(time.Second)).NewFencedLock("fenced-lost")
+		lock := e.Client(rlock.WithWatchdogTimeout(time.Second)).NewFencedLock("fenced-lost")
 		owner := ctxowner.New(ctx)
 		_, err := lock.LockToken(owner)
 		Expect(err).NotTo(HaveOccurred())
@@ -238,23 +239,23 @@ var _ = Describe("FencedLock", func() {
 
 var _ = Describe("non-reentrant Lock", func() {
 	var (
-		e   *env
+		e   *spectest.Env
 		ctx context.Context
 	)
 	BeforeEach(func() {
-		e = newEnv()
+		e = spectest.NewEnv()
 		ctx = context.Background()
 	})
 
 	It("refuses its holder's re-entry with ErrReentry, as Redisson's, and excludes a Lock of the same name", func() {
-		c := e.client()
+		c := e.Client()
 		lock := c.NewNonReentrantLock("non-reentrant")
 		owner := ctxowner.WithID(ctx, "4")
 		Expect(lock.Lock(owner)).To(Succeed())
 		Expect(lock.TryLock(owner, 0, 0)).Error().To(MatchError(rlock.ErrReentry))
 		Expect(lock.Lock(owner)).To(MatchError(rlock.ErrReentry), "no wait: a refusal")
-		Expect(e.raw.HGetAll(ctx, "non-reentrant").Val()).To(Equal(map[string]string{c.ID() + ":ctx:4": "1"}))
-		Expect(e.client().NewLock("non-reentrant").TryLock(ctxowner.New(ctx), 0, 0)).To(BeFalse())
+		Expect(e.Raw.HGetAll(ctx, "non-reentrant").Val()).To(Equal(map[string]string{c.ID() + ":ctx:4": "1"}))
+		Expect(e.Client().NewLock("non-reentrant").TryLock(ctxowner.New(ctx), 0, 0)).To(BeFalse())
 		Expect(lock.Unlock(owner)).To(Succeed())
 		Expect(lock.IsLocked(ctx)).To(BeFalse())
 	})

@@ -1,4 +1,4 @@
-package goredisson_test
+package rlock_test
 
 import (
 	"context"
@@ -14,21 +14,22 @@ import (
 
 	"github.com/goredisson/goredisson/ctxowner"
 	"github.com/goredisson/goredisson/internal/redistest"
+	"github.com/goredisson/goredisson/internal/spectest"
 	"github.com/goredisson/goredisson/rlock"
 )
 
 var _ = Describe("Semaphore", func() {
 	var (
-		e   *env
+		e   *spectest.Env
 		ctx context.Context
 	)
 	BeforeEach(func() {
-		e = newEnv()
+		e = spectest.NewEnv()
 		ctx = context.Background()
 	})
 
 	It("never lets more holders in than permits, across 2 Clients x 8 goroutines", func() {
-		clients := []*rlock.Client{e.client(), e.client()}
+		clients := []*rlock.Client{e.Client(), e.Client()}
 		Expect(clients[0].NewSemaphore("sem-bound").TrySetPermits(ctx, 3)).To(BeTrue())
 		var room occupancy
 		var wg sync.WaitGroup
@@ -47,29 +48,29 @@ var _ = Describe("Semaphore", func() {
 				}
 			}()
 		}
-		waitAll(&wg)
+		spectest.WaitAll(&wg)
 		Expect(room.most.Load()).To(And(BeNumerically("<=", 3), BeNumerically(">=", 2)))
 		Expect(clients[0].NewSemaphore("sem-bound").AvailablePermits(ctx)).To(Equal(3))
 	})
 
 	It("keeps Redisson's layout and wakes a waiter of another Client within a round trip of a release", func() {
-		sem := e.client().NewSemaphore("sem-wake")
+		sem := e.Client().NewSemaphore("sem-wake")
 		Expect(sem.TrySetPermits(ctx, 1)).To(BeTrue())
 		Expect(sem.TrySetPermits(ctx, 5)).To(BeFalse(), "set already")
-		Expect(e.raw.Get(ctx, "sem-wake").Val()).To(Equal("1"), "a string counter under the name")
+		Expect(e.Raw.Get(ctx, "sem-wake").Val()).To(Equal("1"), "a string counter under the name")
 		Expect(sem.Acquire(ctx, 1)).To(Succeed())
 
-		sub := e.raw.Subscribe(ctx, "redisson_sc:{sem-wake}")
+		sub := e.Raw.Subscribe(ctx, "redisson_sc:{sem-wake}")
 		DeferCleanup(sub.Close)
 		_, err := sub.Receive(ctx)
 		Expect(err).NotTo(HaveOccurred())
 		got := make(chan time.Time, 1)
 		go func() {
 			defer GinkgoRecover()
-			Expect(e.client().NewSemaphore("sem-wake").Acquire(ctx, 1)).To(Succeed())
+			Expect(e.Client().NewSemaphore("sem-wake").Acquire(ctx, 1)).To(Succeed())
 			got <- time.Now()
 		}()
-		Eventually(func() int64 { return e.numSub("redisson_sc:{sem-wake}") }).Should(BeEquivalentTo(2))
+		Eventually(func() int64 { return e.NumSub("redisson_sc:{sem-wake}") }).Should(BeEquivalentTo(2))
 		Consistently(got).WithTimeout(200 * time.Millisecond).ShouldNot(Receive())
 		released := time.Now()
 		Expect(sem.Release(ctx, 1)).To(Succeed())
@@ -82,7 +83,7 @@ var _ = Describe("Semaphore", func() {
 	})
 
 	It("takes several permits at once, times out, drains and adds", func() {
-		sem := e.client().NewSemaphore("sem-many")
+		sem := e.Client().NewSemaphore("sem-many")
 		Expect(sem.AddPermits(ctx, 5)).To(Succeed())
 		Expect(sem.TryAcquire(ctx, 3, 0)).To(BeTrue())
 		Expect(sem.AvailablePermits(ctx)).To(Equal(2))
@@ -99,47 +100,47 @@ var _ = Describe("Semaphore", func() {
 	})
 
 	It("refuses negative counts and waits below 1 ms with ErrInvalidArgument", func() {
-		sem := e.client().NewSemaphore("sem-bad")
+		sem := e.Client().NewSemaphore("sem-bad")
 		Expect(sem.Acquire(ctx, -1)).To(MatchError(rlock.ErrInvalidArgument))
 		Expect(sem.Release(ctx, -1)).To(MatchError(rlock.ErrInvalidArgument))
 		_, err := sem.TrySetPermits(ctx, -1)
 		Expect(err).To(MatchError(rlock.ErrInvalidArgument))
 		_, err = sem.TryAcquire(ctx, 1, 10)
 		Expect(err).To(MatchError(rlock.ErrInvalidArgument))
-		Expect(e.client().NewSemaphore("").Acquire(ctx, 1)).To(MatchError(rlock.ErrInvalidArgument))
-		Expect(e.raw.DBSize(ctx).Val()).To(BeZero())
+		Expect(e.Client().NewSemaphore("").Acquire(ctx, 1)).To(MatchError(rlock.ErrInvalidArgument))
+		Expect(e.Raw.DBSize(ctx).Val()).To(BeZero())
 	})
 
 	It("releases after the caller's ctx ended (Release is cleanup, as Unlock): nil, and the permits are back", func() {
-		sem := e.client().NewSemaphore("sem-ended")
+		sem := e.Client().NewSemaphore("sem-ended")
 		Expect(sem.TrySetPermits(ctx, 2)).To(BeTrue())
 		rctx, cancel := context.WithCancel(ctx)
 		Expect(sem.Acquire(rctx, 2)).To(Succeed())
 		cancel() // the request ended; its deferred Release runs now
 		Expect(sem.Release(rctx, 2)).To(Succeed())
-		Expect(e.raw.Get(ctx, "sem-ended").Val()).To(Equal("2"))
+		Expect(e.Raw.Get(ctx, "sem-ended").Val()).To(Equal("2"))
 	})
 
 	It("leaves nothing behind when a wait is cancelled", func() {
-		sem := e.client().NewSemaphore("sem-cancel")
+		sem := e.Client().NewSemaphore("sem-cancel")
 		Expect(sem.TrySetPermits(ctx, 0)).To(BeTrue())
 		cctx, cancel := context.WithCancel(ctx)
 		done := make(chan error, 1)
 		go func() { done <- sem.Acquire(cctx, 1) }()
-		Eventually(func() int64 { return e.numSub("redisson_sc:{sem-cancel}") }).Should(BeEquivalentTo(1))
+		Eventually(func() int64 { return e.NumSub("redisson_sc:{sem-cancel}") }).Should(BeEquivalentTo(1))
 		cancel()
 		Eventually(done).Should(Receive(MatchError(context.Canceled)))
 		Expect(sem.AvailablePermits(ctx)).To(BeZero())
 		Expect(sem.Release(ctx, 1)).To(Succeed())
 		Expect(sem.AvailablePermits(ctx)).To(Equal(1), "the cancelled waiter took nothing")
-		Eventually(func() int64 { return e.numSub("redisson_sc:{sem-cancel}") }).WithTimeout(3 * time.Second).Should(BeZero())
+		Eventually(func() int64 { return e.NumSub("redisson_sc:{sem-cancel}") }).WithTimeout(3 * time.Second).Should(BeZero())
 	})
 
 	It("returns by its deadline while Redis hangs, and takes nothing", Label("fault"), func() {
 		srv, err := redistest.Start()
 		Expect(err).NotTo(HaveOccurred())
 		DeferCleanup(srv.Close)
-		c, rdb := clientAndRedis(srv.Addr)
+		c, rdb := spectest.ClientAndRedis(srv.Addr)
 		sem := c.NewSemaphore("sem-hung")
 		Expect(sem.TrySetPermits(ctx, 1)).To(BeTrue())
 		Expect(srv.Pause()).To(Succeed())
@@ -158,16 +159,16 @@ var _ = Describe("Semaphore", func() {
 
 var _ = Describe("PermitExpirableSemaphore", func() {
 	var (
-		e   *env
+		e   *spectest.Env
 		ctx context.Context
 	)
 	BeforeEach(func() {
-		e = newEnv()
+		e = spectest.NewEnv()
 		ctx = context.Background()
 	})
 
 	It("hands out permits with ids in Redisson's layout, releases them by id and refuses unknown ones", func() {
-		sem := e.client().NewPermitExpirableSemaphore("psem")
+		sem := e.Client().NewPermitExpirableSemaphore("psem")
 		Expect(sem.TrySetPermits(ctx, 2)).To(BeTrue())
 		a, err := sem.Acquire(ctx, 0)
 		Expect(err).NotTo(HaveOccurred())
@@ -178,10 +179,10 @@ var _ = Describe("PermitExpirableSemaphore", func() {
 		Expect(ok, err).To(BeFalse())
 
 		raw, _ := hex.DecodeString(b)
-		Expect(e.raw.ZScore(ctx, "{psem}:timeout", string(raw)).Val()).To(BeNumerically(">", float64(time.Now().UnixMilli())))
+		Expect(e.Raw.ZScore(ctx, "{psem}:timeout", string(raw)).Val()).To(BeNumerically(">", float64(time.Now().UnixMilli())))
 		rawA, _ := hex.DecodeString(a)
-		Expect(e.raw.ZScore(ctx, "{psem}:timeout", string(rawA)).Val()).To(BeEquivalentTo(922337203685477), "a permit that never expires")
-		Expect(e.raw.Get(ctx, "psem").Val()).To(Equal("0"))
+		Expect(e.Raw.ZScore(ctx, "{psem}:timeout", string(rawA)).Val()).To(BeEquivalentTo(922337203685477), "a permit that never expires")
+		Expect(e.Raw.Get(ctx, "psem").Val()).To(Equal("0"))
 
 		Expect(sem.Release(ctx, a)).To(Succeed())
 		Expect(sem.Release(ctx, a)).To(MatchError(rlock.ErrNotHeld), "already released")
@@ -192,24 +193,24 @@ var _ = Describe("PermitExpirableSemaphore", func() {
 	})
 
 	It("releases after the caller's ctx ended (Release is cleanup, as Unlock): nil, and the permit is back", func() {
-		sem := e.client().NewPermitExpirableSemaphore("psem-ended")
+		sem := e.Client().NewPermitExpirableSemaphore("psem-ended")
 		Expect(sem.TrySetPermits(ctx, 1)).To(BeTrue())
 		rctx, cancel := context.WithCancel(ctx)
 		id, err := sem.Acquire(rctx, 0)
 		Expect(err).NotTo(HaveOccurred())
 		cancel()
 		Expect(sem.Release(rctx, id)).To(Succeed())
-		Expect(e.raw.Get(ctx, "psem-ended").Val()).To(Equal("1"))
-		Expect(e.raw.ZCard(ctx, "{psem-ended}:timeout").Val()).To(BeZero())
+		Expect(e.Raw.Get(ctx, "psem-ended").Val()).To(Equal("1"))
+		Expect(e.Raw.ZCard(ctx, "{psem-ended}:timeout").Val()).To(BeZero())
 	})
 
 	It("frees a permit at the end of its lease and wakes a waiter for it", func() {
-		sem := e.client().NewPermitExpirableSemaphore("psem-lease")
+		sem := e.Client().NewPermitExpirableSemaphore("psem-lease")
 		Expect(sem.TrySetPermits(ctx, 1)).To(BeTrue())
 		id, err := sem.Acquire(ctx, time.Second)
 		Expect(err).NotTo(HaveOccurred())
 		start := time.Now()
-		other, ok, err := e.client().NewPermitExpirableSemaphore("psem-lease").TryAcquire(ctx, 5*time.Second, 0)
+		other, ok, err := e.Client().NewPermitExpirableSemaphore("psem-lease").TryAcquire(ctx, 5*time.Second, 0)
 		Expect(ok, err).To(BeTrue(), "the waiter got the permit when the lease ran out")
 		Expect(time.Since(start)).To(And(BeNumerically(">=", 800*time.Millisecond), BeNumerically("<", 3*time.Second)))
 		Expect(sem.Release(ctx, id)).To(MatchError(rlock.ErrNotHeld), "an expired permit")
@@ -217,7 +218,7 @@ var _ = Describe("PermitExpirableSemaphore", func() {
 	})
 
 	It("never lets more holders in than permits, across 2 Clients", func() {
-		clients := []*rlock.Client{e.client(), e.client()}
+		clients := []*rlock.Client{e.Client(), e.Client()}
 		Expect(clients[0].NewPermitExpirableSemaphore("psem-bound").TrySetPermits(ctx, 2)).To(BeTrue())
 		var room occupancy
 		var wg sync.WaitGroup
@@ -237,45 +238,45 @@ var _ = Describe("PermitExpirableSemaphore", func() {
 				}
 			}()
 		}
-		waitAll(&wg)
+		spectest.WaitAll(&wg)
 		Expect(room.most.Load()).To(BeNumerically("<=", 2))
 	})
 
 	It("leaves nothing behind when a wait is cancelled", func() {
-		sem := e.client().NewPermitExpirableSemaphore("psem-cancel")
+		sem := e.Client().NewPermitExpirableSemaphore("psem-cancel")
 		Expect(sem.TrySetPermits(ctx, 0)).To(BeTrue())
 		cctx, cancel := context.WithCancel(ctx)
 		done := make(chan error, 1)
 		go func() { _, err := sem.Acquire(cctx, 0); done <- err }()
-		Eventually(func() int64 { return e.numSub("redisson_sc:{psem-cancel}") }).Should(BeEquivalentTo(1))
+		Eventually(func() int64 { return e.NumSub("redisson_sc:{psem-cancel}") }).Should(BeEquivalentTo(1))
 		cancel()
 		Eventually(done).Should(Receive(MatchError(context.Canceled)))
-		Expect(e.raw.ZCard(ctx, "{psem-cancel}:timeout").Val()).To(BeZero())
+		Expect(e.Raw.ZCard(ctx, "{psem-cancel}:timeout").Val()).To(BeZero())
 		Expect(sem.AvailablePermits(ctx)).To(BeZero())
 	})
 })
 
 var _ = Describe("CountDownLatch", func() {
 	var (
-		e   *env
+		e   *spectest.Env
 		ctx context.Context
 	)
 	BeforeEach(func() {
-		e = newEnv()
+		e = spectest.NewEnv()
 		ctx = context.Background()
 	})
 
 	It("wakes every awaiter of every Client on the last CountDown, within a round trip", func() {
-		latch := e.client().NewCountDownLatch("latch")
+		latch := e.Client().NewCountDownLatch("latch")
 		Expect(latch.TrySetCount(ctx, 3)).To(BeTrue())
 		Expect(latch.TrySetCount(ctx, 5)).To(BeFalse())
 		Expect(latch.Count(ctx)).To(BeEquivalentTo(3))
-		sub := e.raw.Subscribe(ctx, "redisson_countdownlatch__channel__{latch}")
+		sub := e.Raw.Subscribe(ctx, "redisson_countdownlatch__channel__{latch}")
 		DeferCleanup(sub.Close)
 		_, err := sub.Receive(ctx)
 		Expect(err).NotTo(HaveOccurred())
 
-		clients := []*rlock.Client{e.client(), e.client()}
+		clients := []*rlock.Client{e.Client(), e.Client()}
 		got := make(chan time.Time, 6)
 		for i := range 6 {
 			go func() {
@@ -284,7 +285,7 @@ var _ = Describe("CountDownLatch", func() {
 				got <- time.Now()
 			}()
 		}
-		Eventually(func() int64 { return e.numSub("redisson_countdownlatch__channel__{latch}") }).Should(BeEquivalentTo(3))
+		Eventually(func() int64 { return e.NumSub("redisson_countdownlatch__channel__{latch}") }).Should(BeEquivalentTo(3))
 		Expect(latch.CountDown(ctx)).To(Succeed())
 		Expect(latch.CountDown(ctx)).To(Succeed())
 		Consistently(got).WithTimeout(200 * time.Millisecond).ShouldNot(Receive())
@@ -298,13 +299,13 @@ var _ = Describe("CountDownLatch", func() {
 		var msg *redis.Message
 		Eventually(sub.Channel()).Should(Receive(&msg))
 		Expect(msg.Payload).To(Equal("0"))
-		Expect(e.raw.Exists(ctx, "latch").Val()).To(BeZero(), "an open latch has no key")
+		Expect(e.Raw.Exists(ctx, "latch").Val()).To(BeZero(), "an open latch has no key")
 		Expect(latch.Await(ctx)).To(Succeed(), "an open latch does not wait")
 		Expect(latch.Count(ctx)).To(BeZero())
 	})
 
 	It("counts down after the caller's ctx ended (CountDown is cleanup, as Unlock)", func() {
-		latch := e.client().NewCountDownLatch("latch-ended")
+		latch := e.Client().NewCountDownLatch("latch-ended")
 		Expect(latch.TrySetCount(ctx, 1)).To(BeTrue())
 		rctx, cancel := context.WithCancel(ctx)
 		cancel()
@@ -313,7 +314,7 @@ var _ = Describe("CountDownLatch", func() {
 	})
 
 	It("ends an Await with ctx and refuses a negative count", func() {
-		latch := e.client().NewCountDownLatch("latch-ctx")
+		latch := e.Client().NewCountDownLatch("latch-ctx")
 		Expect(latch.TrySetCount(ctx, 1)).To(BeTrue())
 		dctx, cancel := context.WithTimeout(ctx, 150*time.Millisecond)
 		defer cancel()
@@ -325,16 +326,16 @@ var _ = Describe("CountDownLatch", func() {
 
 var _ = Describe("Do", func() {
 	var (
-		e   *env
+		e   *spectest.Env
 		ctx context.Context
 	)
 	BeforeEach(func() {
-		e = newEnv()
+		e = spectest.NewEnv()
 		ctx = context.Background()
 	})
 
 	It("runs fn holding the lock, under an owner of its own, and unlocks after", func() {
-		lock := e.client().NewLock("do")
+		lock := e.Client().NewLock("do")
 		var inside bool
 		err := rlock.Do(ctx, lock, 0, 0, func(fctx context.Context) error {
 			_, ok := ctxowner.From(fctx)
@@ -349,7 +350,7 @@ var _ = Describe("Do", func() {
 	})
 
 	It("returns ErrBusy when the lock is held elsewhere, and fn's error joined with the unlock's", func() {
-		lock := e.client().NewLock("do-busy")
+		lock := e.Client().NewLock("do-busy")
 		holder := ctxowner.New(ctx)
 		Expect(lock.Lock(holder)).To(Succeed())
 		called := false
@@ -367,7 +368,7 @@ var _ = Describe("Do", func() {
 	})
 
 	It("ends fn's context when the lock is lost, and unlocks even after the caller's ctx ended", func() {
-		lock := e.client(rlock.WithWatchdogTimeout(time.Second)).NewLock("do-lost")
+		lock := e.Client(rlock.WithWatchdogTimeout(time.Second)).NewLock("do-lost")
 		err := rlock.Do(ctx, lock, 0, 0, func(fctx context.Context) error {
 			_, _ = lock.ForceUnlock(context.Background())
 			<-fctx.Done()

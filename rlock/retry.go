@@ -1,0 +1,87 @@
+package rlock
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"time"
+)
+
+// How waits ride out a Redis that fails (down, restarting, failing over).
+//
+// Redisson retries each command retryAttempts times (default 4), pausing
+// retryDelay between tries (default EqualJitterDelay(1 s, 2 s): 0.5-1 s
+// before the first retry, 1-2 s before each later one), and then lock(),
+// acquire() and await() throw. A wait of goredisson does the same with its
+// attempts: it counts the attempts in a row that failed without a reply
+// and, past the budget, returns the last Redis error. A reply (the lock
+// is held by someone else, say) resets the count.
+
+// retryPolicy is WithRetry's setting.
+type retryPolicy struct {
+	attempts int           // retries after the first failure; < 0: until ctx ends
+	delay    time.Duration // base of the equal-jitter pause
+}
+
+// Redisson's defaults: retryAttempts = 4, retryDelay = EqualJitterDelay(1 s, 2 s).
+var defaultRetry = retryPolicy{attempts: 4, delay: time.Second}
+
+// untilCtx reports whether failed attempts are retried until ctx ends
+// (WithRetry with attempts < 0).
+func (r retryPolicy) untilCtx() bool { return r.attempts < 0 }
+
+// pause returns the pause before retry n (0 for the first), as Redisson's
+// EqualJitterDelay(delay, 2*delay) computes it: half of min(delay*2^n,
+// 2*delay), plus a random part up to that half.
+func (r retryPolicy) pause(n int) time.Duration {
+	exp := 2 * r.delay
+	if n < 1 {
+		exp = r.delay
+	}
+	half := exp / 2
+	if half <= 0 {
+		return 0
+	}
+	return half + rand.N(half+1)
+}
+
+// failures counts the attempts of one wait that failed in a row.
+type failures struct {
+	policy  retryPolicy
+	n       int           // failed attempts in a row
+	backoff time.Duration // the growing pause when retrying until ctx ends
+}
+
+// reset records an attempt that Redis answered.
+func (f *failures) reset() { f.n, f.backoff = 0, 0 }
+
+// failed records a failed attempt and returns the pause before the next
+// one, or ok false when the retry budget is spent (err is then the error to
+// return).
+func (f *failures) failed(err error) (pause time.Duration, ok bool, out error) {
+	f.n++
+	if f.policy.untilCtx() {
+		// Revision 2's behaviour: a growing pause, from 10 ms up to a
+		// second, until ctx ends.
+		f.backoff = min(max(2*f.backoff, 10*time.Millisecond), maxBackoff)
+		return f.backoff, true, nil
+	}
+	if f.n > f.policy.attempts {
+		return 0, false, fmt.Errorf("gave up after %d retries (WithRetry): %w", f.policy.attempts, err)
+	}
+	return f.policy.pause(f.n - 1), true, nil
+}
+
+// sleep waits d, or until ctx ends or the Client closes (ErrClosed).
+func (c *Client) sleep(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-c.closing(ctx):
+		return ErrClosed
+	}
+}
