@@ -282,7 +282,7 @@ var _ = Describe("on a Redis Cluster whose slots move (3 masters, 3 replicas)", 
 
 		// WithShardedPubSub(false) forces classic pub/sub.
 		classic := clusterClients(cluster, 1, rlock.WithShardedPubSub(false))[0]
-		Expect(classic.NewLock(tag + ":auto").LockLease(ctx, 30*time.Second)).To(Succeed())
+		Expect(classic.NewLock(tag+":auto").LockLease(ctx, 30*time.Second)).To(Succeed())
 		go lockUnlock(clusterClients(cluster, 1, rlock.WithShardedPubSub(false))[0])
 		Eventually(func() int64 {
 			var n int64
@@ -361,8 +361,8 @@ var _ = Describe("on a Redis Cluster whose slots move (3 masters, 3 replicas)", 
 		to := otherMaster(cluster, slot)
 		setup := clusterClients(cluster, 1)[0]
 		held := ctxowner.New(ctx)
-		Expect(setup.NewLock(tag+":unlock").Lock(held)).To(Succeed())
-		Expect(setup.NewLock(tag+":islocked").Lock(held)).To(Succeed())
+		Expect(setup.NewLock(tag + ":unlock").Lock(held)).To(Succeed())
+		Expect(setup.NewLock(tag + ":islocked").Lock(held)).To(Succeed())
 		Expect(setup.NewSemaphore(tag+":sem").TrySetPermits(ctx, 5)).To(BeTrue())
 		latch := plainNameInSlot(slot, "latch")
 		Expect(setup.NewCountDownLatch(latch).TrySetCount(ctx, 2)).To(BeTrue())
@@ -418,7 +418,7 @@ var _ = Describe("on a Redis Cluster whose slots move (3 masters, 3 replicas)", 
 
 		movedAfter, _ := movedReplies(from.Addr)
 		AddReportEntry("MOVED replies the old owner sent (followed, none reached a caller)", movedAfter-movedBefore)
-		Expect(movedAfter - movedBefore).To(BeNumerically(">=", 9), "each stale client met a MOVED")
+		Expect(movedAfter-movedBefore).To(BeNumerically(">=", 9), "each stale client met a MOVED")
 	}
 
 	It("follows MOVED for every call kind after redis-cli --cluster reshard", func() {
@@ -519,7 +519,7 @@ var _ = Describe("on a Redis Cluster whose slots move (3 masters, 3 replicas)", 
 			start := time.Now()
 			Expect(holder.NewLock(locks[i]).Unlock(ctx)).To(Succeed())
 			var at time.Time
-			Eventually(w).WithTimeout(3 * time.Second).Should(Receive(&at), "woken by the message, not the %v lease", lease)
+			Eventually(w).WithTimeout(3*time.Second).Should(Receive(&at), "woken by the message, not the %v lease", lease)
 			AddReportEntry(fmt.Sprintf("wake after unlock once the slot moved (%s)", locks[i]), at.Sub(start).String())
 		}
 		spectest.WaitAll(&wg)

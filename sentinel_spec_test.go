@@ -11,6 +11,7 @@ import (
 
 	"github.com/goredisson/goredisson/ctxowner"
 	"github.com/goredisson/goredisson/internal/redistest"
+	"github.com/goredisson/goredisson/internal/spectest"
 	"github.com/goredisson/goredisson/rlock"
 )
 
@@ -78,8 +79,91 @@ var _ = Describe("with Sentinel (1 primary, 1 replica, 3 sentinels)", Label("sen
 		Eventually(done).WithTimeout(5 * time.Second).Should(Receive(BeNil()))
 	})
 
+	// A waiter on one Client, the holder on another (as two processes): the
+	// waiter sends nothing while it waits, and its subscription must still
+	// move to the new primary, or only the 15 s lease wakes it.
+	wakeAcross := func(move func()) time.Duration {
+		GinkgoHelper()
+		const lease = 15 * time.Second
+		holder := failoverClient().NewLock("follow")
+		Expect(holder.LockLease(ctx, lease)).To(Succeed())
+		woke := make(chan time.Time, 1)
+		done := make(chan error, 1)
+		waiter := failoverClient().NewLock("follow")
+		go func() {
+			owner := ctxowner.New(ctx)
+			err := waiter.Lock(owner)
+			woke <- time.Now()
+			if err == nil {
+				err = waiter.Unlock(owner)
+			}
+			done <- err
+		}()
+		primary := redis.NewClient(&redis.Options{Addr: topo.Primary.Addr})
+		defer primary.Close()
+		channel := spectest.LockChannel("follow")
+		Eventually(func() int64 { return primary.PubSubNumSub(ctx, channel).Val()[channel] }).Should(BeEquivalentTo(1))
+		move()
+		// Once the topology settles (the old primary, if alive, in sync
+		// with the new one: the default replica sync waits for it), the
+		// unlock's message wakes the waiter.
+		Expect(topo.WaitSettled(ctx, 30*time.Second)).To(Succeed())
+		var start time.Time
+		Eventually(func() error { start = time.Now(); return holder.Unlock(ctx) }).WithTimeout(10 * time.Second).Should(Succeed())
+		var at time.Time
+		Eventually(woke).WithTimeout(4*time.Second).Should(Receive(&at), "woken by the unlock message, not the %v lease", lease)
+		Eventually(done).Should(Receive(BeNil()))
+		return at.Sub(start)
+	}
+
+	It("moves the subscription to the new primary after a coordinated failover (SENTINEL FAILOVER): waiters are woken by messages", func() {
+		d := wakeAcross(func() { failover() })
+		AddReportEntry("wake after unlock, after SENTINEL FAILOVER", d.String())
+	})
+
+	It("moves the subscription to the new primary after the primary was killed: waiters are woken by messages", func() {
+		d := wakeAcross(func() {
+			old := topo.Primary.Addr
+			Expect(topo.Primary.Kill()).To(Succeed())
+			Eventually(func() string { p, _ := topo.CurrentPrimary(ctx); return p }).
+				WithTimeout(30 * time.Second).ShouldNot(Equal(old))
+		})
+		AddReportEntry("wake after unlock, after the primary was killed", d.String())
+	})
+
+	It("confirms acquisitions and releases on the replicas by default, as Redisson's checkLockSyncedSlaves, and fails as Redisson when none confirmed", func() {
+		primary := topo.Primary.Client()
+		defer primary.Close()
+		Expect(primary.ConfigResetStat(ctx).Err()).To(Succeed())
+		lock := failoverClient().NewLock("synced")
+		owner := ctxowner.New(ctx)
+		for range 3 {
+			Expect(lock.Lock(owner)).To(Succeed())
+			Expect(lock.Unlock(owner)).To(Succeed())
+		}
+		stats := primary.Info(ctx, "commandstats").Val()
+		Expect(stats).To(MatchRegexp(`cmdstat_wait:calls=[1-9]`), "WAIT after the scripts")
+		// Off with WithReplicaSync(0, 0): no WAIT.
+		Expect(primary.ConfigResetStat(ctx).Err()).To(Succeed())
+		off := failoverClient(rlock.WithReplicaSync(0, 0)).NewLock("synced")
+		Expect(off.Lock(owner)).To(Succeed())
+		Expect(off.Unlock(owner)).To(Succeed())
+		Expect(primary.Info(ctx, "commandstats").Val()).NotTo(ContainSubstring("cmdstat_wait"))
+
+		// The replica lags (stopped): no replica confirms within Redisson's
+		// 1 s; the acquisition is given back and the call fails.
+		Expect(topo.Replicas[0].Pause()).To(Succeed())
+		DeferCleanup(topo.Replicas[0].Resume)
+		start := time.Now()
+		err := lock.Lock(ctxowner.New(ctx))
+		Expect(err).To(MatchError(rlock.ErrReplicaSync))
+		Expect(err.Error()).To(ContainSubstring("None of slaves were synced"))
+		Expect(time.Since(start)).To(BeNumerically(">=", 900*time.Millisecond), "slavesSyncTimeout 1 s")
+		Expect(lock.IsLocked(ctx)).To(BeFalse(), "given back")
+	})
+
 	It("loses a lock the lagging replica never saw without replica sync, and refuses it with replica sync", func() {
-		plain := failoverClient().NewLock("sync")
+		plain := failoverClient(rlock.WithReplicaSync(0, 0)).NewLock("sync")
 		synced := failoverClient(rlock.WithReplicaSync(1, 200*time.Millisecond)).NewLock("sync")
 		replica := topo.Replicas[0]
 

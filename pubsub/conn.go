@@ -112,8 +112,10 @@ func (h *Hub) connFor(key string, rdb redis.UniversalClient) (*conn, error) {
 	h.mu.Lock()
 	h.conns[key] = c
 	h.mu.Unlock()
-	h.watchDials(rdb)
 	go h.read(c)
+	if h.watchDials(rdb) {
+		go h.probe(c, rdb)
+	}
 	return c, nil
 }
 
@@ -446,7 +448,9 @@ func (h *Hub) unsubscribeFrom(ch *channel) error {
 // connection the client dials reports where it went. A data connection
 // dialled to another server than the Hub's subscription connection means
 // the primary changed, and the subscription connection is made again
-// (to the new primary, as the dial resolves it).
+// (to the new primary, as the dial resolves it). So that an idle client
+// learns of it too, the Hub sends PING through the command pool every
+// failoverProbe while it has a subscription (see probe).
 
 // dialWatch is the Hub's dial hook. hub is cleared when the Hub closes
 // (a hook cannot be removed from a go-redis client).
@@ -476,15 +480,43 @@ func isFailover(rdb redis.UniversalClient) bool {
 	return ok && c.Options().Addr == "FailoverClient"
 }
 
-// watchDials installs the dial hook on a Sentinel client, once. Called with
-// sendMu held.
-func (h *Hub) watchDials(rdb redis.UniversalClient) {
-	if h.watch != nil || !isFailover(rdb) {
-		return
+// watchDials installs the dial hook on a Sentinel client, once, and reports
+// whether rdb is one. Called with sendMu held.
+func (h *Hub) watchDials(rdb redis.UniversalClient) bool {
+	if !isFailover(rdb) {
+		return false
 	}
-	h.watch = &dialWatch{}
-	h.watch.hub.Store(h)
-	rdb.(*redis.Client).AddHook(h.watch)
+	if h.watch == nil {
+		h.watch = &dialWatch{}
+		h.watch.hub.Store(h)
+		rdb.(*redis.Client).AddHook(h.watch)
+	}
+	return true
+}
+
+// failoverProbe is how often a Hub with a subscription on a Sentinel client
+// sends PING through the client's command pool. go-redis empties that pool
+// when Sentinel announces a new primary; the PING that follows dials the
+// new primary, which the dial hook sees even when the application sends
+// nothing (its waiters wait).
+const failoverProbe = time.Second
+
+// probe sends PING every failoverProbe while c lives.
+func (h *Hub) probe(c *conn, rdb redis.UniversalClient) {
+	t := time.NewTicker(failoverProbe)
+	defer t.Stop()
+	for {
+		select {
+		case <-c.loop:
+			return
+		case <-h.done:
+			return
+		case <-t.C:
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), failoverProbe)
+		_ = rdb.Ping(ctx).Err()
+		cancel()
+	}
 }
 
 // dialed learns where a connection of the client went.

@@ -437,9 +437,10 @@ func (b *batcher) sendSynced(ctx context.Context, ops []*op, want int) {
 			cmds[i] = o.command(eval)
 			_ = pipe.Process(ctx, cmds[i])
 		}
-		var wait *redis.Cmd
+		var wait *redis.IntCmd
 		if want > 0 {
-			wait = pipe.Do(ctx, "wait", want, b.s.c.opts.syncTimeout.Milliseconds())
+			wait = redis.NewIntCmd(ctx, "wait", want, b.waitTimeout().Milliseconds())
+			_ = pipe.Process(ctx, wait)
 		}
 		_, _ = pipe.Exec(ctx)
 		for i, o := range ops {
@@ -463,9 +464,24 @@ func (b *batcher) sendSynced(ctx context.Context, ops []*op, want int) {
 	}
 }
 
+// waitTimeout is WAIT's timeout: the sync timeout, shortened to 3/4 of the
+// node client's read timeout when it would outlast it (go-redis reads a
+// pipeline's replies within one read timeout; a WAIT that answered later
+// would make the whole batch's outcome unknown).
+func (b *batcher) waitTimeout() time.Duration {
+	d := b.s.c.opts.syncTimeout
+	if c, ok := b.rdb.(*redis.Client); ok {
+		rt := c.Options().ReadTimeout
+		if rt > 0 && d > rt*3/4 {
+			d = max(rt*3/4, time.Millisecond)
+		}
+	}
+	return d
+}
+
 // waited records WAIT's answer in the ops it followed.
-func (b *batcher) waited(ctx context.Context, ops []*op, want int, wait *redis.Cmd) {
-	n, err := wait.Int64()
+func (b *batcher) waited(ctx context.Context, ops []*op, want int, wait *redis.IntCmd) {
+	n, err := wait.Result()
 	var re redis.Error
 	if errors.As(err, &re) && hasPrefix(re.Error(), "ERR unknown command") {
 		// Redisson stops sending WAIT to a server that does not know it

@@ -235,3 +235,33 @@ func waitSynced(r *Server, deadline time.Time) error {
 		time.Sleep(20 * time.Millisecond)
 	}
 }
+
+// WaitSettled waits until the current primary (as the Sentinels report it)
+// has every other running server of the topology as a replica in sync
+// with it (state online), as after a failover once the old primary has
+// rejoined.
+func (t *Sentinels) WaitSettled(ctx context.Context, timeout time.Duration) error {
+	deadline := time.Now().Add(timeout)
+	for {
+		addr, err := t.CurrentPrimary(ctx)
+		if err == nil {
+			want := 0
+			for _, s := range append([]*Server{t.Primary}, t.Replicas...) {
+				if s.Pid() != 0 && s.Addr != addr {
+					want++
+				}
+			}
+			rdb := redis.NewClient(&redis.Options{Addr: addr})
+			info, ierr := rdb.Info(ctx, "replication").Result()
+			_ = rdb.Close()
+			if ierr == nil && strings.Contains(info, "role:master") && strings.Count(info, "state=online") == want {
+				return nil
+			}
+			err = ierr
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("redistest: the topology did not settle within %v: %v", timeout, err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
