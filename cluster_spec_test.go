@@ -299,6 +299,29 @@ var _ = Describe("on a Redis Cluster whose slots move (3 masters, 3 replicas)", 
 		Expect(raw.Info(ctx, "commandstats").Val()).To(MatchRegexp(`cmdstat_publish:calls=[1-9]`))
 	})
 
+	It("confirms acquisitions and releases on each master's replica by default (WAIT after the scripts, on their connection)", func() {
+		c := clusterClients(cluster, 1)[0]
+		for _, s := range cluster.Nodes {
+			rdb := s.Client()
+			Expect(rdb.ConfigResetStat(ctx).Err()).To(Succeed())
+			_ = rdb.Close()
+		}
+		owner := ctxowner.New(ctx)
+		for i := range 30 {
+			l := c.NewLock("synced:" + strconv.Itoa(i))
+			Expect(l.Lock(owner)).To(Succeed())
+			Expect(l.Unlock(owner)).To(Succeed())
+		}
+		masters, err := cluster.Masters(ctx)
+		Expect(err).NotTo(HaveOccurred())
+		for _, m := range masters {
+			rdb := redis.NewClient(&redis.Options{Addr: m.Addr})
+			stats := rdb.Info(ctx, "commandstats").Val()
+			_ = rdb.Close()
+			Expect(stats).To(MatchRegexp(`cmdstat_wait:calls=[1-9]`), m.Addr)
+		}
+	})
+
 	It("subscribes 300 waiters on 300 names over at most one connection per master, and gives connections and goroutines back once they left", func() {
 		holder, waiter := clusterClients(cluster, 1)[0], clusterClients(cluster, 1)[0]
 		baseConns := pubsubConns(cluster)
@@ -534,3 +557,32 @@ func channelsOf(names []string) []string {
 	}
 	return out
 }
+
+var _ = Describe("on a Redis Cluster without replicas (3 masters)", Label("cluster"), func() {
+	It("asks each master once for its replicas and sends nothing more per call (replica sync has nothing to wait for)", func() {
+		cluster, err := redistest.StartCluster(3, 0)
+		Expect(err).NotTo(HaveOccurred())
+		DeferCleanup(cluster.Close)
+		ctx := context.Background()
+		c := clusterClients(cluster, 1)[0]
+		for _, s := range cluster.Nodes {
+			rdb := s.Client()
+			Expect(rdb.ConfigResetStat(ctx).Err()).To(Succeed())
+			_ = rdb.Close()
+		}
+		owner := ctxowner.New(ctx)
+		for i := range 30 {
+			l := c.NewLock("noreplicas:" + strconv.Itoa(i))
+			Expect(l.Lock(owner)).To(Succeed())
+			Expect(l.Unlock(owner)).To(Succeed())
+		}
+		for _, s := range cluster.Nodes {
+			rdb := s.Client()
+			stats := rdb.Info(ctx, "commandstats").Val()
+			_ = rdb.Close()
+			Expect(stats).To(MatchRegexp(`cmdstat_evalsha:calls=[1-9]`), s.Addr)
+			Expect(stats).NotTo(ContainSubstring("cmdstat_wait"), s.Addr)
+			Expect(stats).To(MatchRegexp(`cmdstat_info:calls=1,`), s.Addr)
+		}
+	})
+})

@@ -197,3 +197,45 @@ var _ = Describe("with Sentinel (1 primary, 1 replica, 3 sentinels)", Label("sen
 		Expect(ok, err).To(BeTrue(), "so another owner gets it while the first believes it holds it")
 	})
 })
+
+var _ = Describe("replica sync off Sentinel", Label("sentinel"), func() {
+	ctx := context.Background()
+
+	It("sends no WAIT on a single server by default, as Redisson's single-server config", func() {
+		e := spectest.NewEnv()
+		lock := e.Client().NewLock("single")
+		owner := ctxowner.New(ctx)
+		for range 5 {
+			Expect(lock.Lock(owner)).To(Succeed())
+			Expect(lock.Unlock(owner)).To(Succeed())
+		}
+		calls := e.CommandCalls()
+		Expect(calls).NotTo(HaveKey("wait"))
+		Expect(calls).NotTo(HaveKey("info"))
+	})
+
+	It("stops sending WAIT to a server that answers it with unknown command, as Redisson", func() {
+		// WAIT renamed away, as some proxies and managed services do.
+		srv, err := redistest.Start(redistest.WithArgs("--rename-command", "WAIT", ""))
+		Expect(err).NotTo(HaveOccurred())
+		DeferCleanup(srv.Close)
+		// No CLIENT SETINFO (Redis 7.2+), whose refusal by 7.0 would count
+		// as errors too.
+		rdb := redis.NewClient(&redis.Options{Addr: srv.Addr, DisableIdentity: true})
+		DeferCleanup(rdb.Close)
+		c, err := rlock.NewClient(rdb, rlock.WithReplicaSync(1, 100*time.Millisecond))
+		Expect(err).NotTo(HaveOccurred())
+		DeferCleanup(func() { _ = c.Close() })
+		Expect(rdb.ConfigResetStat(ctx).Err()).To(Succeed())
+		lock := c.NewLock("nowait")
+		owner := ctxowner.New(ctx)
+		for range 5 {
+			Expect(lock.Lock(owner)).To(Succeed())
+			Expect(lock.Unlock(owner)).To(Succeed())
+		}
+		errs := rdb.Info(ctx, "errorstats").Val()
+		// The first batch's WAIT, and its resend with the script's source
+		// (the server had not cached it): none after.
+		Expect(errs).To(ContainSubstring("errorstat_ERR:count=2\r"), "WAIT refused in the first batch, never sent after it")
+	})
+})
