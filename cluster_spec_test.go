@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -584,5 +585,206 @@ var _ = Describe("on a Redis Cluster without replicas (3 masters)", Label("clust
 			Expect(stats).NotTo(ContainSubstring("cmdstat_wait"), s.Addr)
 			Expect(stats).To(MatchRegexp(`cmdstat_info:calls=1,`), s.Addr)
 		}
+	})
+})
+
+// clusterLoad is a workload of locks and a semaphore over several masters,
+// checking in process that no two owners are ever inside one lock and that
+// no more owners than permits are inside the semaphore.
+type clusterLoad struct {
+	stop       chan struct{}
+	wg         sync.WaitGroup
+	violations atomic.Int64
+	acquired   atomic.Int64
+	// uncertain counts semaphore calls whose outcome the caller could not
+	// learn (the connection broke after the command was sent).
+	uncertain atomic.Int64
+	mu        sync.Mutex
+	errs      []error
+}
+
+const loadPermits = 3
+
+func startClusterLoad(clients []*rlock.Client, names []string, semaphore string) *clusterLoad {
+	GinkgoHelper()
+	ctx := context.Background()
+	Expect(clients[0].NewSemaphore(semaphore).TrySetPermits(ctx, loadPermits)).To(BeTrue())
+	l := &clusterLoad{stop: make(chan struct{})}
+	record := func(err error) {
+		if err != nil {
+			l.mu.Lock()
+			l.errs = append(l.errs, err)
+			l.mu.Unlock()
+		}
+	}
+	stopped := func() bool {
+		select {
+		case <-l.stop:
+			return true
+		default:
+			return false
+		}
+	}
+	for _, name := range names {
+		var inside atomic.Int64
+		for i := range 3 {
+			c := clients[i%len(clients)]
+			l.wg.Add(1)
+			go func() {
+				defer l.wg.Done()
+				owner := ctxowner.New(ctx)
+				lock := c.NewLock(name)
+				for !stopped() {
+					ok, err := lock.TryLock(owner, 2*time.Second, 0)
+					record(err)
+					if !ok {
+						continue
+					}
+					if inside.Add(1) != 1 {
+						l.violations.Add(1)
+					}
+					l.acquired.Add(1)
+					time.Sleep(2 * time.Millisecond)
+					inside.Add(-1)
+					record(lock.Unlock(owner))
+				}
+			}()
+		}
+	}
+	var inside atomic.Int64
+	for i := range 4 {
+		sem := clients[i%len(clients)].NewSemaphore(semaphore)
+		l.wg.Add(1)
+		go func() {
+			defer l.wg.Done()
+			for !stopped() {
+				ok, err := sem.TryAcquire(ctx, 1, 2*time.Second)
+				record(err)
+				if err != nil && !ok {
+					l.uncertain.Add(1) // an acquire in flight may have taken its permit
+				}
+				if !ok {
+					continue
+				}
+				if inside.Add(1) > loadPermits {
+					l.violations.Add(1)
+				}
+				time.Sleep(2 * time.Millisecond)
+				inside.Add(-1)
+				if err := sem.Release(ctx, 1); err != nil {
+					record(err)
+					l.uncertain.Add(1)
+				}
+			}
+		}()
+	}
+	return l
+}
+
+// finish stops the load and checks what it saw: no violation, no
+// redirection reaching a caller.
+func (l *clusterLoad) finish() {
+	GinkgoHelper()
+	close(l.stop)
+	spectest.WaitAll(&l.wg)
+	Expect(l.violations.Load()).To(BeZero(), "exclusion violations")
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for _, err := range l.errs {
+		noRedirection(err, "a call under load")
+	}
+	AddReportEntry("acquisitions / errors seen by callers (none a redirection)", fmt.Sprintf("%d / %d", l.acquired.Load(), len(l.errs)))
+	seen := map[string]int{}
+	for _, err := range l.errs {
+		seen[err.Error()]++
+	}
+	AddReportEntry("errors seen by callers", seen)
+}
+
+var _ = Describe("on a Redis Cluster whose masters fail (3 masters, 3 replicas)", Label("cluster", "topology"), func() {
+	var (
+		cluster *redistest.Cluster
+		ctx     context.Context
+	)
+	BeforeEach(func() {
+		ctx = context.Background()
+		before := gleak.Goroutines()
+		var err error
+		cluster, err = redistest.StartCluster(3, 1)
+		Expect(err).NotTo(HaveOccurred())
+		DeferCleanup(func() {
+			Expect(cluster.Close()).To(Succeed())
+			Eventually(gleak.Goroutines).WithTimeout(10 * time.Second).ShouldNot(gleak.HaveLeaked(before))
+		})
+	})
+
+	// change runs a topology change under load, with a waiter (on another
+	// Client than the holder) that must be woken by the unlock message once
+	// the cluster settled, not by the 15 s lease.
+	underLoad := func(change func(master redistest.NodeInfo)) (conserved bool) {
+		GinkgoHelper()
+		clients := clusterClients(cluster, 3)
+		masters, err := cluster.Masters(ctx)
+		Expect(err).NotTo(HaveOccurred())
+		victim := masters[0]
+		tag := tagInSlot(victim.Slots[0][0])
+		names := []string{tag + ":load", "load:1", "load:2", "load:3"}
+		load := startClusterLoad(clients, names, tag+":sem")
+
+		const lease = 15 * time.Second
+		holder := clients[0].NewLock(tag + ":wake")
+		Expect(holder.LockLease(ctx, lease)).To(Succeed())
+		woke := make(chan time.Time, 1)
+		var wg sync.WaitGroup
+		wg.Add(1)
+		go func() {
+			defer GinkgoRecover()
+			defer wg.Done()
+			owner := ctxowner.New(ctx)
+			l := clients[1].NewLock(tag + ":wake")
+			Expect(l.Lock(owner)).To(Succeed())
+			woke <- time.Now()
+			Expect(l.Unlock(owner)).To(Succeed())
+		}()
+		before := load.acquired.Load()
+		time.Sleep(time.Second)
+		Expect(load.acquired.Load()).To(BeNumerically(">", before), "the load runs")
+
+		change(victim)
+		Expect(cluster.WaitReplicasSynced(30 * time.Second)).To(Succeed())
+		// The load goes on once the cluster settled.
+		settled := load.acquired.Load()
+		Eventually(load.acquired.Load).WithTimeout(10 * time.Second).Should(BeNumerically(">", settled+20))
+
+		var start time.Time
+		Eventually(func() error { start = time.Now(); return holder.Unlock(ctx) }).WithTimeout(10 * time.Second).Should(Succeed())
+		var at time.Time
+		Eventually(woke).WithTimeout(4*time.Second).Should(Receive(&at), "woken by the unlock message, not the %v lease", lease)
+		AddReportEntry("wake after unlock, once settled", at.Sub(start).String())
+		spectest.WaitAll(&wg)
+
+		load.finish()
+		n, err := clients[2].NewSemaphore(tag + ":sem").AvailablePermits(ctx)
+		Expect(err).NotTo(HaveOccurred())
+		AddReportEntry("permits available / set / calls of unknown outcome", fmt.Sprintf("%d / %d / %d", n, loadPermits, load.uncertain.Load()))
+		Expect(n).To(BeNumerically("<=", loadPermits))
+		Expect(n).To(BeNumerically(">=", loadPermits-int(load.uncertain.Load())))
+		return n == loadPermits
+	}
+
+	It("keeps exclusion, permits and wake-ups through CLUSTER FAILOVER on a replica", func() {
+		conserved := underLoad(func(master redistest.NodeInfo) {
+			replica, err := cluster.ReplicaOf(ctx, master.ID)
+			Expect(err).NotTo(HaveOccurred())
+			Expect(cluster.Failover(ctx, replica.Addr)).To(Succeed())
+		})
+		Expect(conserved).To(BeTrue(), "a coordinated failover breaks no connection: every permit is accounted for")
+	})
+
+	It("keeps exclusion and wake-ups when a master is killed, and permits but those of calls whose outcome was lost", func() {
+		underLoad(func(master redistest.NodeInfo) {
+			_, err := cluster.KillMaster(ctx, master.Addr)
+			Expect(err).NotTo(HaveOccurred())
+		})
 	})
 })

@@ -17,8 +17,9 @@ type script struct {
 	src    string // lua/<name>.lua with its includes expanded
 	sha    string // SHA1 of src, for EVALSHA
 	shaArg any    // sha, boxed once
-	// synced marks the acquire and release scripts: replica sync follows
-	// them (see replica.go).
+	// synced marks the scripts replica sync follows (see replica.go): the
+	// locks' acquire and release scripts, and the semaphores', as
+	// Redisson's syncedEval calls.
 	synced bool
 }
 
@@ -40,8 +41,8 @@ var (
 	fairAcquireScript   = syncedScript("fair_acquire")
 	fairReleaseScript   = syncedScript("fair_release")
 	fairForceScript     = mustScript("fair_forceunlock")
-	semaphoreScript     = mustScript("semaphore")
-	permitsScript       = mustScript("permits")
+	semaphoreScript     = syncedScript("semaphore")
+	permitsScript       = syncedScript("permits")
 	latchScript         = mustScript("latch")
 )
 
