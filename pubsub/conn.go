@@ -106,6 +106,9 @@ func (h *Hub) connFor(key string, rdb redis.UniversalClient) (*conn, error) {
 		return nil, ErrClosed
 	}
 	c = &conn{key: key, loop: make(chan struct{})}
+	// On Sentinel the hook must be in place before the connection dials,
+	// to learn where it went.
+	sentinel := h.watchDials(rdb)
 	// No channel yet: the PubSub dials on its first command, to its
 	// client's server (a node client on a Cluster).
 	c.ps = rdb.Subscribe(c.ctx())
@@ -113,7 +116,7 @@ func (h *Hub) connFor(key string, rdb redis.UniversalClient) (*conn, error) {
 	h.conns[key] = c
 	h.mu.Unlock()
 	go h.read(c)
-	if h.watchDials(rdb) {
+	if sentinel {
 		go h.probe(c, rdb)
 	}
 	return c, nil
@@ -192,12 +195,16 @@ func (h *Hub) gone(c *conn) bool {
 // lost gives up a failed connection and subscribes its channels again:
 // at once after a first failure, after a growing pause while failures
 // follow each other (a server that stays down).
+//
+// It may be called more than once for c (by its reader, and by a write
+// that failed on it): each call moves the channels that are on c then.
 func (h *Hub) lost(c *conn, why error) {
 	h.mu.Lock()
-	if c.dead || h.closed {
+	if h.closed {
 		h.mu.Unlock()
 		return
 	}
+	first := !c.dead
 	c.dead = true
 	var moved []*channel
 	for _, ch := range h.chans {
@@ -205,10 +212,16 @@ func (h *Hub) lost(c *conn, why error) {
 			moved = append(moved, ch)
 		}
 	}
+	if !first && len(moved) == 0 {
+		h.mu.Unlock()
+		return
+	}
 	h.failures++
 	pause := h.pause()
 	h.mu.Unlock()
-	_ = c.ps.Close()
+	if first {
+		_ = c.ps.Close()
+	}
 	h.log.Debug("goredisson: subscription connection lost, subscribing its channels again", "node", c.key, "channels", len(moved), "pause", pause, "err", why)
 	h.later(pause, func() { h.rehome(c, moved) })
 }

@@ -110,7 +110,7 @@ func (c *Cluster) Owner(ctx context.Context, slot int) (NodeInfo, error) {
 	return NodeInfo{}, fmt.Errorf("redistest: no master serves slot %d", slot)
 }
 
-// Masters returns the masters that are not flagged failed.
+// Masters returns the masters that serve slots and are not flagged failed.
 func (c *Cluster) Masters(ctx context.Context) ([]NodeInfo, error) {
 	nodes, err := c.Topology(ctx)
 	if err != nil {
@@ -118,7 +118,7 @@ func (c *Cluster) Masters(ctx context.Context) ([]NodeInfo, error) {
 	}
 	var out []NodeInfo
 	for _, n := range nodes {
-		if n.Master && !n.Failed {
+		if n.Master && !n.Failed && len(n.Slots) > 0 {
 			out = append(out, n)
 		}
 	}

@@ -63,6 +63,10 @@ func StartCluster(masters, replicas int) (*Cluster, error) {
 		_ = c.Close()
 		return nil, err
 	}
+	if err := c.waitRoles(masters*replicas, 30*time.Second); err != nil {
+		_ = c.Close()
+		return nil, err
+	}
 	if err := c.WaitReplicasSynced(30 * time.Second); err != nil {
 		_ = c.Close()
 		return nil, err
@@ -105,6 +109,35 @@ func (c *Cluster) waitOK(timeout time.Duration) error {
 	return nil
 }
 
+// waitRoles waits until every node lists the given number of replicas in
+// CLUSTER NODES (right after creation, a node may still list a replica as a
+// master without slots).
+func (c *Cluster) waitRoles(replicas int, timeout time.Duration) error {
+	deadline := time.Now().Add(timeout)
+	for _, s := range c.Nodes {
+		rdb := s.Client()
+		for {
+			text, err := rdb.ClusterNodes(context.Background()).Result()
+			n := 0
+			for _, node := range parseNodes(text) {
+				if !node.Master {
+					n++
+				}
+			}
+			if err == nil && n == replicas {
+				break
+			}
+			if time.Now().After(deadline) {
+				_ = rdb.Close()
+				return fmt.Errorf("redistest: node %s lists %d replicas, want %d: %v", s.Addr, n, replicas, err)
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+		_ = rdb.Close()
+	}
+	return nil
+}
+
 // Close stops every node.
 func (c *Cluster) Close() error {
 	var errs []error
@@ -127,14 +160,14 @@ type Sentinels struct {
 	Sentinels []*Server
 }
 
-// StartSentinels starts a primary with the given number of replicas and
-// Sentinels (quorum: a majority of them), and waits until every Sentinel
-// knows the replicas and the other Sentinels.
-func StartSentinels(replicas, sentinels int) (*Sentinels, error) {
+// StartSentinels starts a primary (with primaryOpts) with the given number
+// of replicas and Sentinels (quorum: a majority of them), and waits until
+// every Sentinel knows the replicas and the other Sentinels.
+func StartSentinels(replicas, sentinels int, primaryOpts ...Option) (*Sentinels, error) {
 	t := &Sentinels{MasterName: "goredisson"}
 	// No 5 s wait before the first full sync (Redis 7's default delay).
 	fast := WithArgs("--repl-diskless-sync-delay", "0")
-	primary, err := Start(fast)
+	primary, err := Start(append([]Option{fast}, primaryOpts...)...)
 	if err != nil {
 		return nil, err
 	}
