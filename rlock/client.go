@@ -66,6 +66,13 @@ func (c *Client) ms(d time.Duration) any {
 // NewClient makes no connection; it checks in the background, once, that
 // Redis cannot evict lock keys (maxmemory-policy noeviction) and logs a
 // warning if it can.
+//
+// On a Cluster and on Sentinel the defaults are Redisson's (see
+// docs/cluster.md): sharded pub/sub when the cluster supports it
+// (WithShardedPubSub), replica sync after acquisitions and releases
+// (WithReplicaSync). On a Sentinel client, the first subscription adds a
+// dial hook to rdb, through which the Client learns that go-redis moved to
+// a new primary (it does nothing once the Client is closed).
 func NewClient(rdb redis.UniversalClient, opts ...Option) (*Client, error) {
 	switch rdb.(type) {
 	case nil:
