@@ -3,8 +3,9 @@ package goredisson_test
 import (
 	"testing"
 
+	"github.com/goredisson/goredisson/internal/suite"
+
 	. "github.com/onsi/ginkgo/v2"
-	. "github.com/onsi/gomega"
 
 	"github.com/goredisson/goredisson/internal/spectest"
 )
@@ -15,8 +16,7 @@ import (
 // specified beside its code (rlock's in rlock/).
 
 func TestGoredisson(t *testing.T) {
-	RegisterFailHandler(Fail)
-	RunSpecs(t, "goredisson")
+	suite.Run(t, "goredisson")
 }
 
 var _ = BeforeSuite(spectest.StartServer)

@@ -39,6 +39,12 @@ type lib struct {
 	// its defaults'.
 	contendedOnly bool
 	open          func(e env) (newMutex newMutexFunc, close func(), err error)
+	// java names the lock of the real Redisson a row measures through
+	// the Java bench (RedissonBench.java): "lock" or "fair"; open is nil.
+	java string
+	// needs is the server a row needs ("redis", "mysql", "zk", "etcd",
+	// "redisson"): without it the row is skipped with a line.
+	needs string
 }
 
 // env is what a process gives a library to open on: its go-redis client
@@ -48,6 +54,14 @@ type env struct {
 	rdb  *redis.Client
 	addr string
 	cnt  *counter // nil: not counted
+	// srv are the lock servers of the run (srv.Redis is addr).
+	srv servers
+	// lease is the lease or session timeout every row takes in the
+	// failure table (0: the row's own, as in the other workloads).
+	lease time.Duration
+	// pool is the connection pool of a row with a client of its own
+	// (MariaDB); 0: a small default.
+	pool int
 }
 
 // The rows the targets name.
@@ -101,25 +115,60 @@ func findLib(name string) (lib, error) {
 type rmutex struct {
 	l     rlock.Locker
 	owner context.Context
+	// watch: once locked, watch the hold with rlock.LostContext (the
+	// failure table); lost is then its Done channel.
+	watch bool
+	lost  <-chan struct{}
+	stop  context.CancelFunc
 }
 
-func (m *rmutex) lock() error   { return m.l.Lock(m.owner) }
-func (m *rmutex) unlock() error { return m.l.Unlock(m.owner) }
+func (m *rmutex) lock() error {
+	err := m.l.Lock(m.owner)
+	if err == nil && m.watch {
+		lctx, stop := rlock.LostContext(m.owner, m.l)
+		m.lost, m.stop = lctx.Done(), stop
+	}
+	return err
+}
+
+func (m *rmutex) unlock() error {
+	err := m.l.Unlock(m.owner)
+	if m.stop != nil && !m.watch {
+		m.stop()
+	}
+	return err
+}
+
+// stopWatch ends the LostContext of a watched hold (the failure table
+// reads the loss signal after the unlock returned, so unlock leaves it).
+func (m *rmutex) stopWatch() {
+	if m.stop != nil {
+		m.stop()
+	}
+}
+
+// lostSignal is closed when goredisson reports the hold lost
+// (rlock.LostContext), with watch set.
+func (m *rmutex) lostSignal() <-chan struct{} { return m.lost }
 
 var ownerSeq atomic.Int64
 
 func openRLock(fair bool) func(e env) (newMutexFunc, func(), error) {
 	return func(e env) (newMutexFunc, func(), error) {
-		c, err := rlock.NewClient(e.rdb)
+		var opts []rlock.Option
+		if e.lease > 0 {
+			opts = append(opts, rlock.WithWatchdogTimeout(e.lease))
+		}
+		c, err := rlock.NewClient(e.rdb, opts...)
 		if err != nil {
 			return nil, nil, err
 		}
 		return func(ctx context.Context, key string) mutex {
 			owner := ctxowner.WithID(ctx, "bench-"+strconv.FormatInt(ownerSeq.Add(1), 10))
 			if fair {
-				return &rmutex{l: c.NewFairLock(key), owner: owner}
+				return &rmutex{l: c.NewFairLock(key), owner: owner, watch: e.lease > 0}
 			}
-			return &rmutex{l: c.NewLock(key), owner: owner}
+			return &rmutex{l: c.NewLock(key), owner: owner, watch: e.lease > 0}
 		}, func() { _ = c.Close() }, nil
 	}
 }
@@ -146,10 +195,23 @@ func (m *redsyncMutex) unlock() error {
 	return err
 }
 
+// extend extends the lock by its expiry (redsync's Extend); a lock no
+// longer held (the value is gone or another's) reports errNotHeld.
+func (m *redsyncMutex) extend() error {
+	ok, err := m.m.ExtendContext(m.ctx)
+	switch {
+	case ok:
+		return nil
+	case err == nil || errors.Is(err, redsync.ErrExtendFailed):
+		return errNotHeld
+	}
+	return err
+}
+
 func openRedsync(tuned bool) func(e env) (newMutexFunc, func(), error) {
 	return func(e env) (newMutexFunc, func(), error) {
 		rs := redsync.New(goredis.NewPool(e.rdb))
-		opts := []redsync.Option{redsync.WithExpiry(leaseTTL)}
+		opts := []redsync.Option{redsync.WithExpiry(leaseOf(e, leaseTTL))}
 		if tuned {
 			opts = append(opts, redsync.WithTries(1<<30), redsync.WithRetryDelay(time.Millisecond))
 		}
@@ -165,6 +227,7 @@ type redislockMutex struct {
 	ctx   context.Context
 	c     *redislock.Client
 	key   string
+	ttl   time.Duration
 	tuned bool
 	held  *redislock.Lock
 }
@@ -175,7 +238,7 @@ func (m *redislockMutex) lock() error {
 		opt.RetryStrategy = redislock.LinearBackoff(time.Millisecond)
 	}
 	for {
-		l, err := m.c.Obtain(m.ctx, m.key, leaseTTL, opt)
+		l, err := m.c.Obtain(m.ctx, m.key, m.ttl, opt)
 		if errors.Is(err, redislock.ErrNotObtained) && m.ctx.Err() == nil {
 			continue
 		}
@@ -184,31 +247,52 @@ func (m *redislockMutex) lock() error {
 	}
 }
 
-func (m *redislockMutex) unlock() error { return m.held.Release(m.ctx) }
+func (m *redislockMutex) unlock() error {
+	if m.held == nil {
+		return errNotHeld
+	}
+	return m.held.Release(m.ctx)
+}
+
+// extend refreshes the lock's TTL (redislock's Refresh).
+func (m *redislockMutex) extend() error {
+	if m.held == nil {
+		return errNotHeld
+	}
+	err := m.held.Refresh(m.ctx, m.ttl, nil)
+	if errors.Is(err, redislock.ErrNotObtained) {
+		return errNotHeld
+	}
+	return err
+}
 
 func openRedislock(tuned bool) func(e env) (newMutexFunc, func(), error) {
 	return func(e env) (newMutexFunc, func(), error) {
 		c := redislock.New(e.rdb)
 		return func(ctx context.Context, key string) mutex {
-			return &redislockMutex{ctx: ctx, c: c, key: key, tuned: tuned}
+			return &redislockMutex{ctx: ctx, c: c, key: key, ttl: leaseOf(e, leaseTTL), tuned: tuned}
 		}, func() {}, nil
 	}
 }
 
 // --- naive
 
-var naiveRelease = redis.NewScript(`if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) end return 0`)
+var (
+	naiveRelease = redis.NewScript(`if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) end return 0`)
+	naiveExtend  = redis.NewScript(`if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('pexpire', KEYS[1], ARGV[2]) end return 0`)
+)
 
 type naiveMutex struct {
 	ctx   context.Context
 	rdb   *redis.Client
 	key   string
 	value string
+	ttl   time.Duration
 }
 
 func (m *naiveMutex) lock() error {
 	for {
-		ok, err := m.rdb.SetNX(m.ctx, m.key, m.value, leaseTTL).Result()
+		ok, err := m.rdb.SetNX(m.ctx, m.key, m.value, m.ttl).Result()
 		if err != nil || ok {
 			return err
 		}
@@ -220,12 +304,27 @@ func (m *naiveMutex) lock() error {
 	}
 }
 
+// unlock deletes the key if it still holds the owner's value; a release
+// that deleted nothing (the lock had expired) reports errNotHeld.
 func (m *naiveMutex) unlock() error {
-	return naiveRelease.Run(m.ctx, m.rdb, []string{m.key}, m.value).Err()
+	n, err := naiveRelease.Run(m.ctx, m.rdb, []string{m.key}, m.value).Int()
+	if err == nil && n == 0 {
+		return errNotHeld
+	}
+	return err
+}
+
+// extend resets the TTL if the key still holds the owner's value.
+func (m *naiveMutex) extend() error {
+	n, err := naiveExtend.Run(m.ctx, m.rdb, []string{m.key}, m.value, m.ttl.Milliseconds()).Int()
+	if err == nil && n == 0 {
+		return errNotHeld
+	}
+	return err
 }
 
 func openNaive(e env) (newMutexFunc, func(), error) {
 	return func(ctx context.Context, key string) mutex {
-		return &naiveMutex{ctx: ctx, rdb: e.rdb, key: key, value: "owner-" + strconv.FormatInt(ownerSeq.Add(1), 10) + "-" + strconv.FormatInt(time.Now().UnixNano(), 36)}
+		return &naiveMutex{ctx: ctx, rdb: e.rdb, key: key, ttl: leaseOf(e, leaseTTL), value: "owner-" + strconv.FormatInt(ownerSeq.Add(1), 10) + "-" + strconv.FormatInt(time.Now().UnixNano(), 36)}
 	}, func() {}, nil
 }

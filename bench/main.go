@@ -28,6 +28,9 @@ func main() {
 	if len(os.Args) > 1 && os.Args[1] == "worker" {
 		os.Exit(runWorkerProcess())
 	}
+	if len(os.Args) > 1 && os.Args[1] == "serve" {
+		os.Exit(runServe(os.Args[2:]))
+	}
 	cfg := config{}
 	flag.StringVar(&cfg.addr, "redis", "", "Redis address (default: start a private redis-server on a free loopback port)")
 	flag.IntVar(&cfg.runs, "runs", 3, "runs of every measurement (figures are medians with min and max)")
@@ -42,10 +45,55 @@ func main() {
 	flag.BoolVar(&verbose, "v", false, "log the Redis commands of every contention run")
 	flag.StringVar(&cfg.out, "out", "results.md", "Markdown output file")
 	flag.StringVar(&cfg.plot, "plot", "results.png", "PNG plot file")
+	backends := flag.Bool("backends", false, "issue 26's run instead: every lock row (goredisson, the real Redisson, the Go peers, MariaDB, ZooKeeper, etcd) in bursts, the cache breakdown and the failure table; parts a,b,c (or c16,c4),k,f")
+	bc := bconfig{}
+	flag.IntVar(&bc.bursts, "bursts", 3, "--backends: bursts per run of (a) and (b)")
+	flag.IntVar(&bc.cBursts, "c-bursts", 2, "--backends: bursts per run of (c)")
+	flag.IntVar(&bc.pairs, "burst-pairs", 300, "--backends: (a) pairs per burst (at most)")
+	flag.DurationVar(&bc.aMax, "burst-a-for", 400*time.Millisecond, "--backends: (a) time per burst (at most)")
+	flag.DurationVar(&bc.bFor, "burst-b-for", 400*time.Millisecond, "--backends: (b) time per burst")
+	flag.DurationVar(&bc.cFor, "burst-c-for", 750*time.Millisecond, "--backends: (c) time per burst")
+	flag.IntVar(&bc.kRequests, "breakdown-requests", 1000, "--backends: concurrent requests of the cache breakdown")
+	flag.DurationVar(&bc.kLoad, "load-time", 20*time.Millisecond, "--backends: time one load of the backing store takes")
+	flag.DurationVar(&bc.failLease, "fail-lease", 5*time.Second, "--backends: lease or session timeout of every row in the failure table")
+	flag.IntVar(&bc.failRuns, "fail-runs", 3, "--backends: runs of the failure table")
 	flag.Parse()
 	if cfg.runs < 1 || cfg.pairs < 10 || cfg.parallelFor <= 0 || cfg.contendFor <= 0 || cfg.wdLocks < 1 || cfg.memLocks < 1 || cfg.wdFor < 0 {
 		fmt.Fprintln(os.Stderr, "bench: --runs >= 1, --pairs >= 10, positive durations, --watchdog-locks >= 1 and --mem-locks >= 1 required")
 		os.Exit(2)
+	}
+	if *backends {
+		bc.runs, bc.only, bc.out, bc.plot = cfg.runs, cfg.only, cfg.out, cfg.plot
+		bc.bWorkers, bc.bWarm, bc.contendHold, bc.contendProcesses = 64, 200*time.Millisecond, time.Millisecond, 4
+		set := map[string]bool{}
+		flag.Visit(func(f *flag.Flag) { set[f.Name] = true })
+		if !set["out"] {
+			bc.out = "backends.md"
+		}
+		if !set["plot"] {
+			bc.plot = "backends.png"
+		}
+		if bc.bursts < 1 || bc.cBursts < 1 || bc.pairs < 10 || bc.kRequests < 1 || bc.failLease < 2*time.Second || bc.failRuns < 0 {
+			fmt.Fprintln(os.Stderr, "bench: --bursts >= 1, --c-bursts >= 1, --burst-pairs >= 10, --breakdown-requests >= 1, --fail-lease >= 2s, --fail-runs >= 0 required")
+			os.Exit(2)
+		}
+		names := backendRowOrder
+		if *libNames != "" {
+			names = strings.Split(*libNames, ",")
+		}
+		for _, n := range names {
+			l, err := findAnyLib(strings.TrimSpace(n))
+			if err != nil {
+				fmt.Fprintln(os.Stderr, "bench:", err)
+				os.Exit(2)
+			}
+			bc.rows = append(bc.rows, l)
+		}
+		if err := runBackends(bc); err != nil {
+			fmt.Fprintln(os.Stderr, "bench:", err)
+			os.Exit(1)
+		}
+		return
 	}
 	if *libNames != "" {
 		var keep []lib
@@ -273,6 +321,9 @@ func redisVersion(addr string) string {
 
 // verbose logs the commands Redis ran in each contention run.
 var verbose bool
+
+func goVersion() string { return runtime.Version() }
+func numCPU() int       { return runtime.NumCPU() }
 
 func logf(format string, args ...any) {
 	fmt.Fprintf(os.Stderr, time.Now().Format("15:04:05 ")+format+"\n", args...)

@@ -186,9 +186,29 @@ type pairsResult struct {
 }
 
 func uncontended(l lib, addr string, n int, run string) (pairsResult, error) {
-	rdb := newRedis(addr, 4, nil)
-	defer rdb.Close()
-	newMutex, closeLib, err := l.open(env{rdb: rdb, addr: addr})
+	return uncontendedOn(l, servers{Redis: addr}, n, 0, run)
+}
+
+// openLib opens l in this process on the servers of srv, with a go-redis
+// client of pool connections counting into cnt (nil: not counted); the
+// returned close closes both.
+func openLib(l lib, srv servers, pool int, cnt *counter, lease time.Duration) (newMutexFunc, func(), error) {
+	if l.open == nil {
+		return nil, nil, fmt.Errorf("%s runs in the Java bench, not in Go", l.name)
+	}
+	rdb := newRedis(srv.Redis, pool, cnt)
+	newMutex, closeLib, err := l.open(env{rdb: rdb, addr: srv.Redis, cnt: cnt, srv: srv, lease: lease, pool: pool})
+	if err != nil {
+		rdb.Close()
+		return nil, nil, err
+	}
+	return newMutex, func() { closeLib(); rdb.Close() }, nil
+}
+
+// uncontendedOn measures n pairs (a tenth more as warm-up), or as many as
+// fit in maxDur when it is not 0 (at least 10).
+func uncontendedOn(l lib, srv servers, n int, maxDur time.Duration, run string) (pairsResult, error) {
+	newMutex, closeLib, err := openLib(l, srv, 4, nil, 0)
 	if err != nil {
 		return pairsResult{}, err
 	}
@@ -210,16 +230,21 @@ func uncontended(l lib, addr string, n int, run string) (pairsResult, error) {
 			return pairsResult{}, err
 		}
 	}
-	lat := make([]time.Duration, n)
+	lat := make([]time.Duration, 0, n)
 	var before, after runtime.MemStats
 	runtime.ReadMemStats(&before)
-	for i := range lat {
+	began := time.Now()
+	for range n {
+		if maxDur > 0 && len(lat) >= 10 && time.Since(began) >= maxDur {
+			break
+		}
 		start := time.Now()
 		if err := pair(); err != nil {
 			return pairsResult{}, err
 		}
-		lat[i] = time.Since(start)
+		lat = append(lat, time.Since(start))
 	}
+	n = len(lat)
 	runtime.ReadMemStats(&after)
 	var total time.Duration
 	for _, d := range lat {
@@ -235,9 +260,13 @@ func uncontended(l lib, addr string, n int, run string) (pairsResult, error) {
 // --- (b) many goroutines on keys of their own
 
 func parallelOwnKeys(l lib, addr string, goroutines int, d time.Duration, run string) (float64, error) {
-	rdb := newRedis(addr, goroutines+8, nil)
-	defer rdb.Close()
-	newMutex, closeLib, err := l.open(env{rdb: rdb, addr: addr})
+	return parallelOwnKeysOn(l, servers{Redis: addr}, goroutines, 200*time.Millisecond, d, run)
+}
+
+// parallelOwnKeysOn runs goroutines owners on keys of their own for warm,
+// then counts their pairs for d.
+func parallelOwnKeysOn(l lib, srv servers, goroutines int, warm, d time.Duration, run string) (float64, error) {
+	newMutex, closeLib, err := openLib(l, srv, goroutines+8, nil, 0)
 	if err != nil {
 		return 0, err
 	}
@@ -246,7 +275,7 @@ func parallelOwnKeys(l lib, addr string, goroutines int, d time.Duration, run st
 	ctx, stop := withStallGuard(&progress)
 	defer stop()
 	var firstErr atomic.Value
-	start := time.Now().Add(200 * time.Millisecond)
+	start := time.Now().Add(warm)
 	end := start.Add(d)
 	var wg sync.WaitGroup
 	for g := range goroutines {
@@ -433,6 +462,7 @@ type workerResult struct {
 type contendSpec struct {
 	Lib         string
 	Addr        string
+	Srv         servers // the other servers (Srv.Redis is Addr)
 	Key         string
 	Workers     int // goroutines in this process
 	FirstWorker int
@@ -446,14 +476,16 @@ const contendGrace = 10 * time.Second
 
 // contend runs spec's workers in this process, all on one lock.
 func contend(spec contendSpec) workerResult {
-	l, err := findLib(spec.Lib)
+	l, err := findAnyLib(spec.Lib)
 	if err != nil {
 		return workerResult{Err: err.Error()}
 	}
 	var cnt counter
-	rdb := newRedis(spec.Addr, spec.Workers+4, &cnt)
+	srv := spec.Srv
+	srv.Redis = spec.Addr
+	rdb := newRedis(spec.Addr, 2, nil)
 	defer rdb.Close()
-	newMutex, closeLib, err := l.open(env{rdb: rdb, addr: spec.Addr, cnt: &cnt})
+	newMutex, closeLib, err := openLib(l, srv, spec.Workers+4, &cnt, 0)
 	if err != nil {
 		return workerResult{Err: err.Error()}
 	}
@@ -541,6 +573,7 @@ type contendResult struct {
 	Errors           int
 	Overlaps         int // sections that began before the previous one could have ended
 	Err              string
+	acquisitions     int
 }
 
 // contended runs one contention configuration, in goroutines of this
@@ -587,28 +620,44 @@ func contended(l lib, addr string, goroutines, procs int, hold, think, d time.Du
 	if procs > 0 {
 		workers = procs
 	}
-	var all []section
+	res, err := summarize(l.name, parts, workers, hold, d)
 	var cmds int64
+	for _, p := range parts {
+		cmds += p.Cmds
+	}
+	cmds += subscribeCalls(statsAfter) - subscribeCalls(statsBefore)
+	res.RedisCPU = (cpuAfter - cpuBefore) / time.Since(start).Seconds()
+	if err != nil {
+		return res, err
+	}
+	res.CmdsPerAcq = float64(cmds) / float64(res.acquisitions)
+	return res, nil
+}
+
+// summarize computes the figures of a contention run from the critical
+// sections its workers (numbered 0 to workers-1) report.
+func summarize(name string, parts []workerResult, workers int, hold, d time.Duration) (contendResult, error) {
+	var all []section
 	res := contendResult{}
 	for _, p := range parts {
 		all = append(all, p.Sections...)
-		cmds += p.Cmds
 		res.Errors += p.Errors
 		if p.Err != "" && res.Err == "" {
 			res.Err = p.Err
 		}
 	}
-	cmds += subscribeCalls(statsAfter) - subscribeCalls(statsBefore)
-	res.RedisCPU = (cpuAfter - cpuBefore) / time.Since(start).Seconds()
 	if len(all) == 0 {
-		return res, fmt.Errorf("%s: no acquisition (%s)", l.name, res.Err)
+		return res, fmt.Errorf("%s: no acquisition (%s)", name, res.Err)
 	}
+	res.acquisitions = len(all)
 	slices.SortFunc(all, func(a, b section) int { return int(a.Got - b.Got) })
 	perWorker := make([]int, workers)
 	var gaps, waits []time.Duration
 	retakes := 0
 	for i, s := range all {
-		perWorker[s.Worker]++
+		if s.Worker >= 0 && s.Worker < workers {
+			perWorker[s.Worker]++
+		}
 		waits = append(waits, time.Duration(s.Got-s.Asked))
 		if i == 0 {
 			continue
@@ -631,7 +680,6 @@ func contended(l lib, addr string, goroutines, procs int, hold, think, d time.Du
 	res.WaitP99, res.WaitMax = pct(waits, 99), slices.Max(waits)
 	lo, hi := slices.Min(perWorker), slices.Max(perWorker)
 	res.Fairness = float64(hi) / float64(max(lo, 0))
-	res.CmdsPerAcq = float64(cmds) / float64(len(all))
 	return res, nil
 }
 

@@ -54,6 +54,9 @@ func openRueidislock(tuned bool) func(e env) (newMutexFunc, func(), error) {
 				return countingClient{Client: c, cnt: e.cnt}, nil
 			},
 		}
+		if e.lease > 0 {
+			opt.KeyValidity = e.lease
+		}
 		if tuned {
 			// One Redis: one key, and no invalidations for the
 			// connection's own writes (its README's advice). With one

@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/goredisson/goredisson/internal/suite"
+
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	"github.com/onsi/gomega/gexec"
@@ -22,8 +24,7 @@ import (
 // user would run it, and its printed outcome checked.
 
 func TestExamples(t *testing.T) {
-	RegisterFailHandler(Fail)
-	RunSpecs(t, "examples")
+	suite.Run(t, "examples")
 }
 
 var (

@@ -158,12 +158,23 @@ func Lock(ctx context.Context, rdb redis.UniversalClient, name string) (*Info, e
 	}
 	info := &Info{Name: name, RedisType: typ.Val(), Queue: queue.Val()}
 	info.Token, _ = strconv.ParseInt(token.Val(), 10, 64)
+	info.classify(fields.Val(), timeouts.Val() > 0)
+	info.setTTL(ttl.Val())
+	if err := info.countSubscribers(ctx, rdb); err != nil {
+		return nil, fmt.Errorf("inspect %q: %w", name, err)
+	}
+	return info, nil
+}
+
+// classify sets the kind, mode and holders from the key's Redis type, its
+// hash fields, whether fair-lock timeouts exist, and the token.
+func (info *Info) classify(fields map[string]string, timeouts bool) {
 	switch info.RedisType {
 	case "none":
 		info.Kind = KindNone
 	case "hash":
 		info.Kind = KindReentrant
-		for f, v := range fields.Val() {
+		for f, v := range fields {
 			if f == "mode" {
 				info.Kind, info.Mode = KindReadWrite, v
 				continue
@@ -175,39 +186,50 @@ func Lock(ctx context.Context, rdb redis.UniversalClient, name string) (*Info, e
 	default:
 		info.Kind = KindForeign
 	}
-	if info.Kind == KindReentrant || info.Kind == KindNone {
-		switch {
-		case len(info.Queue) > 0 || timeouts.Val() > 0:
-			info.Kind = KindFair
-		case info.Token > 0 && info.Kind == KindReentrant:
-			info.Kind = KindFenced
-		}
+	if info.Kind != KindReentrant && info.Kind != KindNone {
+		return
 	}
-	if info.RedisType != "none" {
-		switch d := ttl.Val(); {
-		case d == -1 || d == -time.Millisecond:
-			info.TTL = NoExpiry
-		case d > 0:
-			info.TTL = d
-		}
+	switch {
+	case len(info.Queue) > 0 || timeouts:
+		info.Kind = KindFair
+	case info.Token > 0 && info.Kind == KindReentrant:
+		info.Kind = KindFenced
 	}
-	channels := []string{layout.Channel(name)}
+}
+
+// setTTL sets the TTL from the key's PTTL.
+func (info *Info) setTTL(d time.Duration) {
+	if info.RedisType == "none" {
+		return
+	}
+	switch {
+	case d == -1 || d == -time.Millisecond:
+		info.TTL = NoExpiry
+	case d > 0:
+		info.TTL = d
+	}
+}
+
+// countSubscribers counts the subscriptions, plain and sharded, to the
+// lock's channels (a fair lock's waiters each have their own).
+func (info *Info) countSubscribers(ctx context.Context, rdb redis.UniversalClient) error {
+	channels := []string{layout.Channel(info.Name)}
 	if info.Kind == KindReadWrite {
-		channels[0] = layout.RWChannel(name)
+		channels[0] = layout.RWChannel(info.Name)
 	}
 	for _, f := range info.Queue {
-		channels = append(channels, layout.FairChannel(name, f))
+		channels = append(channels, layout.FairChannel(info.Name, f))
 	}
 	subs, err := rdb.PubSubNumSub(ctx, channels...).Result()
 	if err != nil {
-		return nil, fmt.Errorf("inspect %q: %w", name, err)
+		return err
 	}
 	// Sharded subscriptions (Redis 7+); an older server has none.
 	shard, _ := rdb.PubSubShardNumSub(ctx, channels...).Result()
 	for _, ch := range channels {
 		info.Subscribers += subs[ch] + shard[ch]
 	}
-	return info, nil
+	return nil
 }
 
 func isWrongType(err error) bool {

@@ -67,7 +67,7 @@ var _ = Describe("goredisson and the Redisson emulator", func() {
 	// blocked yet; a "1" reaches only threads blocked at that moment. So a
 	// release that must wake one waiter has to publish "0", or a Redisson
 	// waiter caught between its attempt and its wait sleeps a whole lease.
-	DescribeTable("wakes a Redisson waiter that has not blocked yet (between its failed attempt and its wait) within 200 ms",
+	DescribeTable("wakes a Redisson waiter that has not blocked yet (between its failed attempt and its wait) within a second (a missed message would cost its TTL)",
 		func(kind lockKind, hold func(gc *rlock.Client, name string, owner context.Context) func() error) {
 			e := newEnv()
 			r := e.emu()

@@ -14,7 +14,7 @@ var _ = Describe("goredisson and the real Redisson's MultiLock, RedLock and NonR
 	BeforeEach(func() { s = newGroupWorld() })
 
 	Context("MultiLock", func() {
-		DescribeTable("held over {a,b} by one client excludes the other's MultiLock over {a,b} and its lock on b; the other's waiter is woken by the unlock within 200 ms",
+		DescribeTable("held over {a,b} by one client excludes the other's MultiLock over {a,b} and its lock on b; the other's waiter is woken by the unlock within a second (a missed message would cost its TTL)",
 			func(javaHolds bool) { multiExcludes(s, javaHolds) },
 			Entry("Redisson holds, goredisson waits", true),
 			Entry("goredisson holds, Redisson waits", false),

@@ -16,7 +16,7 @@ func interopSpecs(side func(e *env) redissonSide, heavy bool) {
 			It("shares hold counts through the hash, and each client is excluded by and cannot unlock the other's hold", func() {
 				holdCountsAcross(w, k)
 			})
-			DescribeTable("wakes the other client's waiter within 200 ms",
+			DescribeTable("wakes the other client's waiter within a second (a missed message would cost its TTL)",
 				func(javaHolds, force bool) { wakeAcross(w, k, javaHolds, force) },
 				Entry("Redisson unlocks, goredisson waits", true, false),
 				Entry("goredisson unlocks, Redisson waits", false, false),
@@ -48,7 +48,7 @@ func interopSpecs(side func(e *env) redissonSide, heavy bool) {
 		It("shares the lock between both clients' readers, each seeing the other's read hold count in the hash, and keeps both clients' writers out", func() {
 			readHoldsAcross(w)
 		})
-		DescribeTable("wakes the other client's writer within 200 ms",
+		DescribeTable("wakes the other client's writer within a second (a missed message would cost its TTL)",
 			func(javaHolds, force bool) { wakeAcross(w, kRead, javaHolds, force) },
 			Entry("Redisson's last reader unlocks, goredisson writer waits", true, false),
 			Entry("goredisson's last reader unlocks, Redisson writer waits", false, false),
@@ -73,7 +73,7 @@ func interopSpecs(side func(e *env) redissonSide, heavy bool) {
 	})
 
 	Context("FairLock's shared queue", func() {
-		DescribeTable("serves a mixed queue in arrival order (go1, java2, go3, java4), each within 200 ms of the release before it",
+		DescribeTable("serves a mixed queue in arrival order (go1, java2, go3, java4), each within a second (a missed message would cost its TTL) of the release before it",
 			func(javaHolds bool) { fairFIFO(w, javaHolds) },
 			Entry("Redisson holds first", true),
 			Entry("goredisson holds first", false),
@@ -97,7 +97,7 @@ func interopSpecs(side func(e *env) redissonSide, heavy bool) {
 	})
 
 	Context("ReadWriteLock", func() {
-		DescribeTable("a write unlock wakes every waiting reader of the other client at once, each within 200 ms",
+		DescribeTable("a write unlock wakes every waiting reader of the other client at once, each within a second (a missed message would cost its TTL)",
 			func(javaWriter, force bool) { readersAtOnce(w, javaWriter, force) },
 			Entry("goredisson writer unlocks, 3 Redisson readers wait", false, false),
 			Entry("Redisson writer unlocks, 3 goredisson readers wait", true, false),

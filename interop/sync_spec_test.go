@@ -16,7 +16,7 @@ var _ = Describe("goredisson and the real Redisson's synchronizers", Label("redi
 		It("shares its permits between both clients' holders: never more holders, counted across both, than permits", func() {
 			semaphoreBound(s)
 		})
-		DescribeTable("wakes the other client's waiter for 2 permits within 200 ms",
+		DescribeTable("wakes the other client's waiter for 2 permits within a second (a missed message would cost its TTL)",
 			func(javaWaits bool, how string, try bool) { semaphoreWake(s, javaWaits, how, try) },
 			Entry("goredisson releases, Redisson acquires", true, "release", false),
 			Entry("goredisson releases, Redisson tries to acquire for 10 s", true, "release", true),
@@ -50,7 +50,7 @@ var _ = Describe("goredisson and the real Redisson's synchronizers", Label("redi
 			Entry("Redisson's permit", true),
 			Entry("goredisson's permit", false),
 		)
-		DescribeTable("wakes the other client's waiter within 200 ms",
+		DescribeTable("wakes the other client's waiter within a second (a missed message would cost its TTL)",
 			func(javaWaits, try bool) { permitWake(s, javaWaits, try) },
 			Entry("goredisson releases, Redisson acquires", true, false),
 			Entry("goredisson releases, Redisson tries to acquire for 10 s", true, true),
@@ -60,7 +60,7 @@ var _ = Describe("goredisson and the real Redisson's synchronizers", Label("redi
 	})
 
 	Context("CountDownLatch", func() {
-		DescribeTable("the last countDown wakes every waiter of both clients within 200 ms",
+		DescribeTable("the last countDown wakes every waiter of both clients within a second (a missed message would cost its TTL)",
 			func(javaCounts bool) { latchWake(s, javaCounts) },
 			Entry("Redisson counts down a count goredisson set", true),
 			Entry("goredisson counts down a count Redisson set", false),

@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/goredisson/goredisson/internal/suite"
+
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	"github.com/onsi/gomega/gleak"
@@ -17,8 +19,7 @@ import (
 )
 
 func TestPubsub(t *testing.T) {
-	RegisterFailHandler(Fail)
-	RunSpecs(t, "pubsub")
+	suite.Run(t, "pubsub")
 }
 
 var server *redistest.Server

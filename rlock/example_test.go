@@ -119,3 +119,27 @@ func ExampleLostContext() {
 	fmt.Println(errors.Is(context.Cause(work), rlock.ErrLockLost))
 	// Output: true
 }
+
+// A fixed lease that the work outruns is moved further with Extend (as
+// redsync's Extend and redislock's Refresh), instead of locking again: the
+// hold stays one fixed lease, and LostContext's deadline moves with it.
+func ExampleLock_Extend() {
+	rdb := redis.NewClient(&redis.Options{Addr: redisAddr})
+	defer rdb.Close()
+	client, _ := rlock.NewClient(rdb)
+	defer client.Close()
+	ctx := ctxowner.New(context.Background())
+	lock := client.NewLock("example:extend")
+
+	if err := lock.LockLease(ctx, 2*time.Second); err != nil {
+		panic(err)
+	}
+	defer lock.Unlock(ctx)
+	// ... the job turns out to need longer:
+	if err := lock.Extend(ctx, time.Minute); err != nil {
+		panic(err) // ErrNotHeld: the lease ran out first
+	}
+	ttl, _ := lock.RemainTTL(ctx)
+	fmt.Println("more than 50s left:", ttl > 50*time.Second)
+	// Output: more than 50s left: true
+}

@@ -103,6 +103,15 @@ func (k kind) String() string {
 	return "lock"
 }
 
+// extendMode tells extend.lua how the kind keeps a holder's lease: "read"
+// for the read side (timeout keys per hold), "" for the lock key alone.
+func (h *handle) extendMode() string {
+	if h.kind == kindRead {
+		return "read"
+	}
+	return ""
+}
+
 // renewKind selects the renewal script of a watchdog lease.
 type renewKind uint8
 

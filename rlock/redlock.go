@@ -18,9 +18,13 @@ import (
 // Each round asks every master at once, each attempt bounded by the attempt
 // timeout (RedLockAttemptTimeout, default 200 ms), so a master that is down
 // or hung costs at most that. If the quorum or the validity is missed, every
-// master that granted the lock gives it back; when too many masters failed
-// (errors, not contention) for a quorum to be possible, the call fails at
-// once with ErrNoQuorum instead of waiting.
+// master that granted the lock gives it back and, as Redisson's lock loop,
+// the RedLock tries another round, until its wait or ctx ends. When so many
+// masters failed (errors or timeouts, not contention) that no quorum was
+// possible, it retries within the retry budget of the first lock's Client
+// (WithRetry: by default 4 rounds in a row, paused as Redisson's
+// EqualJitterDelay) and then fails with ErrNoQuorum; a single round
+// (TryLock with wait <= 0) fails at once.
 //
 // What it does not promise: Redisson deprecated RedissonRedLock because its
 // safety rests on timing assumptions (bounded pauses, network delays and
@@ -34,6 +38,7 @@ type RedLock struct {
 	attemptTimeout time.Duration
 	drift          float64
 	retryWait      time.Duration
+	retry          retryPolicy // rounds in a row without a possible quorum
 }
 
 var _ Locker = (*RedLock)(nil)
@@ -78,7 +83,11 @@ func NewRedLock(locks ...Locker) (*RedLock, error) {
 		return nil, opErr("newredlock", g.name(), fmt.Errorf("%w: a RedLock needs at least 3 independent masters, got %d", ErrInvalidArgument, len(locks)))
 	}
 	g.need, g.majority = len(locks)/2+1, true
-	return &RedLock{g: g, attemptTimeout: 200 * time.Millisecond, drift: 0.01, retryWait: 200 * time.Millisecond}, nil
+	retry := defaultRetry
+	if h, ok := locks[0].(interface{ handle() *handle }); ok && h.handle() != nil && h.handle().c != nil {
+		retry = h.handle().c.opts.retry
+	}
+	return &RedLock{g: g, attemptTimeout: 200 * time.Millisecond, drift: 0.01, retryWait: 200 * time.Millisecond, retry: retry}, nil
 }
 
 // With returns a copy of the RedLock with the options applied; an invalid
@@ -214,21 +223,10 @@ func (r *RedLock) try(ctx context.Context, op string, wait, lease time.Duration)
 	keep := r.keep(lease)
 	var giveBackErr error
 	allowance := time.Duration(float64(keep)*r.drift) + 2*time.Millisecond
+	failing := &failures{policy: r.retry}
 	for round := 0; ; round++ {
-		// The first round only asks; later ones (after contention) also
-		// wait a little for unlock messages on each master.
-		var roundWait time.Duration
-		if round > 0 {
-			roundWait = r.retryWait/2 + rand.N(r.retryWait/2)
-			if wait > 0 {
-				roundWait = min(roundWait, time.Until(deadline))
-			}
-			if roundWait < time.Millisecond {
-				roundWait = 0
-			}
-		}
 		start := time.Now()
-		granted, failures := r.round(ctx, roundWait, lease)
+		granted, failed := r.round(ctx, r.roundWait(round, wait, deadline), lease)
 		validity := keep - time.Since(start) - allowance
 		if len(granted) >= g.need && validity > 0 {
 			return validity, true, nil
@@ -236,9 +234,9 @@ func (r *RedLock) try(ctx context.Context, op string, wait, lease time.Duration)
 		// A hold that cannot be given back expires with its lease; the
 		// failure is reported with the call's result.
 		giveBackErr = errors.Join(giveBackErr, giveBack(ctx, granted))
-		if len(failures) > len(g.locks)-g.need {
-			return 0, false, opErr(op, g.name(), errors.Join(fmt.Errorf("%w: %d of %d masters failed, %d must grant: %w",
-				ErrNoQuorum, len(failures), len(g.locks), g.need, errors.Join(failures...)), giveBackErr))
+		pause, err := r.afterRound(failing, failed, wait)
+		if err != nil {
+			return 0, false, opErr(op, g.name(), errors.Join(err, giveBackErr))
 		}
 		if err := ctx.Err(); err != nil {
 			return 0, false, opErr(op, g.name(), errors.Join(err, giveBackErr))
@@ -246,6 +244,65 @@ func (r *RedLock) try(ctx context.Context, op string, wait, lease time.Duration)
 		if wait == 0 || (wait > 0 && !time.Now().Before(deadline)) {
 			return 0, false, opErr(op, g.name(), giveBackErr)
 		}
+		if wait > 0 {
+			pause = min(pause, time.Until(deadline))
+		}
+		if err := sleepCtx(ctx, pause); err != nil {
+			return 0, false, opErr(op, g.name(), errors.Join(err, giveBackErr))
+		}
+	}
+}
+
+// roundWait is how long the masters' attempts of a round wait for unlock
+// messages: not in the first round, which only asks; a little in the later
+// ones (after contention), within the call's wait.
+func (r *RedLock) roundWait(round int, wait time.Duration, deadline time.Time) time.Duration {
+	if round == 0 {
+		return 0
+	}
+	d := r.retryWait/2 + rand.N(r.retryWait/2)
+	if wait > 0 {
+		d = min(d, time.Until(deadline))
+	}
+	if d < time.Millisecond {
+		return 0
+	}
+	return d
+}
+
+// afterRound decides what follows a round that did not win: when the
+// masters that failed leave no quorum possible, the next round comes after
+// the retry pause, or, with the budget spent (or after a single round), the
+// call fails with ErrNoQuorum.
+func (r *RedLock) afterRound(failing *failures, failed []error, wait time.Duration) (time.Duration, error) {
+	g := r.group()
+	if len(failed) <= len(g.locks)-g.need {
+		failing.reset()
+		return 0, nil
+	}
+	err := fmt.Errorf("%w: %d of %d masters failed, %d must grant: %w", ErrNoQuorum, len(failed), len(g.locks), g.need, errors.Join(failed...))
+	if wait == 0 {
+		return 0, err
+	}
+	pause, more, gaveUp := failing.failed(err)
+	if !more {
+		return 0, gaveUp
+	}
+	return pause, nil
+}
+
+// sleepCtx waits d or until ctx ends.
+func sleepCtx(ctx context.Context, d time.Duration) error {
+	if d <= 0 {
+		return nil
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
 	}
 }
 

@@ -59,10 +59,14 @@ func (c *Client) renew(ctx context.Context, leases []watchdog.Lease) ([]watchdog
 // ctx's owner on l is lost, with a cause that wraps ErrLockLost (or
 // ErrClosed when the Client closed first): its lease ran out without a
 // renewal Redis confirmed, the lock was force-unlocked, or another owner
-// took it. The end comes before any other client can take the lock (to the
-// drift allowance of 1 % of the lease plus 2 ms, watchdog.Allowance), even
-// while Redis cannot be reached;
-// a fixed lease ends it at its deadline. For a MultiLock it ends when any of
+// took it. When the lease runs out, the end comes before any other client
+// can take the lock (to the drift allowance of 1 % of the lease plus 2 ms,
+// watchdog.Allowance), even while Redis cannot be reached; a fixed lease
+// ends it at its deadline. A hold removed behind its holder's back (a force
+// unlock, FLUSHALL, a Redis crash or restart that loses the key) is seen at
+// the next renewal, the fixed deadline, or the owner's next call on the
+// lock, whichever comes first; another client may take the lock before
+// that. For a MultiLock it ends when any of
 // its locks is lost; for a RedLock when too few remain for a majority.
 //
 // It is cancelled at once, with cause ErrNotHeld, when ctx's owner holds no

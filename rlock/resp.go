@@ -72,41 +72,52 @@ func parseValue(b []byte) (v any, rest []byte, err error) {
 		}
 		return nil, rest, nil
 	case '$', '!', '=':
-		n, err := strconv.Atoi(body)
-		if err != nil {
-			return nil, nil, err
-		}
-		if n < 0 {
-			return nil, rest, nil
-		}
-		if len(rest) < n+2 {
-			return nil, nil, errShortReply
-		}
-		s := string(rest[:n])
-		if line[0] == '!' {
-			return replyError(s), rest[n+2:], nil
-		}
-		return s, rest[n+2:], nil
+		return parseBulk(line[0], body, rest)
 	case '*', '~', '%':
-		n, err := strconv.Atoi(body)
-		if err != nil {
-			return nil, nil, err
-		}
-		if n < 0 {
-			return nil, rest, nil
-		}
-		if line[0] == '%' {
-			n *= 2 // a map's keys and values, flat
-		}
-		out := make([]any, n)
-		for i := range out {
-			if out[i], rest, err = parseValue(rest); err != nil {
-				return nil, nil, err
-			}
-		}
-		return out, rest, nil
+		return parseAggregate(line[0], body, rest)
 	}
 	return nil, nil, fmt.Errorf("rlock: unexpected reply type %q", line[0])
+}
+
+// parseBulk reads a bulk string (a blob error for '!') of length body.
+func parseBulk(typ byte, body string, rest []byte) (any, []byte, error) {
+	n, err := strconv.Atoi(body)
+	if err != nil {
+		return nil, nil, err
+	}
+	if n < 0 {
+		return nil, rest, nil
+	}
+	if len(rest) < n+2 {
+		return nil, nil, errShortReply
+	}
+	s := string(rest[:n])
+	if typ == '!' {
+		return replyError(s), rest[n+2:], nil
+	}
+	return s, rest[n+2:], nil
+}
+
+// parseAggregate reads an array, a set or a map (flat: keys and values) of
+// body elements.
+func parseAggregate(typ byte, body string, rest []byte) (any, []byte, error) {
+	n, err := strconv.Atoi(body)
+	if err != nil {
+		return nil, nil, err
+	}
+	if n < 0 {
+		return nil, rest, nil
+	}
+	if typ == '%' {
+		n *= 2 // a map's keys and values, flat
+	}
+	out := make([]any, n)
+	for i := range out {
+		if out[i], rest, err = parseValue(rest); err != nil {
+			return nil, nil, err
+		}
+	}
+	return out, rest, nil
 }
 
 // cutLine splits b after its first CRLF.

@@ -1,9 +1,7 @@
 package rlock
 
 import (
-	"crypto/sha1"
 	"embed"
-	"encoding/hex"
 	"fmt"
 	"strings"
 )
@@ -15,13 +13,18 @@ var luaFS embed.FS
 type script struct {
 	name   string
 	src    string // lua/<name>.lua with its includes expanded
-	sha    string // SHA1 of src, for EVALSHA
+	sha    string // SHA1 of src, for EVALSHA (precomputed: scriptSHA)
 	shaArg any    // sha, boxed once
 	// synced marks the scripts replica sync follows (see replica.go): the
 	// locks' acquire and release scripts, and the semaphores', as
 	// Redisson's syncedEval calls.
 	synced bool
 }
+
+// scripts are the embedded scripts by name, filled once at start-up by
+// mustScript and never changed after: the test that every file of lua/ is
+// loaded reads it.
+var scripts = map[string]*script{}
 
 // The scripts, loaded once from rlock/lua at start-up and never changed.
 // Each runs as EVALSHA, and as EVAL with its source when the server answers
@@ -44,6 +47,7 @@ var (
 	semaphoreScript     = syncedScript("semaphore")
 	permitsScript       = syncedScript("permits")
 	latchScript         = mustScript("latch")
+	extendScript        = mustScript("extend")
 )
 
 // syncedScript is mustScript for a script replica sync follows.
@@ -53,14 +57,22 @@ func syncedScript(name string) *script {
 	return s
 }
 
+// mustScript loads an embedded script. Its SHA1 is not computed here but
+// read from scriptSHA (script_digests.go), which a test checks against the
+// sources: computing a SHA-1 at start-up would panic in a program run with
+// GODEBUG=fips140=only, and every program that imports rlock would.
 func mustScript(name string) *script {
 	src, err := scriptSource(name)
 	if err != nil {
 		panic(fmt.Sprintf("rlock: embedded script %s: %v", name, err))
 	}
-	sum := sha1.Sum([]byte(src))
-	sha := hex.EncodeToString(sum[:])
-	return &script{name: name, src: src, sha: sha, shaArg: sha}
+	sha, ok := scriptSHA[name]
+	if !ok {
+		panic(fmt.Sprintf("rlock: no precomputed digest of script %s: run go test ./rlock -run TestScriptDigests -update", name))
+	}
+	s := &script{name: name, src: src, sha: sha, shaArg: sha}
+	scripts[name] = s
+	return s
 }
 
 // includePrefix starts a line that a script replaces by lua/lib/<name>.lua:

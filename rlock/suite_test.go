@@ -3,8 +3,9 @@ package rlock_test
 import (
 	"testing"
 
+	"github.com/goredisson/goredisson/internal/suite"
+
 	. "github.com/onsi/ginkgo/v2"
-	. "github.com/onsi/gomega"
 
 	"github.com/goredisson/goredisson/internal/spectest"
 	"github.com/goredisson/goredisson/rlock"
@@ -16,8 +17,7 @@ import (
 // one test binary has one Ginkgo suite.
 
 func TestRlock(t *testing.T) {
-	RegisterFailHandler(Fail)
-	RunSpecs(t, "rlock")
+	suite.Run(t, "rlock")
 }
 
 var _ = BeforeSuite(func() {

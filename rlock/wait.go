@@ -132,49 +132,24 @@ const (
 
 // waitOn is the loop of waitFor once subscribed.
 func (c *Client) waitOn(ctx context.Context, w waitSpec, sub *pubsub.Sub, start waitStart, pause time.Duration, err error, f *failures) (bool, error) {
-	var ok bool
 	lastErr := err
 	tried := start != retry
 	untried := start == queued // no attempt made yet: one is due before the wait may run out
 	for {
 		if !tried {
-			var reached bool
-			if untried {
-				// From now on it is a waiter that tries: others may queue
-				// behind it.
-				untried = false
-				sub.Tried()
-			}
-			ok, pause, reached, err = w.try()
-			if reached {
-				sub.Used()
-			}
-			if ok {
+			var ok bool
+			if ok, pause, err = c.tryOn(w, sub, &untried); ok {
 				return true, nil
 			}
 		}
 		tried = false
-		switch {
-		case err != nil && !w.retryable(err):
-			return false, err
-		case err != nil:
-			// Redis is failing (down, restarting, failing over): keep
-			// waiting within the retry budget (WithRetry).
-			var more bool
-			var gaveUp error
-			if pause, more, gaveUp = f.failed(err); !more {
-				return false, gaveUp
-			}
-			lastErr = err
-			c.logger().Debug("goredisson: attempt failed, retrying", "channel", w.channel, "err", err)
-		default:
-			lastErr = nil
-			f.reset()
+		var final error
+		if pause, lastErr, final = c.afterAttempt(w, f, pause, err); final != nil {
+			return false, final
 		}
 		remain, ok := remaining(w.deadline)
 		if !ok && untried {
-			tried = false // the wait ran out in the queue: make the one attempt it owes
-			continue
+			continue // the wait ran out in the queue: make the one attempt it owes
 		}
 		if !ok {
 			return false, waitEnded(nil, lastErr)
@@ -186,6 +161,41 @@ func (c *Client) waitOn(ctx context.Context, w waitSpec, sub *pubsub.Sub, start 
 			return false, waitEnded(err, lastErr)
 		}
 	}
+}
+
+// tryOn makes one attempt of a subscribed waiter: the first marks it as a
+// waiter that tries (others may queue behind it), and one that reached
+// Redis uses up the wake that prompted it.
+func (c *Client) tryOn(w waitSpec, sub *pubsub.Sub, untried *bool) (ok bool, pause time.Duration, err error) {
+	if *untried {
+		*untried = false
+		sub.Tried()
+	}
+	ok, pause, reached, err := w.try()
+	if reached {
+		sub.Used()
+	}
+	return ok, pause, err
+}
+
+// afterAttempt classifies a failed attempt's error: a refusal ends the
+// wait (final); a Redis failure is retried within the budget (WithRetry),
+// after the budget's pause (lastErr is then err); a reply resets the
+// budget and keeps the attempt's pause.
+func (c *Client) afterAttempt(w waitSpec, f *failures, pause time.Duration, err error) (next time.Duration, lastErr, final error) {
+	switch {
+	case err != nil && !w.retryable(err):
+		return 0, err, err
+	case err != nil:
+		next, more, gaveUp := f.failed(err)
+		if !more {
+			return 0, err, gaveUp
+		}
+		c.logger().Debug("goredisson: attempt failed, retrying", "channel", w.channel, "err", err)
+		return next, err, nil
+	}
+	f.reset()
+	return pause, nil, nil
 }
 
 // subscribe subscribes to channel within the rest of the wait; a nil Sub

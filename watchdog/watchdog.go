@@ -1,14 +1,15 @@
 // Package watchdog keeps the leases of held locks alive and tells their
-// holders when a lease is lost.
+// holders when a lease is lost. It serves package rlock (one Scheduler per
+// rlock.Client) and is not meant for use on its own.
 //
 // One Scheduler serves a whole client: a single goroutine and a single timer,
 // whatever the number of leases (no goroutine or timer per lock). A renewed
 // lease is extended every third of its length (Redisson: lockWatchdogTimeout
 // / 3). Leases that fall due close together (within a tenth of the interval)
 // are renewed in the same batch, and a batch is handed to the RenewFunc in
-// chunks of at most MaxBatch leases, each meant to be one pipelined round
+// chunks of at most maxBatch leases, each meant to be one pipelined round
 // trip; a last chunk that is not full takes in the leases due next (up to
-// half an interval early), so that n leases cost about n/MaxBatch round
+// half an interval early), so that n leases cost about n/maxBatch round
 // trips per interval.
 //
 // Every watched lease, renewed or fixed, has a local deadline: the time on
@@ -31,32 +32,33 @@ import (
 	"time"
 )
 
-// ErrLost is the reason of an entry whose lease was lost: its local deadline
+// errLost is the reason of an entry whose lease was lost: its local deadline
 // passed without a confirmed renewal, or a renewal found it gone (it expired,
 // was force-unlocked, or another owner holds the lock).
-var ErrLost = errors.New("watchdog: lease lost")
+var errLost = errors.New("watchdog: lease lost")
 
 // ErrClosed is the reason of entries still watched when the Scheduler closed.
 var ErrClosed = errors.New("watchdog: closed")
 
-// MaxBatch is the largest number of leases handed to one RenewFunc call.
-const MaxBatch = 1000
+// maxBatch is the largest number of leases handed to one RenewFunc call.
+const maxBatch = 1000
 
-// DriftFactor and DriftFloor make the allowance of Deadline: a lease of
-// length d is taken to end d*DriftFactor + DriftFloor before it would on a
+// driftFactor and driftFloor make the allowance of Deadline: a lease of
+// length d is taken to end d*driftFactor + driftFloor before it would on a
 // clock running at exactly Redis's rate, as in the Redlock description. The
 // factor covers clocks that run up to 1 % apart, far more than NTP lets real
 // clocks drift; the floor covers the delay of the timer that signals the
 // loss.
 const (
-	DriftFactor = 0.01
-	DriftFloor  = 2 * time.Millisecond
+	driftFactor = 0.01
+	driftFloor  = 2 * time.Millisecond
 )
 
 // Allowance is how much earlier than lease after the send a lease is taken
-// to end (see DriftFactor).
+// to end: 1 % of it plus 2 ms (for clocks that run up to 1 % apart, and
+// the timer that signals the loss).
 func Allowance(lease time.Duration) time.Duration {
-	return time.Duration(float64(lease)*DriftFactor) + DriftFloor
+	return time.Duration(float64(lease)*driftFactor) + driftFloor
 }
 
 // Deadline returns the local deadline of a lease of length lease whose
@@ -109,7 +111,7 @@ type Scheduler struct {
 	wake     chan struct{}
 	stop     chan struct{}
 	done     chan struct{}
-	rounds   int64     // RenewFunc calls made, for tests and benchmarks
+	rounds   int64     // RenewFunc calls made (for the package's tests)
 	armed    time.Time // when the run loop's timer fires next (zero: not armed)
 	justLost []*Entry  // lost and not yet passed to onLost
 }
@@ -141,7 +143,7 @@ func WithLogger(l *slog.Logger) Option {
 }
 
 // WithOnLost sets a function called with each lease that is lost (and the
-// reason, ErrLost or ErrClosed), on the Scheduler's goroutine (or Close's),
+// reason: ErrClosed, or another error for a lost lease), on the Scheduler's goroutine (or Close's),
 // after the Lost channel closed. It must not block.
 func WithOnLost(f func(Lease, error)) Option {
 	return func(s *Scheduler) { s.onLost = f }
@@ -220,6 +222,25 @@ func (e *Entry) Confirm(deadline time.Time, renew bool) {
 	}
 }
 
+// Reset sets the deadline of a watched fixed lease to deadline, earlier or
+// later (the holder set the lease anew, see rlock's Extend). It does
+// nothing to a renewed lease, or one already lost or stopped, and reports
+// whether it was set.
+func (e *Entry) Reset(deadline time.Time) bool {
+	s := e.s
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if e.stopped || e.renewed {
+		return false
+	}
+	e.deadline = deadline
+	if e.index >= 0 {
+		heap.Fix(&s.due, e.index)
+		s.pokeFor(e)
+	}
+	return true
+}
+
 // pokeFor wakes the loop when its timer would fire too late for e: a lock
 // taken and released over and over costs no goroutine wake-up. Called with
 // mu held.
@@ -248,13 +269,6 @@ func (s *Scheduler) Len() int {
 	return len(s.due) + len(s.inflight)
 }
 
-// Rounds returns how many RenewFunc calls (round trips) the Scheduler made.
-func (s *Scheduler) Rounds() int64 {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.rounds
-}
-
 // Stop ends the watch without signalling a loss. It is idempotent.
 func (e *Entry) Stop() {
 	s := e.s
@@ -268,12 +282,12 @@ func (e *Entry) Stop() {
 
 // Lose ends the watch of a lease its holder found lost some other way (its
 // client saw Redis count fewer holds than it did), as a renewal that finds
-// the lease gone does: Lost closes with ErrLost and the WithOnLost function
+// the lease gone does: Lost closes and the WithOnLost function
 // is called. It does nothing to a lease already stopped or lost.
 func (e *Entry) Lose() {
 	s := e.s
 	s.mu.Lock()
-	e.lose(ErrLost)
+	e.lose(errLost)
 	s.mu.Unlock()
 	s.notify()
 }
@@ -282,7 +296,8 @@ func (e *Entry) Lose() {
 // closed while the lease was still watched. It is never closed by Stop.
 func (e *Entry) Lost() <-chan struct{} { return e.lost }
 
-// Err returns why Lost was closed (ErrLost or ErrClosed), or nil.
+// Err returns why Lost was closed, or nil: ErrClosed when the Scheduler
+// closed, another error when the lease was lost.
 func (e *Entry) Err() error {
 	e.s.mu.Lock()
 	defer e.s.mu.Unlock()
@@ -395,10 +410,10 @@ func (s *Scheduler) tick() {
 		if !e.deadline.After(now) {
 			s.log.Warn("goredisson: lock lease ran out without a confirmed renewal; the lock is lost",
 				"key", e.lease.Key, "field", e.lease.Field)
-			e.lose(ErrLost)
+			e.lose(errLost)
 			continue
 		}
-		if !e.renewed || e.next().After(fill) || (e.next().After(horizon) && len(batch)%MaxBatch == 0) {
+		if !e.renewed || e.next().After(fill) || (e.next().After(horizon) && len(batch)%maxBatch == 0) {
 			break
 		}
 		heap.Pop(&s.due)
@@ -408,8 +423,8 @@ func (s *Scheduler) tick() {
 	s.mu.Unlock()
 
 	s.notify()
-	for start := 0; start < len(batch); start += MaxBatch {
-		s.renewChunk(batch[start:min(start+MaxBatch, len(batch))])
+	for start := 0; start < len(batch); start += maxBatch {
+		s.renewChunk(batch[start:min(start+maxBatch, len(batch))])
 		s.notify()
 	}
 }
@@ -447,7 +462,7 @@ func (s *Scheduler) renewChunk(chunk []*Entry) {
 		case Lost:
 			s.log.Warn("goredisson: lock lost, watchdog stops renewing it",
 				"key", e.lease.Key, "field", e.lease.Field)
-			e.lose(ErrLost)
+			e.lose(errLost)
 			continue
 		default:
 			if err != nil {

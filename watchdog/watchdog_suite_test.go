@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/goredisson/goredisson/internal/suite"
+
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	"github.com/onsi/gomega/gleak"
@@ -16,8 +18,7 @@ import (
 )
 
 func TestWatchdog(t *testing.T) {
-	RegisterFailHandler(Fail)
-	RunSpecs(t, "watchdog")
+	suite.Run(t, "watchdog")
 }
 
 // recorder is a RenewFunc that records its calls and answers with the

@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/goredisson/goredisson/internal/suite"
+
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	"github.com/onsi/gomega/gbytes"
@@ -28,8 +30,7 @@ import (
 // exit codes.
 
 func TestRlockctl(t *testing.T) {
-	RegisterFailHandler(Fail)
-	RunSpecs(t, "rlockctl")
+	suite.Run(t, "rlockctl")
 }
 
 var (

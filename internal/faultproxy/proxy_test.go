@@ -5,6 +5,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/goredisson/goredisson/internal/suite"
+
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	"github.com/onsi/gomega/gleak"
@@ -15,8 +17,7 @@ import (
 )
 
 func TestFaultproxy(t *testing.T) {
-	RegisterFailHandler(Fail)
-	RunSpecs(t, "faultproxy")
+	suite.Run(t, "faultproxy")
 }
 
 var _ = Describe("Proxy", func() {

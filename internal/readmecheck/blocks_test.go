@@ -120,10 +120,10 @@ func firstDifference(got, want string, fence int) string {
 			if i < len(w) {
 				wl = w[i]
 			}
-			return fmt.Sprintf("not gofmt-ed: README.md:%d is\n\t%q\ngofmt makes it\n\t%q", fence+1+i, g[i], wl)
+			return fmt.Sprintf("not gofmt-ed: line %d is\n\t%q\ngofmt makes it\n\t%q", fence+1+i, g[i], wl)
 		}
 	}
-	return fmt.Sprintf("not gofmt-ed: gofmt adds lines after README.md:%d", fence+len(g))
+	return fmt.Sprintf("not gofmt-ed: gofmt adds lines after line %d", fence+len(g))
 }
 
 // knownImports are the packages a fragment may use by their usual name
@@ -239,14 +239,14 @@ func vetBlocks(root, readme string, bs []block) (map[int]string, string, error) 
 		}
 	}
 	vetted, _ := goCmd(tmp, "vet", "./...")
-	perBlock, rest := byBlock(strings.ReplaceAll(vetted, readme, "README.md"))
+	perBlock, rest := byBlock(strings.ReplaceAll(vetted, readme, filepath.Base(readme)))
 	if !strings.Contains(vetted, "vet: ") {
 		return perBlock, rest, nil
 	}
 	// go vet names only the first compile error of a package, go build
 	// every one (up to 10) but not those of _test.go files.
 	built, _ := goCmd(tmp, "build", "./...")
-	builtPerBlock, _ := byBlock(strings.ReplaceAll(built, readme, "README.md"))
+	builtPerBlock, _ := byBlock(strings.ReplaceAll(built, readme, filepath.Base(readme)))
 	for fence, b := range builtPerBlock {
 		perBlock[fence] = b
 	}

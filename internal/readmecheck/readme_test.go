@@ -1,7 +1,7 @@
 package readmecheck_test
 
-// README.md's Go code must compile and be gofmt-ed: users copy it. Every
-// ```go block of README.md is one of
+// The Go code of README.md and docs/*.md must compile and be gofmt-ed: users
+// copy it. Every ```go block of those files is one of
 //
 //   - a whole file: it has a package clause, and compiles as it is in a
 //     package of its own (a package named x_test goes into a _test.go file,
@@ -34,13 +34,14 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/goredisson/goredisson/internal/suite"
+
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 )
 
 func TestReadme(t *testing.T) {
-	RegisterFailHandler(Fail)
-	RunSpecs(t, "README.md")
+	suite.Run(t, "README.md and docs")
 }
 
 // checked is what go vet said about a set of blocks.
@@ -76,31 +77,51 @@ func (c checked) problems(b block) string {
 	return p
 }
 
-var _ = Describe("README.md", Ordered, ContinueOnFailure, func() {
+// documents are the Markdown files whose go blocks are checked: README.md
+// and every page of docs/.
+func documents(root string) []string {
+	docs, err := filepath.Glob(filepath.Join(root, "docs", "*.md"))
+	if err != nil {
+		panic(err)
+	}
+	return append([]string{filepath.Join(root, "README.md")}, docs...)
+}
+
+var _ = Describe("the documents' go blocks", func() {
 	root, err := filepath.Abs(filepath.Join("..", ".."))
 	if err != nil {
 		panic(err)
 	}
-	readme := filepath.Join(root, "README.md")
-	md, err := os.ReadFile(readme)
-	if err != nil {
-		panic(err)
-	}
-	bs, err := blocks(string(md))
-	var vetted checked
+	for _, doc := range documents(root) {
+		rel, _ := filepath.Rel(root, doc)
+		Describe(rel, Ordered, ContinueOnFailure, func() {
+			md, err := os.ReadFile(doc)
+			if err != nil {
+				panic(err)
+			}
+			bs, err := blocks(string(md))
+			var vetted checked
 
-	BeforeAll(func() {
-		Expect(err).NotTo(HaveOccurred(), "README.md")
-		Expect(bs).NotTo(BeEmpty(), "README.md has no go block")
-		vetted = check(root, readme, bs)
-		Expect(vetted.rest).To(BeEmpty(), "go vet of README.md's blocks")
-	})
+			BeforeAll(func() {
+				Expect(err).NotTo(HaveOccurred(), rel)
+				if len(bs) == 0 {
+					Skip(rel + " has no go block")
+				}
+				vetted = check(root, doc, bs)
+				Expect(vetted.rest).To(BeEmpty(), "go vet of %s's blocks", rel)
+			})
 
-	for _, b := range bs {
-		It(fmt.Sprintf("has a go block at line %d that compiles and is gofmt-ed", b.fence), func() {
-			Expect(vetted.problems(b)).To(BeEmpty(), "README.md:%d: the go block", b.fence)
+			for _, b := range bs {
+				It(fmt.Sprintf("has a go block at line %d that compiles and is gofmt-ed", b.fence), func() {
+					Expect(vetted.problems(b)).To(BeEmpty(), "%s:%d: the go block", rel, b.fence)
+				})
+			}
 		})
 	}
+
+	It("finds README.md and the docs pages", func() {
+		Expect(len(documents(root))).To(BeNumerically(">", 5))
+	})
 })
 
 var _ = Describe("the README check", func() {
@@ -118,7 +139,7 @@ var _ = Describe("the README check", func() {
 		c := check(root, readme, bs)
 		Expect(c.rest).To(BeEmpty())
 		Expect(c.problems(bs[0])).To(And(ContainSubstring("does not compile"), ContainSubstring("README.md:5: declared and not used: err")))
-		Expect(c.problems(bs[1])).To(And(ContainSubstring("not gofmt-ed: README.md:11 is"), ContainSubstring(`"x := 1"`)))
+		Expect(c.problems(bs[1])).To(And(ContainSubstring("not gofmt-ed: line 11 is"), ContainSubstring(`"x := 1"`)))
 		Expect(c.problems(bs[2])).To(ContainSubstring("nor marked <!-- fragment -->"))
 		Expect(c.problems(bs[3])).To(BeEmpty())
 		Expect(c.problems(bs[4])).To(BeEmpty())

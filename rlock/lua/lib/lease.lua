@@ -9,10 +9,12 @@
 -- covers what every remaining hold of the owner needs. (A watchdog-managed
 -- hold is renewed by renew.lua, which sets the lease as Redisson's does.)
 
--- extend_to makes the lock key live at least ms more; ms <= 0 leaves it.
+-- extend_to makes the lock key live at least ms more (ms <= 0: as long as
+-- it does now). It sends PEXPIRE as Redisson's scripts do, so a keyspace
+-- watcher sees the same events, with the longer of the two leases.
 local function extend_to(ms)
-    ms = tonumber(ms)
-    if ms > 0 and redis.call('pttl', KEYS[1]) < ms then
-        redis.call('pexpire', KEYS[1], ms)
+    local target = math.max(redis.call('pttl', KEYS[1]), tonumber(ms))
+    if target > 0 then
+        redis.call('pexpire', KEYS[1], target)
     end
 end

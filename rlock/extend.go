@@ -1,0 +1,89 @@
+package rlock
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/goredisson/goredisson/internal/layout"
+	"github.com/goredisson/goredisson/watchdog"
+)
+
+// Extend sets the remaining lease of ctx's owner's hold to lease from now,
+// as redsync's Extend and redislock's Refresh do (Redisson has no such
+// call): for a fixed lease whose work outruns it. The hold stays a fixed
+// lease; LostContext's deadline moves with it (earlier, too, when lease is
+// shorter than what was left). A watchdog-managed hold is renewed by the
+// watchdog and is refused with ErrInvalidArgument, as is a lease below
+// 1 ms; ErrNotHeld when the owner holds nothing (a hold found gone in
+// Redis ends its LostContext with ErrLockLost). On the read side of a
+// read-write lock it sets the owner's read holds' leases, and the lock
+// lives as long as the longest read hold left.
+func (l *Lock) Extend(ctx context.Context, lease time.Duration) error {
+	return l.handle().extend(ctx, lease)
+}
+
+// Extend sets the remaining lease of ctx's owner's hold to lease from now;
+// see Lock.Extend.
+func (f *FencedLock) Extend(ctx context.Context, lease time.Duration) error {
+	return f.handle().extend(ctx, lease)
+}
+
+func (h *handle) extend(ctx context.Context, lease time.Duration) error {
+	start := time.Now()
+	err := h.check(ctx, "extend")
+	if err == nil && lease < time.Millisecond {
+		err = opErr(h.opName("extend"), h.name, fmt.Errorf("%w: lease %v: Extend needs a fixed lease of at least 1ms", ErrInvalidArgument, lease))
+	}
+	if err == nil {
+		err = opErr(h.opName("extend"), h.name, h.setLease(ctx, lease))
+	}
+	h.observe(ctx, Event{Op: "extend", Start: start, Err: err})
+	return err
+}
+
+// setLease runs Extend for ctx's owner once no other call of the owner on
+// the lock is in flight.
+func (h *handle) setLease(ctx context.Context, lease time.Duration) error {
+	c := h.c
+	k := holdKey{h.name, h.field(ctx)}
+	hs, err := c.holds.enter(ctx, k, c.done)
+	if err != nil {
+		return err
+	}
+	defer c.holds.exit(k, hs)
+	if err := c.runUnsettled(ctx, k, hs); err != nil {
+		return err
+	}
+	switch {
+	case hs.known() == 0:
+		return ErrNotHeld
+	case hs.renewed:
+		return fmt.Errorf("%w: the hold is watchdog-managed (the watchdog renews it); Extend sets fixed leases", ErrInvalidArgument)
+	}
+	sent := time.Now()
+	v, err := c.script(ctx, extendScript, []string{h.name, layout.ReadTimeoutPrefix(h.name, k.field)},
+		lease.Milliseconds(), k.field, h.extendMode(), layout.ReadKeyPrefix(h.name))
+	if err != nil {
+		// It may have run: until Redis says, the hold lasts until the
+		// earlier of the two deadlines.
+		c.holds.update(k, func() {
+			if hs.entry != nil {
+				if d := watchdog.Deadline(sent, lease); d.Before(hs.entry.Deadline()) {
+					hs.entry.Reset(d)
+				}
+			}
+		})
+		return err
+	}
+	if v != int64(1) {
+		c.loseHold(k, hs)
+		return ErrNotHeld
+	}
+	c.holds.update(k, func() {
+		if hs.entry != nil {
+			hs.entry.Reset(watchdog.Deadline(sent, lease))
+		}
+	})
+	return nil
+}
