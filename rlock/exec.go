@@ -6,6 +6,7 @@ import (
 	"net"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -56,12 +57,17 @@ type sender struct {
 
 	mu     sync.Mutex
 	byAddr map[string]*batcher
+	// route caches each slot's batcher (nil: ask nodes), so that a call
+	// is routed by a CRC16 and an atomic load. An entry is dropped when
+	// its node redirects a call of the slot or fails.
+	route []atomic.Pointer[batcher]
 }
 
 func newSender(c *Client, rdb redis.UniversalClient) *sender {
 	s := &sender{c: c, rdb: rdb, byAddr: make(map[string]*batcher)}
 	if cc, ok := rdb.(*redis.ClusterClient); ok {
 		s.nodes = cluster.New(cc)
+		s.route = make([]atomic.Pointer[batcher], 16384)
 	}
 	s.one = newBatcher(s, rdb, "")
 	return s
@@ -105,7 +111,18 @@ func (s *sender) submit(o *op) {
 		addr = o.target
 		rdb, err = s.nodes.Node(o.ctx, addr)
 	} else {
+		slot := cluster.Slot(key)
+		if b := s.route[slot].Load(); b != nil {
+			b.add(o)
+			return
+		}
 		rdb, addr, err = s.nodes.Master(o.ctx, key)
+		if err == nil {
+			b := s.batcherFor(rdb, addr)
+			s.route[slot].Store(b)
+			b.add(o)
+			return
+		}
 	}
 	if err != nil {
 		o.finish(notSentError{err})
@@ -113,6 +130,21 @@ func (s *sender) submit(o *op) {
 		return
 	}
 	s.batcherFor(rdb, addr).add(o)
+}
+
+// unroute drops the cached routes of slot (or, when slot < 0, every route
+// to b), so that the next call asks nodes again.
+func (s *sender) unroute(slot int, b *batcher) {
+	if s.route == nil {
+		return
+	}
+	if slot >= 0 {
+		s.route[slot].CompareAndSwap(b, nil)
+		return
+	}
+	for i := range s.route {
+		s.route[i].CompareAndSwap(b, nil)
+	}
 }
 
 // submitAll routes ops; those for one batcher go together, so that they
@@ -159,11 +191,13 @@ func (s *sender) after(o *op, from *batcher) {
 		// go-redis closed its client for this node (it left the slot
 		// map): route again.
 		s.nodes.Forget(from.addr)
+		s.unroute(-1, from)
 		o.target = ""
 		pause = o.nextPause(true)
 	case o.err != nil:
 		if from.addr != "" && notSent(o.err) {
 			s.nodes.Forget(from.addr) // down, or gone: have go-redis look again
+			s.unroute(-1, from)
 		}
 		close(o.done)
 		return
@@ -176,6 +210,7 @@ func (s *sender) after(o *op, from *batcher) {
 		if r, ok := cluster.ParseRedirect(string(e)); ok {
 			if !r.Ask {
 				s.nodes.Moved(r.Slot, r.Addr)
+				s.unroute(r.Slot, from)
 			}
 			o.target = r.Addr
 			o.asking = r.Ask
