@@ -15,9 +15,11 @@ type script struct {
 	src    string // lua/<name>.lua with its includes expanded
 	sha    string // SHA1 of src, for EVALSHA (precomputed: scriptSHA)
 	shaArg any    // sha, boxed once
-	// synced marks the scripts replica sync follows (see replica.go): the
-	// locks' acquire and release scripts, and the semaphores', as
-	// Redisson's syncedEval calls.
+	// synced marks the scripts replica sync follows (see replica.go): those
+	// Redisson runs with syncedEval (the locks' acquire, release, renewal
+	// and force unlock, the semaphores'; not the latch's). A caller checks
+	// the outcome (op.unsynced) where Redisson fails the call: acquire and
+	// release.
 	synced bool
 }
 
@@ -33,17 +35,17 @@ var (
 	acquireScript       = syncedScript("acquire")
 	fencedScript        = syncedScript("fenced_acquire")
 	releaseScript       = syncedScript("release")
-	renewScript         = mustScript("renew")
-	forceUnlockScript   = mustScript("forceunlock")
+	renewScript         = syncedScript("renew")
+	forceUnlockScript   = syncedScript("forceunlock")
 	readAcquireScript   = syncedScript("read_acquire")
 	writeAcquireScript  = syncedScript("write_acquire")
 	readReleaseScript   = syncedScript("read_release")
 	writeReleaseScript  = syncedScript("write_release")
-	readRenewScript     = mustScript("read_renew")
-	rwForceUnlockScript = mustScript("rw_forceunlock")
+	readRenewScript     = syncedScript("read_renew")
+	rwForceUnlockScript = syncedScript("rw_forceunlock")
 	fairAcquireScript   = syncedScript("fair_acquire")
 	fairReleaseScript   = syncedScript("fair_release")
-	fairForceScript     = mustScript("fair_forceunlock")
+	fairForceScript     = syncedScript("fair_forceunlock")
 	semaphoreScript     = syncedScript("semaphore")
 	permitsScript       = syncedScript("permits")
 	latchScript         = mustScript("latch")
