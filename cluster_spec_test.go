@@ -22,24 +22,27 @@ import (
 	"github.com/goredisson/goredisson/rlock"
 )
 
-var _ = Describe("on Redis Cluster (3 masters, 3 replicas)", Ordered, Label("cluster"), func() {
-	var (
-		cluster *redistest.Cluster
-		ctx     context.Context
-	)
+// sharedCluster starts a Cluster of 3 masters with a replica each for an
+// Ordered container (*c), and checks every spec for leaked goroutines.
+func sharedCluster(c **redistest.Cluster) {
 	BeforeAll(func() {
 		var err error
-		cluster, err = redistest.StartCluster(3, 1)
+		*c, err = redistest.StartCluster(3, 1)
 		Expect(err).NotTo(HaveOccurred())
-		DeferCleanup(cluster.Close)
+		DeferCleanup((*c).Close)
 	})
 	BeforeEach(func() {
-		ctx = context.Background()
 		before := gleak.Goroutines()
 		DeferCleanup(func() {
 			Eventually(gleak.Goroutines).WithTimeout(10 * time.Second).ShouldNot(gleak.HaveLeaked(before))
 		})
 	})
+}
+
+var _ = Describe("on Redis Cluster (3 masters, 3 replicas)", Ordered, Label("cluster"), func() {
+	var cluster *redistest.Cluster
+	ctx := context.Background()
+	sharedCluster(&cluster)
 	clusterClient := func(opts ...rlock.Option) *rlock.Client {
 		cc := redis.NewClusterClient(&redis.ClusterOptions{Addrs: cluster.Addrs()})
 		DeferCleanup(cc.Close)
@@ -227,23 +230,9 @@ func noRedirection(err error, what string) {
 }
 
 var _ = Describe("on a Redis Cluster whose slots move (3 masters, 3 replicas)", Ordered, Label("cluster", "topology"), func() {
-	var (
-		cluster *redistest.Cluster
-		ctx     context.Context
-	)
-	BeforeAll(func() {
-		var err error
-		cluster, err = redistest.StartCluster(3, 1)
-		Expect(err).NotTo(HaveOccurred())
-		DeferCleanup(cluster.Close)
-	})
-	BeforeEach(func() {
-		ctx = context.Background()
-		before := gleak.Goroutines()
-		DeferCleanup(func() {
-			Eventually(gleak.Goroutines).WithTimeout(10 * time.Second).ShouldNot(gleak.HaveLeaked(before))
-		})
-	})
+	var cluster *redistest.Cluster
+	ctx := context.Background()
+	sharedCluster(&cluster)
 
 	It("uses sharded pub/sub by default on Redis 7, as Redisson's AUTO: SPUBLISH wakes its waiters, PUBLISH does not", func() {
 		tag := tagInSlot(100)
