@@ -57,7 +57,26 @@ func main() {
 	flag.DurationVar(&bc.kLoad, "load-time", 20*time.Millisecond, "--backends: time one load of the backing store takes")
 	flag.DurationVar(&bc.failLease, "fail-lease", 5*time.Second, "--backends: lease or session timeout of every row in the failure table")
 	flag.IntVar(&bc.failRuns, "fail-runs", 3, "--backends: runs of the failure table")
+	clusterRun := flag.Bool("cluster", false, "issue 22's run instead: (b) on a local 3-master Redis Cluster beside one node, interleaved (see cluster.go); writes cluster.md unless --out is given")
+	clusterRounds := flag.Int("cluster-rounds", 5, "--cluster: interleaved rounds of the four rows")
 	flag.Parse()
+	if *clusterRun {
+		out := "cluster.md"
+		flag.Visit(func(f *flag.Flag) {
+			if f.Name == "out" {
+				out = cfg.out
+			}
+		})
+		if *clusterRounds < 1 || cfg.parallelFor <= 0 {
+			fmt.Fprintln(os.Stderr, "bench: --cluster-rounds >= 1 and a positive --parallel-for required")
+			os.Exit(2)
+		}
+		if err := runCluster(*clusterRounds, cfg.parallelFor, out); err != nil {
+			fmt.Fprintln(os.Stderr, "bench:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if cfg.runs < 1 || cfg.pairs < 10 || cfg.parallelFor <= 0 || cfg.contendFor <= 0 || cfg.wdLocks < 1 || cfg.memLocks < 1 || cfg.wdFor < 0 {
 		fmt.Fprintln(os.Stderr, "bench: --runs >= 1, --pairs >= 10, positive durations, --watchdog-locks >= 1 and --mem-locks >= 1 required")
 		os.Exit(2)

@@ -1,6 +1,7 @@
 // Package pubsub shares one Redis subscription among many lock waiters.
 //
-// A Hub owns a single go-redis PubSub connection for its whole life. Waiters
+// A Hub owns one subscription connection (with sharded pub/sub on a Redis
+// Cluster, one per master it has channels on; see conn.go). Waiters
 // Subscribe to a channel by name; the Hub counts references per channel,
 // sends SUBSCRIBE for the first one and UNSUBSCRIBE after the last one has
 // left (after a short idle grace, see WithLinger). Subscribe returns only once
@@ -11,9 +12,10 @@
 // that has waited longest), as Redisson's per-channel semaphore does; the
 // Wake function (WithWake) may ask for n of them or all of them, from the
 // channel and the message. Wakes that find nobody blocked are kept for the
-// next Waits (at most one per Sub of the channel). When the subscription connection is re-established (go-redis
-// reconnects and re-subscribes by itself), every waiter on every channel is
-// woken, because messages published during the outage are lost.
+// next Waits (at most one per Sub of the channel). When a channel had to be
+// subscribed again (its connection failed, its slot moved to another
+// master, the Sentinel primary changed), every waiter on it is woken once
+// it is confirmed again, because messages published meanwhile are lost.
 //
 // A wake is only a hint to try again: it never means the waiter owns anything.
 // But it must not get lost: a waiter that was woken holds the wake until it
@@ -30,12 +32,13 @@ package pubsub
 import (
 	"context"
 	"errors"
-	"fmt"
 	"log/slog"
 	"sync"
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/goredisson/goredisson/internal/cluster"
 )
 
 // ErrClosed is returned by Subscribe and Wait after the Hub has been closed.
@@ -85,24 +88,37 @@ func WithLogger(l *slog.Logger) Option {
 // WithSharded makes the Hub use SSUBSCRIBE/SUNSUBSCRIBE (sharded pub/sub,
 // Redis 7+), for locks whose unlocks are published with SPUBLISH.
 func WithSharded(on bool) Option {
-	return func(h *Hub) { h.sharded = on }
+	return func(h *Hub) { h.sharded, h.shardedFn = on, nil }
+}
+
+// WithShardedFunc has the Hub ask f, before each subscription command,
+// whether to use sharded pub/sub: for a choice made on first use (Redisson's
+// shardedSubscriptionMode AUTO asks the cluster). An error from f fails the
+// command as a connection error would.
+func WithShardedFunc(f func(ctx context.Context) (bool, error)) Option {
+	return func(h *Hub) { h.shardedFn = f }
 }
 
 // Hub shares one subscription connection among waiters (with sharded
-// pub/sub on a Redis Cluster: one per hash slot in use). It is safe for
+// pub/sub on a Redis Cluster: one per master in use). It is safe for
 // concurrent use. The zero value is not usable: call New.
 type Hub struct {
-	rdb     redis.UniversalClient
-	wake    func(channel, payload string) int
-	linger  time.Duration
-	log     *slog.Logger
-	sharded bool
+	rdb       redis.UniversalClient
+	wake      func(channel, payload string) int
+	linger    time.Duration
+	log       *slog.Logger
+	sharded   bool
+	shardedFn func(ctx context.Context) (bool, error)
+	nodes     *cluster.Nodes // set on a Redis Cluster
+	watch     *dialWatch     // set on a Sentinel client once subscribed
 
 	// sendMu (a one-slot semaphore, so that waiting for it can end with
 	// ctx or Close) orders SUBSCRIBE and UNSUBSCRIBE commands with the
-	// state changes that decided them. It is never held by the dispatcher.
+	// state changes that decided them. It is never held by a reader.
 	sendMu chan struct{}
-	conns  map[int]*conn // by shard (see shard), created on first use, under sendMu
+	// conns are the subscription connections by key (see conn.key),
+	// created on first use; changed with sendMu and mu held.
+	conns map[string]*conn
 	// closedConns is set under sendMu once Close has taken the connections:
 	// no new one may be made after it.
 	closedConns bool
@@ -110,7 +126,10 @@ type Hub struct {
 	mu     sync.Mutex
 	chans  map[string]*channel
 	closed bool
-	done   chan struct{} // closed by Close
+	// failures counts connection failures in a row (reset by a
+	// confirmation): re-subscribing pauses longer the more there were.
+	failures int
+	done     chan struct{} // closed by Close
 }
 
 // readyTimeout bounds how long Subscribe waits for Redis to confirm a
@@ -125,6 +144,10 @@ type channel struct {
 	refs    int           // live Subs
 	want    bool          // the last command sent for it was SUBSCRIBE
 	pending int           // SUBSCRIBE commands sent and not confirmed yet
+	conn    *conn         // where the last (UN)SUBSCRIBE went
+	counted bool          // subscribed on conn: counted in conn.n
+	unsubs  int           // UNSUBSCRIBEs sent on conn and not confirmed yet
+	rehomed bool          // subscribed again: wake its waiters once confirmed
 	ready   chan struct{} // closed when want and nothing is pending
 	subs    map[*Sub]struct{}
 	queue   []*Sub // Subs blocked in Wait, oldest first
@@ -135,22 +158,6 @@ type channel struct {
 	idle   *time.Timer
 }
 
-// conn is one subscription connection and its dispatcher.
-type conn struct {
-	ps   *redis.PubSub
-	loop chan struct{} // closed when the dispatcher has returned
-}
-
-// shard returns which connection serves a channel: always the one
-// connection, except for sharded pub/sub on a Redis Cluster, where a
-// connection serves one hash slot (SSUBSCRIBE must reach the slot's node).
-func (h *Hub) shard(name string) int {
-	if _, cluster := h.rdb.(*redis.ClusterClient); h.sharded && cluster {
-		return Slot(name)
-	}
-	return -1
-}
-
 // New returns a Hub for rdb. No connection is opened until the first Subscribe.
 func New(rdb redis.UniversalClient, opts ...Option) *Hub {
 	h := &Hub{
@@ -159,12 +166,15 @@ func New(rdb redis.UniversalClient, opts ...Option) *Hub {
 		linger: DefaultLinger,
 		log:    slog.Default(),
 		chans:  make(map[string]*channel),
-		conns:  make(map[int]*conn),
+		conns:  make(map[string]*conn),
 		done:   make(chan struct{}),
 		sendMu: make(chan struct{}, 1),
 	}
 	for _, o := range opts {
 		o(h)
+	}
+	if cc, ok := rdb.(*redis.ClusterClient); ok {
+		h.nodes = cluster.New(cc)
 	}
 	return h
 }
@@ -236,10 +246,10 @@ func (h *Hub) Subscribe(ctx context.Context, name string) (*Sub, error) {
 		go func() {
 			defer close(sent)
 			defer h.unlockSend()
-			if err := h.send(ctx, true, name); err != nil {
-				// go-redis keeps the channel and subscribes it again when
-				// it reconnects; that confirmation makes the channel ready.
-				h.log.Warn("goredisson: subscribe failed, waiting for reconnect", "channel", name, "err", err)
+			if err := h.subscribeFirst(ch); err != nil {
+				// Tried again in the background; the confirmation makes
+				// the channel ready.
+				h.log.Warn("goredisson: subscribe failed, retrying", "channel", name, "err", err)
 			}
 		}()
 		select {
@@ -313,98 +323,48 @@ func isClosed(c chan struct{}) bool {
 	}
 }
 
-// start starts the dispatcher of a new connection, after its first
-// SUBSCRIBE was written: the PubSub connects on its first command, and for
-// sharded pub/sub on a cluster that command's channel picks the node.
-// Called with sendMu held.
-func (h *Hub) start(c *conn) {
-	if c.loop != nil {
-		return
-	}
-	c.loop = make(chan struct{})
-	msgs := c.ps.ChannelWithSubscriptions(redis.WithChannelSize(1024))
-	go h.dispatch(msgs, c.loop)
-}
-
-// send writes SUBSCRIBE or UNSUBSCRIBE for name; the dispatcher sees the
-// confirmation. Called with sendMu held.
-func (h *Hub) send(ctx context.Context, subscribe bool, name string) error {
-	c := h.conns[h.shard(name)]
-	if c == nil {
-		if !subscribe || h.closedConns {
-			return nil
-		}
-		c = &conn{ps: h.rdb.Subscribe(context.Background())}
-		h.conns[h.shard(name)] = c
-	}
-	defer h.start(c)
-	// Bound the write by a timeout of its own, so that an UNSUBSCRIBE is
-	// sent even when the waiter's ctx has already ended.
-	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
-	defer cancel()
-	var err error
-	op := "subscribe"
-	switch {
-	case subscribe && h.sharded:
-		err = c.ps.SSubscribe(wctx, name)
-	case subscribe:
-		err = c.ps.Subscribe(wctx, name)
-	case h.sharded:
-		op = "unsubscribe"
-		err = c.ps.SUnsubscribe(wctx, name)
-	default:
-		op = "unsubscribe"
-		err = c.ps.Unsubscribe(wctx, name)
+// subscribeFirst writes the first SUBSCRIBE of a channel (after its last
+// waiters left, or ever); if it cannot, the channel is subscribed again in
+// the background. Called with sendMu held.
+func (h *Hub) subscribeFirst(ch *channel) error {
+	sharded, err := h.isSharded(context.Background())
+	if err == nil {
+		err = h.subscribeNow(ch, sharded)
 	}
 	if err != nil {
-		return fmt.Errorf("pubsub: %s %s: %w", op, name, err)
+		h.retryLater([]*channel{ch})
 	}
-	return nil
+	return err
 }
 
-// dispatch delivers messages and confirmations until the PubSub is closed.
-func (h *Hub) dispatch(msgs <-chan any, done chan struct{}) {
-	defer close(done)
-	for m := range msgs {
-		switch m := m.(type) {
-		case *redis.Message:
-			h.deliver(m.Channel, m.Payload)
-		case *redis.Subscription:
-			if m.Kind == "subscribe" || m.Kind == "ssubscribe" {
-				h.confirmed(m.Channel)
-			}
-		}
-	}
-}
-
-// confirmed handles a subscription confirmation from Redis.
-func (h *Hub) confirmed(name string) {
+// confirmed handles a subscription confirmation from Redis on c.
+func (h *Hub) confirmed(c *conn, name string) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	ch := h.chans[name]
-	if ch == nil {
-		return
+	if ch == nil || ch.conn != c {
+		return // a connection the channel has left
 	}
+	h.failures = 0
 	if ch.pending > 0 {
 		ch.pending--
 		if ch.pending == 0 && ch.want && !isClosed(ch.ready) {
 			close(ch.ready)
 		}
+		if ch.pending == 0 && ch.rehomed {
+			ch.rehomed = false
+			h.log.Debug("goredisson: channel subscribed again, waking its waiters", "channel", name)
+			ch.expect = 0
+			ch.wakeAll()
+		}
 		return
 	}
 	// A confirmation nobody asked for: go-redis re-subscribed after a
-	// reconnect. Messages sent meanwhile are lost, so the channel's waiters
-	// retry now rather than sleeping until their TTL runs out.
-	h.log.Debug("goredisson: channel re-subscribed after reconnect, waking its waiters", "channel", name)
+	// reconnect of its own. Messages sent meanwhile are lost, so the
+	// channel's waiters retry now rather than sleeping until their TTL
+	// runs out.
 	ch.expect = 0
 	ch.wakeAll()
-	// Confirmations still pending on the old connection are gone with it.
-	for _, c := range h.chans {
-		if !c.want && c.pending > 0 {
-			c.pending = 0
-			h.dropIfUnused(c)
-		}
-	}
 }
 
 // deliver wakes waiters of the channel according to the message.
@@ -643,7 +603,11 @@ func (h *Hub) unlockSend() { <-h.sendMu }
 // idle timer *tp was set (tp is nil when there is no linger; *tp is read
 // under mu).
 func (h *Hub) unsubscribeIdle(ch *channel, tp **time.Timer) {
-	h.sendMu <- struct{}{}
+	select {
+	case h.sendMu <- struct{}{}:
+	case <-h.done:
+		return
+	}
 	defer h.unlockSend()
 	h.mu.Lock()
 	var t *time.Timer
@@ -657,9 +621,10 @@ func (h *Hub) unsubscribeIdle(ch *channel, tp **time.Timer) {
 	ch.idle = nil
 	ch.want = false
 	ch.permits = 0
+	ch.rehomed = false
 	h.dropIfUnused(ch)
 	h.mu.Unlock()
-	if err := h.send(context.Background(), false, ch.name); err != nil {
+	if err := h.unsubscribeFrom(ch); err != nil {
 		h.log.Warn("goredisson: unsubscribe failed", "channel", ch.name, "err", err)
 	}
 }
@@ -667,7 +632,7 @@ func (h *Hub) unsubscribeIdle(ch *channel, tp **time.Timer) {
 // dropIfUnused forgets a channel that is neither used nor waiting for a
 // confirmation. Called with mu held.
 func (h *Hub) dropIfUnused(ch *channel) {
-	if ch.refs == 0 && !ch.want && ch.pending == 0 && h.chans[ch.name] == ch {
+	if ch.refs == 0 && !ch.want && h.chans[ch.name] == ch {
 		delete(h.chans, ch.name)
 	}
 }
@@ -701,10 +666,17 @@ func (h *Hub) Waiters(name string) int {
 // their connections were closed.
 const closeWait = 50 * time.Millisecond
 
+// Conns returns how many subscription connections the Hub holds now.
+func (h *Hub) Conns() int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return len(h.conns)
+}
+
 // Close wakes every waiter with ErrClosed at once and closes the
 // subscription connections. It never waits on Redis: a SUBSCRIBE being
 // written to an unresponsive server is left to fail on its own, and Close
-// waits at most closeWait for the dispatchers to return. Later calls return
+// waits at most closeWait for the readers to return. Later calls return
 // ErrClosed.
 func (h *Hub) Close() error {
 	h.mu.Lock()
@@ -727,17 +699,31 @@ func (h *Hub) Close() error {
 	var conns []*conn
 	select {
 	case h.sendMu <- struct{}{}:
+		h.mu.Lock()
 		for _, c := range h.conns {
 			conns = append(conns, c)
 		}
+		h.mu.Unlock()
 		h.closedConns = true
+		if h.watch != nil {
+			h.watch.hub.Store(nil)
+		}
 		h.unlockSend()
 	default:
 		go func() {
 			h.sendMu <- struct{}{}
 			defer h.unlockSend()
 			h.closedConns = true
+			if h.watch != nil {
+				h.watch.hub.Store(nil)
+			}
+			h.mu.Lock()
+			var late []*conn
 			for _, c := range h.conns {
+				late = append(late, c)
+			}
+			h.mu.Unlock()
+			for _, c := range late {
 				_ = c.ps.Close()
 			}
 		}()
@@ -746,12 +732,12 @@ func (h *Hub) Close() error {
 	timeout := time.NewTimer(closeWait)
 	defer timeout.Stop()
 	for _, c := range conns {
-		errs = append(errs, c.ps.Close())
-		if c.loop != nil {
-			select {
-			case <-c.loop:
-			case <-timeout.C:
-			}
+		if err := c.ps.Close(); err != nil && !errors.Is(err, redis.ErrClosed) {
+			errs = append(errs, err)
+		}
+		select {
+		case <-c.loop:
+		case <-timeout.C:
 		}
 	}
 	return errors.Join(errs...)

@@ -322,6 +322,32 @@ var _ = Describe("Hub", func() {
 		Eventually(numSub("never")).Should(BeZero())
 	})
 
+	It("subscribes again once a server that went away is back, however many dials failed meanwhile", func() {
+		srv, err := redistest.Start()
+		Expect(err).NotTo(HaveOccurred())
+		DeferCleanup(srv.Close)
+		rdb := redis.NewClient(&redis.Options{Addr: srv.Addr, DialTimeout: 100 * time.Millisecond, MaxRetries: -1})
+		DeferCleanup(rdb.Close)
+		h := pubsub.New(rdb)
+		DeferCleanup(h.Close)
+		s, err := h.Subscribe(ctx, "back")
+		Expect(err).NotTo(HaveOccurred())
+		DeferCleanup(s.Close)
+		w := waitIn(s, -1)
+		Expect(srv.Stop()).To(Succeed())
+		time.Sleep(700 * time.Millisecond) // several dials fail
+		Expect(srv.Start()).To(Succeed())
+		// Subscribed again (and woken: messages sent meanwhile are lost).
+		Eventually(w).WithTimeout(5 * time.Second).Should(Receive(Equal(outcome{true, nil})))
+		c := srv.Client()
+		DeferCleanup(c.Close)
+		Eventually(func() int64 { return c.PubSubNumSub(ctx, "back").Val()["back"] }).WithTimeout(5 * time.Second).Should(BeEquivalentTo(1))
+		w = waitIn(s, -1)
+		Eventually(func() int { return h.Waiters("back") }).Should(Equal(1))
+		c.Publish(ctx, "back", "0")
+		Eventually(w).Should(Receive(Equal(outcome{true, nil})))
+	})
+
 	It("wakes waiters at once and re-subscribes when the subscription connection is killed", func() {
 		s := subscribe("reconnect")
 		w := waitIn(s, -1)

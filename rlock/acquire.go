@@ -207,7 +207,6 @@ func (a *attempt) send(hs *hold, known int, lease time.Duration, queue bool) (*o
 		keep = c.opts.watchdogTimeout
 	}
 	o := h.acquireCall(a.ctx, a.field, keep, n, a.fairWait, queue, lease <= 0, known)
-	o.sync, o.syncMs = c.opts.syncReplicas, c.opts.syncTimeout.Milliseconds()
 	sent := time.Now()
 	a.attempts++
 	if err := c.exec(a.ctx, o); err != nil {
@@ -251,8 +250,8 @@ func (a *attempt) took(hs *hold, known int, r []int64, lease time.Duration, sent
 	if len(r) > 1 {
 		a.token = r[1]
 	}
-	if o.sync > 0 && o.synced < int64(o.sync) {
-		return false, c.giveBackUnsynced(a, hs, o.synced)
+	if o.unsynced(c.opts.sync) {
+		return false, c.giveBackUnsynced(a, hs, o)
 	}
 	return true, nil
 }
@@ -286,9 +285,9 @@ func (a *attempt) refused(hs *hold, known int, v any, queue bool) (time.Duration
 // giveBackUnsynced gives back a hold that too few replicas confirmed
 // (WithReplicaSync) and returns ErrReplicaSync. The caller has entered the
 // hold.
-func (c *Client) giveBackUnsynced(a *attempt, hs *hold, synced int64) error {
-	err := fmt.Errorf("%w: %d of %d replicas within %v", ErrReplicaSync, synced, c.opts.syncReplicas, c.opts.syncTimeout)
-	if _, _, rerr := c.releaseOnce(a.ctx, a.h, a.key, hs); rerr != nil && !errors.Is(rerr, ErrNotHeld) {
+func (c *Client) giveBackUnsynced(a *attempt, hs *hold, o *op) error {
+	err := c.syncError(o, "the acquisition was given back")
+	if _, _, rerr := c.releaseOnce(a.ctx, a.h, a.key, hs); rerr != nil && !errors.Is(rerr, ErrNotHeld) && !errors.Is(rerr, ErrReplicaSync) {
 		return fmt.Errorf("%w (and giving it back failed: %w)", err, rerr)
 	}
 	return err

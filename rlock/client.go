@@ -29,7 +29,7 @@ type Client struct {
 
 	hub   *pubsub.Hub
 	wd    *watchdog.Scheduler
-	batch batcher
+	send  *sender
 	holds *ledger
 
 	seq    atomic.Uint64 // call numbers (see lib/cancel.lua)
@@ -104,6 +104,13 @@ func (c *Client) ms(d time.Duration) any {
 // NewClient makes no connection; it checks in the background, once, that
 // Redis cannot evict lock keys (maxmemory-policy noeviction) and logs a
 // warning if it can.
+//
+// On a Cluster and on Sentinel the defaults are Redisson's (see
+// docs/cluster.md): sharded pub/sub when the cluster supports it
+// (WithShardedPubSub), replica sync after acquisitions and releases
+// (WithReplicaSync). On a Sentinel client, the first subscription adds a
+// dial hook to rdb, through which the Client learns that go-redis moved to
+// a new primary (it does nothing once the Client is closed).
 func NewClient(rdb redis.UniversalClient, opts ...Option) (*Client, error) {
 	switch rdb.(type) {
 	case nil:
@@ -115,19 +122,38 @@ func NewClient(rdb redis.UniversalClient, opts ...Option) (*Client, error) {
 	if err != nil {
 		return nil, opErr("newclient", "", err)
 	}
+	_, isCluster := rdb.(*redis.ClusterClient)
+	if !o.syncSet {
+		// Redisson checks replicas on every deployment but a single server.
+		o.sync = syncOff
+		if isCluster || isFailover(rdb) {
+			o.sync = syncAuto
+		}
+	}
+	o.publishCommand.decideLocally(rdb)
 	c := &Client{rdb: rdb, id: o.clientID, opts: o, holds: newLedger(), done: make(chan struct{}),
-		pubArg: o.publishCommand, watchdogMs: o.watchdogTimeout.Milliseconds(), queuePause: queuePause}
-	c.batch.rdb = rdb
-	c.batch.wake = make(chan struct{}, 1)
-	c.batch.cluster, c.cluster = rdb.(*redis.ClusterClient)
+		pubArg: o.publishCommand, watchdogMs: o.watchdogTimeout.Milliseconds(), queuePause: queuePause, cluster: isCluster}
+	c.send = newSender(c, rdb)
 	c.hub = pubsub.New(rdb,
 		pubsub.WithLogger(o.logger),
 		pubsub.WithWake(c.wakes),
-		pubsub.WithSharded(o.publishCommand == "spublish"),
+		pubsub.WithShardedFunc(func(ctx context.Context) (bool, error) {
+			if err := c.resolveMode(ctx); err != nil {
+				return false, err
+			}
+			return c.opts.publishCommand.sharded(), nil
+		}),
 	)
 	c.wd = watchdog.New(c.renew, o.watchdogTimeout, watchdog.WithLogger(o.logger), watchdog.WithOnLost(c.lost))
 	go c.checkEviction()
 	return c, nil
+}
+
+// isFailover reports whether rdb is a Sentinel client made by
+// redis.NewFailoverClient (go-redis names its address "FailoverClient").
+func isFailover(rdb redis.UniversalClient) bool {
+	c, ok := rdb.(*redis.Client)
+	return ok && c.Options().Addr == "FailoverClient"
 }
 
 // ID returns the client UUID, the first half of every hash field this

@@ -6,9 +6,12 @@ import (
 	"net"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/goredisson/goredisson/internal/cluster"
 )
 
 // How commands reach Redis.
@@ -26,12 +29,239 @@ import (
 // flight goes out at once, alone. A caller waits for its own reply, its
 // context, or the Client's Close, whichever comes first: a call it stops
 // waiting for stays in its batch and its outcome is settled later.
+//
+// On a Redis Cluster each master has a batcher of its own, fed with the
+// calls whose key it serves and sending on go-redis's client for that node:
+// a batch is one pipeline to one node, never a pipeline that go-redis
+// splits and joins again. Because go-redis does not look into a raw reply,
+// the redirections of a Cluster are followed here, for every call alike
+// (see sender.after): MOVED (the command did not run: it is sent to the
+// slot's new owner), ASK (sent to the named node after ASKING, on the same
+// connection), and TRYAGAIN and CLUSTERDOWN (sent again after a short
+// pause) while a slot migrates or a failover completes. A caller sees the
+// reply of the node that ran its command; a redirection reaches it only
+// when redirectBudget ran out first.
+//
+// Replica sync (WithReplicaSync, and Redisson's checkLockSyncedSlaves by
+// default on Sentinel and Cluster) sends WAIT after a batch's acquire and
+// release scripts, in the same pipeline, so on the same connection (see
+// batcher.runSynced).
 
-// batcher sends ops to Redis, batching those that arrive while a batch is
-// in flight.
+// sender routes ops to batchers: the one batcher of a standalone or
+// Sentinel client, one per master on a Redis Cluster.
+type sender struct {
+	c     *Client
+	rdb   redis.UniversalClient
+	nodes *cluster.Nodes // set for a Redis Cluster
+	one   *batcher       // every op off a Cluster; keyless ops on one
+
+	mu     sync.Mutex
+	byAddr map[string]*batcher
+	// route caches each slot's batcher (nil: ask nodes), so that a call
+	// is routed by a CRC16 and an atomic load. An entry is dropped when
+	// its node redirects a call of the slot or fails.
+	route []atomic.Pointer[batcher]
+}
+
+func newSender(c *Client, rdb redis.UniversalClient) *sender {
+	s := &sender{c: c, rdb: rdb, byAddr: make(map[string]*batcher)}
+	if cc, ok := rdb.(*redis.ClusterClient); ok {
+		s.nodes = cluster.New(cc)
+		s.route = make([]atomic.Pointer[batcher], 16384)
+	}
+	s.one = newBatcher(s, rdb, "")
+	return s
+}
+
+// batcherFor returns the batcher of the node at addr, serving through rdb.
+func (s *sender) batcherFor(rdb *redis.Client, addr string) *batcher {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	b := s.byAddr[addr]
+	if b == nil || b.rdb != redis.UniversalClient(rdb) {
+		// A node first seen, or go-redis made a new client for it.
+		b = newBatcher(s, rdb, addr)
+		s.byAddr[addr] = b
+	}
+	return b
+}
+
+// submit routes o to its batcher; done is closed when its outcome is known.
+func (s *sender) submit(o *op) {
+	if o.first.IsZero() {
+		o.first = time.Now()
+		if o.s != nil && o.s.synced && s.c.opts.sync != syncOff {
+			o.sync = true
+		}
+	}
+	if s.nodes == nil {
+		s.one.add(o)
+		return
+	}
+	key, ok := o.routeKey()
+	if !ok {
+		s.one.add(o)
+		return
+	}
+	var rdb *redis.Client
+	var addr string
+	var err error
+	if o.target != "" {
+		// A redirection named the node.
+		addr = o.target
+		rdb, err = s.nodes.Node(o.ctx, addr)
+	} else {
+		slot := cluster.Slot(key)
+		if b := s.route[slot].Load(); b != nil {
+			b.add(o)
+			return
+		}
+		rdb, addr, err = s.nodes.Master(o.ctx, key)
+		if err == nil {
+			b := s.batcherFor(rdb, addr)
+			s.route[slot].Store(b)
+			b.add(o)
+			return
+		}
+	}
+	if err != nil {
+		o.finish(notSentError{err})
+		close(o.done)
+		return
+	}
+	s.batcherFor(rdb, addr).add(o)
+}
+
+// unroute drops the cached routes of slot (or, when slot < 0, every route
+// to b), so that the next call asks nodes again.
+func (s *sender) unroute(slot int, b *batcher) {
+	if s.route == nil {
+		return
+	}
+	if slot >= 0 {
+		s.route[slot].CompareAndSwap(b, nil)
+		return
+	}
+	for i := range s.route {
+		s.route[i].CompareAndSwap(b, nil)
+	}
+}
+
+// submitAll routes ops; those for one batcher go together, so that they
+// make one batch unless the batch in flight ends first.
+func (s *sender) submitAll(ops []*op) {
+	if s.nodes == nil {
+		for _, o := range ops {
+			o.first = time.Now()
+		}
+		s.one.addAll(ops)
+		return
+	}
+	for _, o := range ops {
+		s.submit(o)
+	}
+}
+
+// Bounds of following redirections: a MOVED or ASK is followed at once, a
+// TRYAGAIN or CLUSTERDOWN (and a MOVED that points where the command was
+// sent, or a node whose client went away) after a pause that starts at
+// redirectPause and doubles up to maxRedirectPause. After redirectBudget
+// since the op was first sent, the last reply is the op's outcome.
+const (
+	redirectPause    = 5 * time.Millisecond
+	maxRedirectPause = 100 * time.Millisecond
+	redirectBudget   = 10 * time.Second
+	// immediateHops is how many redirections in a row are followed without
+	// a pause.
+	immediateHops = 4
+)
+
+// after decides what becomes of an op its batcher has sent: on a Redis
+// Cluster a redirection sends it on (the command did not run); otherwise
+// its outcome is final and done is closed.
+func (s *sender) after(o *op, from *batcher) {
+	o.asking = false
+	if s.nodes == nil || (o.ctx.Err() != nil && !isCleanup(o.ctx)) || time.Since(o.first) > redirectBudget {
+		close(o.done)
+		return
+	}
+	pause := time.Duration(0)
+	switch {
+	case o.err != nil && errors.Is(o.err, redis.ErrClosed) && from.addr != "":
+		// go-redis closed its client for this node (it left the slot
+		// map): route again.
+		s.nodes.Forget(from.addr)
+		s.unroute(-1, from)
+		o.target = ""
+		pause = o.nextPause(true)
+	case o.err != nil:
+		if from.addr != "" && notSent(o.err) {
+			s.nodes.Forget(from.addr) // down, or gone: have go-redis look again
+			s.unroute(-1, from)
+		}
+		close(o.done)
+		return
+	default:
+		e, ok := o.v.(replyError)
+		if !ok {
+			close(o.done)
+			return
+		}
+		if r, ok := cluster.ParseRedirect(string(e)); ok {
+			if !r.Ask {
+				s.nodes.Moved(r.Slot, r.Addr)
+				s.unroute(r.Slot, from)
+			}
+			o.target = r.Addr
+			o.asking = r.Ask
+			pause = o.nextPause(r.Addr == from.addr)
+			break
+		}
+		if !hasPrefix(string(e), "TRYAGAIN") && !hasPrefix(string(e), "CLUSTERDOWN") {
+			close(o.done)
+			return
+		}
+		// A multi-key command during a slot's migration, or the cluster
+		// settling after a failover: the command did not run.
+		o.target = ""
+		pause = o.nextPause(true)
+	}
+	o.redirects++
+	if pause == 0 {
+		s.submit(o)
+		return
+	}
+	time.AfterFunc(pause, func() { s.submit(o) })
+}
+
+// nextPause returns the pause before an op is sent on: none for the first
+// immediateHops redirections in a row (unless wait is set), then growing.
+func (o *op) nextPause(wait bool) time.Duration {
+	if !wait && o.redirects < immediateHops {
+		return 0
+	}
+	p := redirectPause << min(o.redirects, 5)
+	return min(p, maxRedirectPause)
+}
+
+// notSentError marks an op that was never sent (its node could not be
+// found): its outcome is notRun.
+type notSentError struct{ err error }
+
+func (e notSentError) Error() string { return e.err.Error() }
+func (e notSentError) Unwrap() error { return e.err }
+
+// batcher sends ops to one Redis node (or through one go-redis client),
+// batching those that arrive while a batch is in flight.
 type batcher struct {
-	rdb     redis.UniversalClient
-	cluster *redis.ClusterClient // rdb, when it is a Redis Cluster client
+	s    *sender
+	rdb  redis.UniversalClient
+	addr string // the node's address on a Redis Cluster, else ""
+
+	// replicas is the number of replicas the node reported (-1: not asked
+	// yet, or to be asked again), for Redisson's replica sync; noWait is
+	// set once the node answered WAIT with "unknown command".
+	replicas syncState
 
 	mu      sync.Mutex
 	queue   []*op
@@ -41,20 +271,21 @@ type batcher struct {
 	wake    chan struct{}
 }
 
-// submit queues o; done is closed when its outcome is known.
-func (b *batcher) submit(o *op) {
-	if o.sync > 0 {
-		go b.runSynced(o)
-		return
-	}
+func newBatcher(s *sender, rdb redis.UniversalClient, addr string) *batcher {
+	b := &batcher{s: s, rdb: rdb, addr: addr, wake: make(chan struct{}, 1)}
+	b.replicas.n.Store(-1)
+	return b
+}
+
+// add queues o.
+func (b *batcher) add(o *op) {
 	b.mu.Lock()
 	b.queue = append(b.queue, o)
 	b.kick()
 }
 
-// submitAll queues ops together, so that they go out in one batch unless
-// the batch in flight ends first.
-func (b *batcher) submitAll(ops []*op) {
+// addAll queues ops together.
+func (b *batcher) addAll(ops []*op) {
 	b.mu.Lock()
 	b.queue = append(b.queue, ops...)
 	b.kick()
@@ -124,8 +355,7 @@ func (b *batcher) flush() {
 		b.mu.Unlock()
 
 		b.run(batch)
-		for i, o := range batch {
-			close(o.done)
+		for i := range batch {
 			batch[i] = nil
 		}
 		b.mu.Lock()
@@ -134,12 +364,34 @@ func (b *batcher) flush() {
 	}
 }
 
-// run sends a batch (alone or as one pipeline) and records every outcome;
-// scripts the server did not have cached are sent again with their source.
+// run sends a batch: the ops that want replica sync go, with WAIT after
+// them, in a pipeline of their own on a goroutine of their own (WAIT holds
+// its connection until the replicas answer; the other ops must not wait
+// for it), the others as one pipeline (a lone op as a plain command).
+// Scripts the server did not have cached are sent again with their source.
 func (b *batcher) run(batch []*op) {
-	b.send(batch, false)
+	var synced []*op
+	plain := batch
+	if b.s.c.opts.sync != syncOff {
+		plain = plain[:0:0]
+		for _, o := range batch {
+			if o.sync && b.replicas.wanted(b.s.c.opts) {
+				synced = append(synced, o)
+			} else {
+				o.sync = false
+				plain = append(plain, o)
+			}
+		}
+		if len(synced) > 0 {
+			go b.runSynced(synced)
+		}
+	}
+	if len(plain) == 0 {
+		return
+	}
+	b.send(plain, false)
 	var again []*op
-	for _, o := range batch {
+	for _, o := range plain {
 		if o.noScript() {
 			again = append(again, o)
 		}
@@ -147,13 +399,16 @@ func (b *batcher) run(batch []*op) {
 	if len(again) > 0 {
 		b.send(again, true)
 	}
-	b.reloadOnMoved(batch)
+	for _, o := range plain {
+		b.s.after(o, b)
+	}
 }
 
 // send writes the ops as one pipeline (a lone op as a plain command) and
-// records their outcomes.
+// records their outcomes. An op redirected by ASK goes after ASKING, on the
+// same connection.
 func (b *batcher) send(ops []*op, eval bool) {
-	if len(ops) == 1 {
+	if len(ops) == 1 && !ops[0].asking {
 		// Alone, the op may use its caller's ctx: go-redis then stops
 		// dialing (or waiting for a pooled connection) when it ends, and
 		// says why, without sending anything. Once sent, go-redis bounds the
@@ -168,6 +423,9 @@ func (b *batcher) send(ops []*op, eval bool) {
 	cmds := make([]*redis.RawWriteToCmd, len(ops))
 	pipe := b.rdb.Pipeline()
 	for i, o := range ops {
+		if o.asking {
+			_ = pipe.Process(ctx, redis.NewStatusCmd(ctx, "asking"))
+		}
 		cmds[i] = o.command(eval)
 		_ = pipe.Process(ctx, cmds[i])
 	}
@@ -177,36 +435,116 @@ func (b *batcher) send(ops []*op, eval bool) {
 	}
 }
 
-// runSynced sends a WithReplicaSync op with WAIT right after it, on the same
-// connection, and closes its done channel.
-func (b *batcher) runSynced(o *op) {
-	defer close(o.done)
-	for _, eval := range []bool{false, true} {
-		ctx := context.WithoutCancel(o.ctx)
-		pipe := b.rdb.Pipeline()
-		cmd := o.command(eval)
-		_ = pipe.Process(ctx, cmd)
-		wait := pipe.Do(ctx, "wait", o.sync, o.syncMs)
-		_, _ = pipe.Exec(ctx)
-		o.finish(cmd.Err())
-		o.synced, _ = wait.Int64()
-		if !o.noScript() {
+// runSynced sends ops that want replica sync as one pipeline with WAIT (for
+// the replicas the node reports, or WithReplicaSync's count) after them, on
+// one connection, records WAIT's count in each, and passes them on.
+func (b *batcher) runSynced(ops []*op) {
+	opts := b.s.c.opts
+	ctx := context.WithoutCancel(ops[0].ctx)
+	want := opts.syncReplicas
+	if opts.sync == syncAuto {
+		n, err := b.replicas.count(ctx, b.rdb)
+		if err != nil || n == 0 {
+			// Not known (the node did not answer INFO: the scripts will
+			// tell), or no replica to wait for: no WAIT.
+			for _, o := range ops {
+				o.sync = false
+			}
+			b.sendSynced(ctx, ops, 0)
 			return
 		}
+		want = n
+	}
+	b.sendSynced(ctx, ops, want)
+}
+
+// sendSynced sends ops with WAIT want (none when want is 0), then once more
+// with their source those the node had no cached script for, and passes
+// every op on.
+func (b *batcher) sendSynced(ctx context.Context, ops []*op, want int) {
+	for _, eval := range []bool{false, true} {
+		pipe := b.rdb.Pipeline()
+		cmds := make([]*redis.RawWriteToCmd, len(ops))
+		for i, o := range ops {
+			if o.asking {
+				_ = pipe.Process(ctx, redis.NewStatusCmd(ctx, "asking"))
+			}
+			cmds[i] = o.command(eval)
+			_ = pipe.Process(ctx, cmds[i])
+		}
+		var wait *redis.IntCmd
+		if want > 0 {
+			wait = redis.NewIntCmd(ctx, "wait", want, b.waitTimeout().Milliseconds())
+			_ = pipe.Process(ctx, wait)
+		}
+		_, _ = pipe.Exec(ctx)
+		for i, o := range ops {
+			o.finish(cmds[i].Err())
+		}
+		if wait != nil {
+			b.waited(ctx, ops, want, wait)
+		}
+		var again []*op
+		for _, o := range ops {
+			if o.noScript() {
+				again = append(again, o)
+			} else {
+				b.s.after(o, b)
+			}
+		}
+		if len(again) == 0 {
+			return
+		}
+		ops = again
 	}
 }
 
-// reloadOnMoved asks a cluster client to reload its slot map when Redis
-// redirected an op (the op was not run; its caller tries again).
-func (b *batcher) reloadOnMoved(ops []*op) {
-	if b.cluster == nil {
+// waitTimeout is WAIT's timeout: the sync timeout, shortened to 3/4 of the
+// node client's read timeout when it would outlast it (go-redis reads a
+// pipeline's replies within one read timeout; a WAIT that answered later
+// would make the whole batch's outcome unknown).
+func (b *batcher) waitTimeout() time.Duration {
+	d := b.s.c.opts.syncTimeout
+	if c, ok := b.rdb.(*redis.Client); ok {
+		rt := c.Options().ReadTimeout
+		if rt > 0 && d > rt*3/4 {
+			d = max(rt*3/4, time.Millisecond)
+		}
+	}
+	return d
+}
+
+// waited records WAIT's answer in the ops it followed.
+func (b *batcher) waited(ctx context.Context, ops []*op, want int, wait *redis.IntCmd) {
+	n, err := wait.Result()
+	var re redis.Error
+	if errors.As(err, &re) && hasPrefix(re.Error(), "ERR unknown command") {
+		// Redisson stops sending WAIT to a server that does not know it
+		// (some proxies and managed services).
+		b.replicas.noWait.Store(true)
+		b.s.c.logger().Warn("goredisson: the server does not know WAIT; replica sync is off for it", "node", b.addr, "err", err)
+		for _, o := range ops {
+			o.sync = false
+		}
 		return
 	}
-	for _, o := range ops {
-		if e, ok := o.v.(replyError); ok && (hasPrefix(string(e), "MOVED") || hasPrefix(string(e), "ASK")) {
-			b.cluster.ReloadState(context.WithoutCancel(o.ctx))
-			return
+	if err != nil {
+		n = 0 // not confirmed
+	}
+	if b.s.c.opts.sync == syncAuto && n != int64(want) {
+		// As Redisson: the replica count may have changed; ask again
+		// before the next WAIT. When none confirmed, ask now: a master
+		// that has lost its replicas (a failover left it alone) has
+		// nothing to confirm.
+		b.replicas.n.Store(-1)
+		if n == 0 {
+			if fresh, err := b.replicas.count(ctx, b.rdb); err == nil && fresh == 0 {
+				want = 0
+			}
 		}
+	}
+	for _, o := range ops {
+		o.synced, o.syncWant = n, want
 	}
 }
 
@@ -244,7 +582,10 @@ func (c *Client) exec(ctx context.Context, o *op) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	c.batch.submit(o)
+	if err := c.resolveMode(ctx); err != nil {
+		return err
+	}
+	c.send.submit(o)
 	select {
 	case <-o.done:
 		return nil
@@ -293,11 +634,13 @@ func (c *Client) commandInt(ctx context.Context, args ...any) (int64, error) {
 }
 
 // notSent reports whether err proves that a command never reached Redis: no
-// connection could be made or taken from the pool. Its outcome is known.
+// connection could be made or taken from the pool, or its node could not
+// be found. Its outcome is known.
 func notSent(err error) bool {
 	var op *net.OpError
 	if errors.As(err, &op) && op.Op == "dial" {
 		return true
 	}
-	return errors.Is(err, redis.ErrPoolTimeout) || errors.Is(err, redis.ErrClosed)
+	var ns notSentError
+	return errors.As(err, &ns) || errors.Is(err, redis.ErrPoolTimeout) || errors.Is(err, redis.ErrClosed)
 }

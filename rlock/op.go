@@ -2,6 +2,7 @@ package rlock
 
 import (
 	"context"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 )
@@ -16,11 +17,21 @@ type op struct {
 	// a plain command.
 	line []any
 	args [16]any // line's storage when it fits
-	// sync, when > 0, makes the op go alone in a pipeline with WAIT sync
-	// syncMs after it (WithReplicaSync); synced is WAIT's count.
-	sync   int
-	syncMs int64
-	synced int64
+	// sync asks for replica sync (set for acquire and release scripts, see
+	// replica.go); syncWant is the replica count a WAIT after it asked
+	// for (0: none was sent) and synced WAIT's count.
+	sync     bool
+	syncWant int
+	synced   int64
+
+	// Routing on a Redis Cluster (see sender.after): first is when the op
+	// was first sent, redirects how many times it was sent on, target the
+	// node a redirection named (empty: the slot's owner), asking that it
+	// goes after ASKING.
+	first     time.Time
+	redirects int
+	target    string
+	asking    bool
 
 	raw   []byte // the raw reply
 	small [64]byte
@@ -66,6 +77,32 @@ func (o *op) command(eval bool) *redis.RawWriteToCmd {
 		return redis.NewRawWriteToCmd(o.ctx, o, line...)
 	}
 	return redis.NewRawWriteToCmd(o.ctx, o, o.line...)
+}
+
+// keylessCommands are the plain commands this package sends that have no
+// key (routed to any node).
+var keylessCommands = map[string]bool{"script": true, "pubsub": true, "info": true, "wait": true, "ping": true, "cluster": true}
+
+// routeKey returns the key that picks the op's node on a Redis Cluster:
+// a script's first key, a plain command's first argument.
+func (o *op) routeKey() (string, bool) {
+	if o.s != nil {
+		if len(o.line) > 3 {
+			if n, ok := o.line[2].(int); ok && n > 0 {
+				k, ok := o.line[3].(string)
+				return k, ok
+			}
+		}
+		return "", false
+	}
+	if len(o.line) < 2 {
+		return "", false
+	}
+	if name, ok := o.line[0].(string); !ok || keylessCommands[name] {
+		return "", false
+	}
+	k, ok := o.line[1].(string)
+	return k, ok
 }
 
 // finish records the command's outcome from its go-redis result.

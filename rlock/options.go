@@ -24,14 +24,21 @@ type options struct {
 	watchdogTimeout time.Duration
 	clientID        string
 	logger          *slog.Logger
-	publishCommand  string
-	spin            backoff
-	fairWait        time.Duration
-	syncReplicas    int
-	syncTimeout     time.Duration
-	observer        Observer
-	retry           retryPolicy
-	errs            []error
+	// publishCommand is the publish command of every script: PUBLISH or
+	// SPUBLISH, decided by sharded (see pubCommand).
+	publishCommand *pubCommand
+	sharded        shardedMode
+	spin           backoff
+	fairWait       time.Duration
+	// sync, syncReplicas and syncTimeout are the replica sync (see
+	// replica.go); syncSet records that WithReplicaSync chose it.
+	sync         syncMode
+	syncSet      bool
+	syncReplicas int
+	syncTimeout  time.Duration
+	observer     Observer
+	retry        retryPolicy
+	errs         []error
 }
 
 var errNilObserver = errors.New("nil observer")
@@ -42,9 +49,9 @@ func newOptions(opts []Option) (options, error) {
 	o := options{
 		watchdogTimeout: defaultWatchdogTimeout,
 		logger:          slog.Default(),
-		publishCommand:  "publish",
 		spin:            defaultBackoff,
 		fairWait:        defaultFairLockWaitTimeout,
+		syncTimeout:     defaultSyncTimeout,
 		retry:           defaultRetry,
 	}
 	for _, opt := range opts {
@@ -59,6 +66,7 @@ func newOptions(opts []Option) (options, error) {
 	if o.clientID == "" {
 		o.clientID = uuid.NewString()
 	}
+	o.publishCommand = &pubCommand{mode: o.sharded}
 	return o, nil
 }
 
@@ -105,15 +113,20 @@ func WithLogger(l *slog.Logger) Option {
 	}
 }
 
-// WithShardedPubSub makes unlock notifications use sharded pub/sub
-// (SPUBLISH and SSUBSCRIBE, Redis 7+), as Redisson does on a cluster whose
-// shardedSubscriptionMode is on. Every client sharing a lock, Java or Go,
-// must agree on it. Default off.
+// WithShardedPubSub chooses how unlock messages travel, instead of
+// Redisson's default (shardedSubscriptionMode = AUTO): on a
+// *redis.ClusterClient whose servers support sharded pub/sub (Redis and
+// Valkey 7+; Redisson asks PUBSUB SHARDNUMSUB), scripts publish with
+// SPUBLISH and waiters SSUBSCRIBE, one subscription connection per master;
+// elsewhere PUBLISH and SUBSCRIBE. WithShardedPubSub(true) forces sharded
+// pub/sub (Redisson: ON), WithShardedPubSub(false) classic (Redisson: OFF).
+// Every client sharing a lock, Java or Go, must agree: SPUBLISH reaches only
+// SSUBSCRIBE listeners and PUBLISH only SUBSCRIBE ones.
 func WithShardedPubSub(on bool) Option {
 	return func(o *options) {
-		o.publishCommand = "publish"
+		o.sharded = shardedOff
 		if on {
-			o.publishCommand = "spublish"
+			o.sharded = shardedOn
 		}
 	}
 }
@@ -150,21 +163,35 @@ func WithFairLockWaitTimeout(d time.Duration) Option {
 	}
 }
 
-// WithReplicaSync makes every acquisition wait until at least replicas
-// replicas of the primary confirmed it, for at most timeout (Redis's WAIT,
-// sent on the same connection right after the acquire script; Redisson's
-// checkLockSyncedSlaves). When fewer confirm in time, the acquisition is
-// given back and the call fails with ErrReplicaSync. It narrows, without
-// closing, the window in which a failover loses a lock the old primary
-// granted (replication stays asynchronous: see the README). It needs
-// replicas >= 1 and timeout >= 1 ms.
+// WithReplicaSync sets how acquisitions and releases are confirmed on
+// replicas (Redis's WAIT, sent on the same connection right after the
+// scripts; Redisson's checkLockSyncedSlaves). The default follows Redisson:
+// on Sentinel (redis.NewFailoverClient) and Cluster, WAIT for every replica
+// the master reports, for up to 1 s (slavesSyncTimeout), nothing on a
+// master without replicas nor on a single server, and fail with
+// ErrReplicaSync when none confirmed.
+//
+// WithReplicaSync(n, timeout), n >= 1 and timeout >= 1 ms, waits for n
+// replicas on every deployment and fails when fewer confirm in time.
+// WithReplicaSync(0, 0) turns replica sync off. Other values are
+// ErrInvalidArgument.
+//
+// An acquisition that fails this way is given back first; a release took
+// effect on the primary and says that too few replicas confirmed it. It
+// narrows, without closing, the window in which a failover loses a lock the
+// old primary granted (replication stays asynchronous: see docs/cluster.md).
 func WithReplicaSync(replicas int, timeout time.Duration) Option {
 	return func(o *options) {
-		if replicas < 1 || timeout < time.Millisecond {
-			o.errs = append(o.errs, fmt.Errorf("replica sync %d within %v: need at least 1 replica and 1ms", replicas, timeout))
+		o.syncSet = true
+		switch {
+		case replicas == 0 && timeout == 0:
+			o.sync = syncOff
+			return
+		case replicas < 1 || timeout < time.Millisecond:
+			o.errs = append(o.errs, fmt.Errorf("replica sync %d within %v: need at least 1 replica and 1ms, or 0 and 0 for off", replicas, timeout))
 			return
 		}
-		o.syncReplicas, o.syncTimeout = replicas, timeout
+		o.sync, o.syncReplicas, o.syncTimeout = syncExplicit, replicas, timeout
 	}
 }
 

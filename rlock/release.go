@@ -116,7 +116,11 @@ func (c *Client) releaseOnce(ctx context.Context, h *handle, k holdKey, hs *hold
 		case o.outcome() == notRun:
 			return 0, 0, o.replyErr()
 		case o.outcome() == replied:
-			return c.releaseReply(k, hs, o.v, false)
+			left, held, err := c.releaseReply(k, hs, o.v, false)
+			if err == nil && o.unsynced(c.opts.sync) {
+				err = c.syncError(o, "released on the primary")
+			}
+			return left, held, err
 		}
 		// The reply was lost (or never waited for): settle it now.
 		if c.awaitLost(ctx, o) {

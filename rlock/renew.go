@@ -32,10 +32,10 @@ func (c *Client) renew(ctx context.Context, leases []watchdog.Lease) ([]watchdog
 		}
 	}
 	send := ops
-	if c.batch.cluster == nil && !c.renewLoaded.Swap(true) {
+	if !c.cluster && !c.renewLoaded.Swap(true) {
 		send = append([]*op{newOp(ctx, "script", "load", renewScript.src), newOp(ctx, "script", "load", readRenewScript.src)}, ops...)
 	}
-	c.batch.submitAll(send)
+	c.send.submitAll(send)
 	out := make([]watchdog.Status, len(leases))
 	for i, o := range ops {
 		select {

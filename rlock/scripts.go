@@ -15,6 +15,12 @@ type script struct {
 	src    string // lua/<name>.lua with its includes expanded
 	sha    string // SHA1 of src, for EVALSHA (precomputed: scriptSHA)
 	shaArg any    // sha, boxed once
+	// synced marks the scripts replica sync follows (see replica.go): those
+	// Redisson runs with syncedEval (the locks' acquire, release, renewal
+	// and force unlock, the semaphores'; not the latch's). A caller checks
+	// the outcome (op.unsynced) where Redisson fails the call: acquire and
+	// release.
+	synced bool
 }
 
 // scripts are the embedded scripts by name, filled once at start-up by
@@ -26,22 +32,22 @@ var scripts = map[string]*script{}
 // Each runs as EVALSHA, and as EVAL with its source when the server answers
 // NOSCRIPT (see exec.go).
 var (
-	acquireScript       = mustScript("acquire")
-	fencedScript        = mustScript("fenced_acquire")
-	releaseScript       = mustScript("release")
-	renewScript         = mustScript("renew")
-	forceUnlockScript   = mustScript("forceunlock")
-	readAcquireScript   = mustScript("read_acquire")
-	writeAcquireScript  = mustScript("write_acquire")
-	readReleaseScript   = mustScript("read_release")
-	writeReleaseScript  = mustScript("write_release")
-	readRenewScript     = mustScript("read_renew")
-	rwForceUnlockScript = mustScript("rw_forceunlock")
-	fairAcquireScript   = mustScript("fair_acquire")
-	fairReleaseScript   = mustScript("fair_release")
-	fairForceScript     = mustScript("fair_forceunlock")
-	semaphoreScript     = mustScript("semaphore")
-	permitsScript       = mustScript("permits")
+	acquireScript       = syncedScript("acquire")
+	fencedScript        = syncedScript("fenced_acquire")
+	releaseScript       = syncedScript("release")
+	renewScript         = syncedScript("renew")
+	forceUnlockScript   = syncedScript("forceunlock")
+	readAcquireScript   = syncedScript("read_acquire")
+	writeAcquireScript  = syncedScript("write_acquire")
+	readReleaseScript   = syncedScript("read_release")
+	writeReleaseScript  = syncedScript("write_release")
+	readRenewScript     = syncedScript("read_renew")
+	rwForceUnlockScript = syncedScript("rw_forceunlock")
+	fairAcquireScript   = syncedScript("fair_acquire")
+	fairReleaseScript   = syncedScript("fair_release")
+	fairForceScript     = syncedScript("fair_forceunlock")
+	semaphoreScript     = syncedScript("semaphore")
+	permitsScript       = syncedScript("permits")
 	latchScript         = mustScript("latch")
 	extendScript        = mustScript("extend")
 	objectScript        = mustScript("object")
@@ -51,6 +57,13 @@ var (
 	fasterForceScript   = mustScript("faster_forceunlock")
 	fasterReadScript    = mustScript("faster_read")
 )
+
+// syncedScript is mustScript for a script replica sync follows.
+func syncedScript(name string) *script {
+	s := mustScript(name)
+	s.synced = true
+	return s
+}
 
 // mustScript loads an embedded script. Its SHA1 is not computed here but
 // read from scriptSHA (script_digests.go), which a test checks against the

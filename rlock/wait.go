@@ -252,7 +252,9 @@ func (c *Client) retryable(ctx context.Context, err error) bool {
 	if ctx.Err() != nil || c.closed.Load() {
 		return false
 	}
-	for _, final := range []error{ErrReplicaSync, ErrReentry, ErrInvalidArgument, ErrLockLost} {
+	// ErrReplicaSync is retried, within WithRetry's budget, as Redisson's
+	// ServiceManager.execute retries a NoSyncedSlavesException.
+	for _, final := range []error{ErrReentry, ErrInvalidArgument, ErrLockLost} {
 		if errors.Is(err, final) {
 			return false
 		}

@@ -41,7 +41,11 @@ func StartCluster(masters, replicas int) (*Cluster, error) {
 	}
 	c := &Cluster{}
 	for range masters * (1 + replicas) {
-		s, err := Start(WithArgs("--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf", "--cluster-node-timeout", "2000"))
+		// No 5 s wait before a replica's first full sync (Redis 7's
+		// default delay), so that replicas are in sync (and WAIT answers)
+		// once StartCluster returns.
+		s, err := Start(WithArgs("--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf",
+			"--cluster-node-timeout", strconv.Itoa(int(ClusterNodeTimeout/time.Millisecond)), "--repl-diskless-sync-delay", "0"))
 		if err != nil {
 			_ = c.Close()
 			return nil, err
@@ -59,8 +63,20 @@ func StartCluster(masters, replicas int) (*Cluster, error) {
 		_ = c.Close()
 		return nil, err
 	}
+	if err := c.waitRoles(masters*replicas, 30*time.Second); err != nil {
+		_ = c.Close()
+		return nil, err
+	}
+	if err := c.WaitReplicasSynced(30 * time.Second); err != nil {
+		_ = c.Close()
+		return nil, err
+	}
 	return c, nil
 }
+
+// ClusterNodeTimeout is the cluster-node-timeout of StartCluster's nodes:
+// how long a master may be unreachable before its replica takes over.
+const ClusterNodeTimeout = 2 * time.Second
 
 // Addrs returns the nodes' addresses.
 func (c *Cluster) Addrs() []string {
@@ -93,6 +109,35 @@ func (c *Cluster) waitOK(timeout time.Duration) error {
 	return nil
 }
 
+// waitRoles waits until every node lists the given number of replicas in
+// CLUSTER NODES (right after creation, a node may still list a replica as a
+// master without slots).
+func (c *Cluster) waitRoles(replicas int, timeout time.Duration) error {
+	deadline := time.Now().Add(timeout)
+	for _, s := range c.Nodes {
+		rdb := s.Client()
+		for {
+			text, err := rdb.ClusterNodes(context.Background()).Result()
+			n := 0
+			for _, node := range parseNodes(text) {
+				if !node.Master {
+					n++
+				}
+			}
+			if err == nil && n == replicas {
+				break
+			}
+			if time.Now().After(deadline) {
+				_ = rdb.Close()
+				return fmt.Errorf("redistest: node %s lists %d replicas, want %d: %v", s.Addr, n, replicas, err)
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+		_ = rdb.Close()
+	}
+	return nil
+}
+
 // Close stops every node.
 func (c *Cluster) Close() error {
 	var errs []error
@@ -115,14 +160,14 @@ type Sentinels struct {
 	Sentinels []*Server
 }
 
-// StartSentinels starts a primary with the given number of replicas and
-// Sentinels (quorum: a majority of them), and waits until every Sentinel
-// knows the replicas and the other Sentinels.
-func StartSentinels(replicas, sentinels int) (*Sentinels, error) {
+// StartSentinels starts a primary (with primaryOpts) with the given number
+// of replicas and Sentinels (quorum: a majority of them), and waits until
+// every Sentinel knows the replicas and the other Sentinels.
+func StartSentinels(replicas, sentinels int, primaryOpts ...Option) (*Sentinels, error) {
 	t := &Sentinels{MasterName: "goredisson"}
 	// No 5 s wait before the first full sync (Redis 7's default delay).
 	fast := WithArgs("--repl-diskless-sync-delay", "0")
-	primary, err := Start(fast)
+	primary, err := Start(append([]Option{fast}, primaryOpts...)...)
 	if err != nil {
 		return nil, err
 	}
@@ -221,5 +266,35 @@ func waitSynced(r *Server, deadline time.Time) error {
 			return fmt.Errorf("redistest: replica %s not in sync: %v %s", r.Addr, err, info)
 		}
 		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// WaitSettled waits until the current primary (as the Sentinels report it)
+// has every other running server of the topology as a replica in sync
+// with it (state online), as after a failover once the old primary has
+// rejoined.
+func (t *Sentinels) WaitSettled(ctx context.Context, timeout time.Duration) error {
+	deadline := time.Now().Add(timeout)
+	for {
+		addr, err := t.CurrentPrimary(ctx)
+		if err == nil {
+			want := 0
+			for _, s := range append([]*Server{t.Primary}, t.Replicas...) {
+				if s.Pid() != 0 && s.Addr != addr {
+					want++
+				}
+			}
+			rdb := redis.NewClient(&redis.Options{Addr: addr})
+			info, ierr := rdb.Info(ctx, "replication").Result()
+			_ = rdb.Close()
+			if ierr == nil && strings.Contains(info, "role:master") && strings.Count(info, "state=online") == want {
+				return nil
+			}
+			err = ierr
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("redistest: the topology did not settle within %v: %v", timeout, err)
+		}
+		time.Sleep(50 * time.Millisecond)
 	}
 }

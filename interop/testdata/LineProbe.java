@@ -60,7 +60,14 @@ final class LineProbe {
         this.pool = Executors.newCachedThreadPool(r -> daemon(r, name));
         Config config = new Config();
         configure.accept(config);
-        config.useSingleServer().setAddress(args.length > 0 ? args[0] : "redis://127.0.0.1:6379");
+        String addr = args.length > 0 ? args[0] : "redis://127.0.0.1:6379";
+        if (addr.contains(",")) {
+            // a comma-separated node list: a Redis Cluster, with Redisson's
+            // cluster defaults (sharded pub/sub AUTO), as the lock probe
+            config.useClusterServers().addNodeAddress(addr.split(","));
+        } else {
+            config.useSingleServer().setAddress(addr);
+        }
         this.client = Redisson.create(config);
     }
 

@@ -1,0 +1,555 @@
+package pubsub
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"sync/atomic"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/goredisson/goredisson/internal/cluster"
+)
+
+// The Hub's subscription connections.
+//
+// Classic pub/sub uses one connection for the whole Hub. Sharded pub/sub
+// on a Redis Cluster needs the master that serves a channel's slot, so the
+// Hub keeps one connection per master it has channels on (never more than
+// the cluster has masters), each carrying the channels of every slot that
+// master serves. A connection whose last channel is unsubscribed is closed:
+// once its waiters have left (and the linger has passed), the Hub holds no
+// connection and no goroutine.
+//
+// Each connection is a go-redis PubSub read by a goroutine of the Hub's
+// own (rather than go-redis's Channel, which swallows error replies and,
+// for sharded channels of several slots, re-subscribes them after a
+// reconnect in one SSUBSCRIBE that Redis refuses as CROSSSLOT). The reader
+// learns of trouble and the Hub moves the channels:
+//   - the connection fails (read error, or no PONG within a health
+//     interval): the connection is closed and its channels are subscribed
+//     again, where they belong now;
+//   - the server unsubscribes a channel itself (Redis does so to sharded
+//     subscribers of a slot that migrated away): it is subscribed again on
+//     the slot's new owner;
+//   - an SSUBSCRIBE answered MOVED: sent again where the reply says;
+//   - on Sentinel, the primary changed (a data connection of the go-redis
+//     client was dialled to another server than the subscription's;
+//     go-redis moves its command pools after a failover, never a
+//     subscription): the connection is closed and made again to the new
+//     primary.
+// Messages published in the meantime are lost, so once a moved channel is
+// confirmed again, every waiter on it is woken to try again.
+
+// healthInterval is how long a subscription connection may stay silent
+// before the reader sends PING; a connection that stays silent for another
+// interval is taken for dead.
+const healthInterval = 3 * time.Second
+
+// conn is one subscription connection and its reader.
+type conn struct {
+	key  string // "" for the Hub's one connection, else a master's address
+	ps   *redis.PubSub
+	loop chan struct{} // closed when the reader has returned
+	// n counts the channels whose last SUBSCRIBE went here (channel.conn);
+	// dead is set once the Hub gave the connection up. Under Hub.mu.
+	n    int
+	dead bool
+	// remote is the address the connection was dialled to, when the Hub
+	// watches for Sentinel failovers.
+	remote atomic.Pointer[string]
+}
+
+// connKey marks the contexts of a connection's own commands, so that a
+// dial hook can tell its dials from those of data connections.
+type connKey struct{}
+
+func (c *conn) ctx() context.Context {
+	return context.WithValue(context.Background(), connKey{}, c)
+}
+
+// isSharded reports whether the Hub uses sharded pub/sub, deciding it
+// (WithShardedFunc) on first use.
+func (h *Hub) isSharded(ctx context.Context) (bool, error) {
+	if h.shardedFn == nil {
+		return h.sharded, nil
+	}
+	return h.shardedFn(ctx)
+}
+
+// placement returns where a channel is subscribed: the key of its
+// connection and the go-redis client that makes it.
+func (h *Hub) placement(ctx context.Context, name string, sharded bool) (string, redis.UniversalClient, error) {
+	if !sharded || h.nodes == nil {
+		return "", h.rdb, nil
+	}
+	rdb, addr, err := h.nodes.Master(ctx, name)
+	if err != nil {
+		return "", nil, err
+	}
+	return addr, rdb, nil
+}
+
+// connFor returns the connection for key, made (and its reader started)
+// if there is none. Called with sendMu held.
+func (h *Hub) connFor(key string, rdb redis.UniversalClient) (*conn, error) {
+	h.mu.Lock()
+	c := h.conns[key]
+	h.mu.Unlock()
+	if c != nil && !c.dead {
+		return c, nil
+	}
+	if h.closedConns {
+		return nil, ErrClosed
+	}
+	c = &conn{key: key, loop: make(chan struct{})}
+	// On Sentinel the hook must be in place before the connection dials,
+	// to learn where it went.
+	sentinel := h.watchDials(rdb)
+	// No channel yet: the PubSub dials on its first command, to its
+	// client's server (a node client on a Cluster).
+	c.ps = rdb.Subscribe(c.ctx())
+	h.mu.Lock()
+	h.conns[key] = c
+	h.mu.Unlock()
+	go h.read(c)
+	if sentinel {
+		go h.probe(c, rdb)
+	}
+	return c, nil
+}
+
+// subscribeOn writes SUBSCRIBE (or SSUBSCRIBE) for name on c.
+func (h *Hub) subscribeOn(c *conn, name string, sharded bool) error {
+	wctx, cancel := context.WithTimeout(c.ctx(), writeTimeout)
+	defer cancel()
+	if sharded {
+		return c.ps.SSubscribe(wctx, name)
+	}
+	return c.ps.Subscribe(wctx, name)
+}
+
+// writeTimeout bounds the write of a (un)subscribe command, which may come
+// after the waiter's ctx has ended.
+const writeTimeout = 5 * time.Second
+
+// read is a connection's reader: it delivers messages and confirmations
+// until the connection is closed or fails.
+func (h *Hub) read(c *conn) {
+	defer close(c.loop)
+	ctx := c.ctx()
+	silent := false
+	for {
+		m, err := c.ps.ReceiveTimeout(ctx, healthInterval)
+		if err != nil {
+			if h.gone(c) {
+				return
+			}
+			var re redis.Error
+			switch {
+			case isTimeout(err) && !silent:
+				silent = true
+				_ = c.ps.Ping(ctx)
+				continue
+			case errors.As(err, &re) && !isTimeout(err):
+				h.errorReply(c, re.Error())
+				continue
+			}
+			if isTimeout(err) {
+				err = fmt.Errorf("no reply to PING within %v", healthInterval)
+			}
+			h.lost(c, err)
+			return
+		}
+		silent = false
+		switch m := m.(type) {
+		case *redis.Message:
+			h.deliver(m.Channel, m.Payload)
+		case *redis.Subscription:
+			switch m.Kind {
+			case "subscribe", "ssubscribe":
+				h.confirmed(c, m.Channel)
+			case "unsubscribe", "sunsubscribe":
+				h.unsubscribed(c, m.Channel)
+			}
+		}
+	}
+}
+
+func isTimeout(err error) bool {
+	var ne net.Error
+	return errors.Is(err, os.ErrDeadlineExceeded) || (errors.As(err, &ne) && ne.Timeout())
+}
+
+// gone reports whether the reader of c should stop: the Hub closed or gave
+// the connection up.
+func (h *Hub) gone(c *conn) bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.closed || c.dead
+}
+
+// lost gives up a failed connection and subscribes its channels again:
+// at once after a first failure, after a growing pause while failures
+// follow each other (a server that stays down).
+//
+// It may be called more than once for c (by its reader, and by a write
+// that failed on it): each call moves the channels that are on c then.
+func (h *Hub) lost(c *conn, why error) {
+	h.mu.Lock()
+	if h.closed {
+		h.mu.Unlock()
+		return
+	}
+	first := !c.dead
+	c.dead = true
+	var moved []*channel
+	for _, ch := range h.chans {
+		if ch.conn == c {
+			moved = append(moved, ch)
+		}
+	}
+	if !first && len(moved) == 0 {
+		h.mu.Unlock()
+		return
+	}
+	h.failures++
+	pause := h.pause()
+	h.mu.Unlock()
+	if first {
+		_ = c.ps.Close()
+	}
+	h.log.Debug("goredisson: subscription connection lost, subscribing its channels again", "node", c.key, "channels", len(moved), "pause", pause, "err", why)
+	h.later(pause, func() { h.rehome(c, moved) })
+}
+
+// retryLater subscribes channels again after a pause.
+func (h *Hub) retryLater(chans []*channel) {
+	h.mu.Lock()
+	h.failures++
+	pause := max(h.pause(), rehomePause)
+	h.mu.Unlock()
+	h.later(pause, func() { h.rehome(nil, chans) })
+}
+
+// pause is how long to wait before subscribing again after h.failures
+// failures in a row. Called with mu held.
+func (h *Hub) pause() time.Duration {
+	if h.failures <= 1 {
+		return 0
+	}
+	return min(rehomePause<<min(h.failures-2, 6), maxRehomePause)
+}
+
+// later runs f after pause (at once on a goroutine of its own when 0).
+func (h *Hub) later(pause time.Duration, f func()) {
+	if pause == 0 {
+		go f()
+		return
+	}
+	time.AfterFunc(pause, f)
+}
+
+// unsubscribed handles an unsubscribe confirmation: one the Hub asked for,
+// or the server dropping the channel (a slot that migrated away), which is
+// then subscribed again where it belongs.
+func (h *Hub) unsubscribed(c *conn, name string) {
+	h.mu.Lock()
+	ch := h.chans[name]
+	if ch == nil || ch.conn != c {
+		h.mu.Unlock()
+		return
+	}
+	if ch.unsubs > 0 || !ch.want {
+		if ch.unsubs > 0 {
+			ch.unsubs--
+		}
+		h.mu.Unlock()
+		return
+	}
+	ch.detach()
+	h.mu.Unlock()
+	h.log.Debug("goredisson: the server dropped a subscription (its slot moved), subscribing again", "channel", name, "node", c.key)
+	if h.nodes != nil {
+		_ = h.nodes.Reload(context.Background())
+	}
+	go h.rehome(nil, []*channel{ch})
+}
+
+// errorReply handles an error reply on a subscription connection: MOVED
+// for an SSUBSCRIBE sent to a master that no longer serves the slot.
+func (h *Hub) errorReply(c *conn, msg string) {
+	r, ok := cluster.ParseRedirect(msg)
+	if !ok || h.nodes == nil {
+		h.log.Warn("goredisson: subscription refused", "node", c.key, "err", msg)
+		return
+	}
+	h.nodes.Moved(r.Slot, r.Addr)
+	h.mu.Lock()
+	var moved []*channel
+	for _, ch := range h.chans {
+		if ch.conn == c && ch.pending > 0 && Slot(ch.name) == r.Slot {
+			ch.detach()
+			moved = append(moved, ch)
+		}
+	}
+	h.mu.Unlock()
+	go h.rehome(nil, moved)
+}
+
+// detach takes ch off its connection, which no longer carries it. Called
+// with Hub.mu held.
+func (ch *channel) detach() {
+	if ch.conn != nil && ch.counted {
+		ch.conn.n--
+	}
+	ch.conn, ch.counted, ch.pending, ch.unsubs = nil, false, 0, 0
+}
+
+// Bounds of re-subscribing channels whose connection failed.
+const (
+	rehomePause    = 50 * time.Millisecond
+	maxRehomePause = 2 * time.Second
+)
+
+// rehome forgets old (when not nil) and subscribes the channels again
+// where they belong now; once confirmed, their waiters are woken (messages
+// sent meanwhile are lost). Channels it could not subscribe are tried again
+// after a growing pause while the Hub lives.
+func (h *Hub) rehome(old *conn, chans []*channel) {
+	select {
+	case h.sendMu <- struct{}{}:
+	case <-h.done:
+		return
+	}
+	defer h.unlockSend()
+	if old != nil {
+		h.dropConn(old)
+	}
+	sharded, err := h.isSharded(context.Background())
+	var failed []*channel
+	for _, ch := range chans {
+		h.mu.Lock()
+		if h.closed || !ch.want || h.chans[ch.name] != ch || (ch.conn != nil && ch.conn != old && !ch.conn.dead) {
+			// Unsubscribed meanwhile, or already moved.
+			h.mu.Unlock()
+			continue
+		}
+		ch.rehomed = true
+		h.mu.Unlock()
+		if err == nil {
+			err = h.subscribeNow(ch, sharded)
+		}
+		if err != nil {
+			failed = append(failed, ch)
+		}
+	}
+	if len(failed) > 0 {
+		h.log.Debug("goredisson: could not subscribe again, retrying", "channels", len(failed), "err", err)
+		h.retryLater(failed)
+	}
+	// A connection whose channels all moved away is closed.
+	h.mu.Lock()
+	var idle []*conn
+	for _, c := range h.conns {
+		if c.n == 0 {
+			idle = append(idle, c)
+		}
+	}
+	h.mu.Unlock()
+	for _, c := range idle {
+		h.dropConn(c)
+	}
+}
+
+// subscribeNow places ch and writes its SUBSCRIBE. If the write fails, the
+// connection is given up (with every channel on it, ch included: they are
+// subscribed again later) and the error returned. Called with sendMu held.
+func (h *Hub) subscribeNow(ch *channel, sharded bool) error {
+	key, rdb, err := h.placement(context.Background(), ch.name, sharded)
+	if err != nil {
+		return err
+	}
+	c, err := h.connFor(key, rdb)
+	if err != nil {
+		return err
+	}
+	h.mu.Lock()
+	if ch.conn != c {
+		if ch.conn != nil && ch.counted {
+			ch.conn.n--
+		}
+		// Confirmations still due on another connection do not count.
+		ch.conn, ch.counted, ch.pending, ch.unsubs = c, false, 1, 0
+	}
+	if !ch.counted {
+		c.n++
+		ch.counted = true
+	}
+	h.mu.Unlock()
+	if err := h.subscribeOn(c, ch.name, sharded); err != nil {
+		h.lost(c, err)
+		return nil // lost subscribes it again
+	}
+	return nil
+}
+
+// dropConn closes c and forgets it. Called with sendMu held.
+func (h *Hub) dropConn(c *conn) {
+	h.mu.Lock()
+	c.dead = true
+	if h.conns[c.key] == c {
+		delete(h.conns, c.key)
+	}
+	h.mu.Unlock()
+	_ = c.ps.Close()
+}
+
+// unsubscribeFrom writes UNSUBSCRIBE (or SUNSUBSCRIBE) for ch, or closes
+// its connection when it was the connection's last channel. Called with
+// sendMu held, after ch.want was cleared.
+func (h *Hub) unsubscribeFrom(ch *channel) error {
+	sharded, err := h.isSharded(context.Background())
+	if err != nil {
+		return err
+	}
+	h.mu.Lock()
+	c := ch.conn
+	if c == nil || c.dead || !ch.counted {
+		ch.conn, ch.counted, ch.pending = nil, false, 0
+		h.mu.Unlock()
+		return nil
+	}
+	c.n--
+	ch.counted = false
+	last := c.n == 0
+	if last {
+		ch.conn, ch.pending = nil, 0
+	} else {
+		// The channel stays on c: a SUBSCRIBE that follows counts the
+		// confirmations due there in order (see confirmed).
+		ch.unsubs++
+	}
+	h.mu.Unlock()
+	if last {
+		// Closing the connection ends every subscription on it.
+		h.dropConn(c)
+		return nil
+	}
+	wctx, cancel := context.WithTimeout(c.ctx(), writeTimeout)
+	defer cancel()
+	if sharded {
+		err = c.ps.SUnsubscribe(wctx, ch.name)
+	} else {
+		err = c.ps.Unsubscribe(wctx, ch.name)
+	}
+	if err != nil {
+		return fmt.Errorf("pubsub: unsubscribe %s: %w", ch.name, err)
+	}
+	return nil
+}
+
+// Sentinel failovers.
+//
+// go-redis's Sentinel client (redis.NewFailoverClient) moves its command
+// pools to the new primary after a failover, but not a subscription
+// connection, which stays on the old primary and hears nothing more. To
+// learn of the move, the Hub adds a dial hook to the client: every
+// connection the client dials reports where it went. A data connection
+// dialled to another server than the Hub's subscription connection means
+// the primary changed, and the subscription connection is made again
+// (to the new primary, as the dial resolves it). So that an idle client
+// learns of it too, the Hub sends PING through the command pool every
+// failoverProbe while it has a subscription (see probe).
+
+// dialWatch is the Hub's dial hook. hub is cleared when the Hub closes
+// (a hook cannot be removed from a go-redis client).
+type dialWatch struct{ hub atomic.Pointer[Hub] }
+
+func (w *dialWatch) DialHook(next redis.DialHook) redis.DialHook {
+	return func(ctx context.Context, network, addr string) (net.Conn, error) {
+		cn, err := next(ctx, network, addr)
+		if err == nil && cn != nil {
+			if h := w.hub.Load(); h != nil {
+				h.dialed(ctx, cn.RemoteAddr().String())
+			}
+		}
+		return cn, err
+	}
+}
+
+func (w *dialWatch) ProcessHook(next redis.ProcessHook) redis.ProcessHook { return next }
+func (w *dialWatch) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return next
+}
+
+// isFailover reports whether rdb is a Sentinel client made by
+// redis.NewFailoverClient (go-redis names its address "FailoverClient").
+func isFailover(rdb redis.UniversalClient) bool {
+	c, ok := rdb.(*redis.Client)
+	return ok && c.Options().Addr == "FailoverClient"
+}
+
+// watchDials installs the dial hook on a Sentinel client, once, and reports
+// whether rdb is one. Called with sendMu held.
+func (h *Hub) watchDials(rdb redis.UniversalClient) bool {
+	if !isFailover(rdb) {
+		return false
+	}
+	if h.watch == nil {
+		h.watch = &dialWatch{}
+		h.watch.hub.Store(h)
+		rdb.(*redis.Client).AddHook(h.watch)
+	}
+	return true
+}
+
+// failoverProbe is how often a Hub with a subscription on a Sentinel client
+// sends PING through the client's command pool. go-redis empties that pool
+// when Sentinel announces a new primary; the PING that follows dials the
+// new primary, which the dial hook sees even when the application sends
+// nothing (its waiters wait).
+const failoverProbe = time.Second
+
+// probe sends PING every failoverProbe while c lives.
+func (h *Hub) probe(c *conn, rdb redis.UniversalClient) {
+	t := time.NewTicker(failoverProbe)
+	defer t.Stop()
+	for {
+		select {
+		case <-c.loop:
+			return
+		case <-h.done:
+			return
+		case <-t.C:
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), failoverProbe)
+		_ = rdb.Ping(ctx).Err()
+		cancel()
+	}
+}
+
+// dialed learns where a connection of the client went.
+func (h *Hub) dialed(ctx context.Context, remote string) {
+	if c, ok := ctx.Value(connKey{}).(*conn); ok {
+		c.remote.Store(&remote)
+		return
+	}
+	h.mu.Lock()
+	if h.closed {
+		h.mu.Unlock()
+		return
+	}
+	c := h.conns[""]
+	h.mu.Unlock()
+	if c == nil {
+		return
+	}
+	if r := c.remote.Load(); r != nil && *r != remote {
+		h.log.Info("goredisson: the primary changed; subscribing on the new one", "old", *r, "new", remote)
+		go h.lost(c, fmt.Errorf("primary moved from %s to %s", *r, remote))
+	}
+}
