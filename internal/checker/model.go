@@ -615,8 +615,15 @@ func (r *seqRun) judgeOther(s Step, pre []ownerState, rep reply, ob observation,
 				if !q.wd {
 					bound = later(q.hi, end).Add(revokeSlack)
 				}
-				if !q.revoked || bound.Before(q.bound) {
+				switch {
+				case !q.revoked:
 					q.revokedAt, q.bound = end, bound
+				case s.Op == "restart":
+					// Redis was down: no renewal could see an earlier
+					// revocation until it was back.
+					q.bound = later(q.bound, bound)
+				case bound.Before(q.bound):
+					q.bound = bound
 				}
 				q.revoked = true
 				r.stats.Revoked++

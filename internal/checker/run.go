@@ -507,12 +507,18 @@ func (g *generator) owner(r *seqRun, op string) (int, int) {
 		i := from[g.rng.IntN(len(from))]
 		return r.owners[i].c, r.owners[i].o
 	}
+	// Releases and extensions go mostly to holders, acquisitions less so
+	// (re-entries, but also contenders).
+	toHolder := 45
+	if op == "unlock" || op == "extend" || op == "holdcount" {
+		toHolder = 85
+	}
 	switch x := g.rng.IntN(100); {
 	case len(revoked) > 0 && x < 60:
 		return pick(revoked)
-	case len(holders) > 0 && x < 60:
+	case len(holders) > 0 && x < toHolder:
 		return pick(holders)
-	case len(remnants) > 0 && x < 70:
+	case len(remnants) > 0 && x < toHolder+10:
 		return pick(remnants)
 	}
 	i := g.rng.IntN(len(r.owners))
