@@ -492,7 +492,7 @@ func (g *generator) draw(r *seqRun) Step {
 // owner draws the owner of a call: often a revoked holder (its own next
 // call), or the current holder (re-entries, releases), else anyone.
 func (g *generator) owner(r *seqRun, op string) (int, int) {
-	var revoked, holders, remnants []int
+	var revoked, holders, remnants, told []int
 	for i, o := range r.owners {
 		switch {
 		case o.revoked && o.holding():
@@ -501,6 +501,9 @@ func (g *generator) owner(r *seqRun, op string) (int, int) {
 			holders = append(holders, i)
 		case o.red > 0:
 			remnants = append(remnants, i)
+			if o.lc.State == "ended" {
+				told = append(told, i)
+			}
 		}
 	}
 	pick := func(from []int) (int, int) {
@@ -514,6 +517,11 @@ func (g *generator) owner(r *seqRun, op string) (int, int) {
 		toHolder = 85
 	}
 	switch x := g.rng.IntN(100); {
+	case len(told) > 0 && acquireOp(op) && x < 50:
+		// Told its hold is lost while Redis still has it (between the
+		// local deadline and the expiry): a new acquisition must be a
+		// fresh hold.
+		return pick(told)
 	case len(revoked) > 0 && x < 60:
 		return pick(revoked)
 	case len(holders) > 0 && x < toHolder:
@@ -526,20 +534,29 @@ func (g *generator) owner(r *seqRun, op string) (int, int) {
 }
 
 // sleep draws a sleep: often one that ends near a fixed hold's expiry
-// (just before or just after its local deadline), else 0.1-3 s.
+// (around its local deadline, or between that deadline and the key's
+// expiry), else 0.1-3 s.
 func (g *generator) sleep(r *seqRun) time.Duration {
 	if g.rng.IntN(100) < 40 {
 		var targets []time.Duration
 		for _, o := range r.owners {
-			if o.red > 0 && !o.keyWd {
-				if d := time.Until(o.dlLo); d > 0 && d < 3200*time.Millisecond {
-					targets = append(targets, d)
-				}
+			if o.red == 0 || o.keyWd {
+				continue
+			}
+			dl, exp := time.Until(o.dlLo), time.Until(o.lo)
+			if dl <= 0 || dl >= 3200*time.Millisecond {
+				continue
+			}
+			if g.rng.IntN(2) == 0 {
+				targets = append(targets, dl+time.Duration(g.rng.IntN(400)-200)*time.Millisecond)
+			} else {
+				// Told of the loss, yet still in Redis.
+				targets = append(targets, dl+(exp-dl)/4+time.Duration(g.rng.Int64N(int64((exp-dl)/2)+1)))
 			}
 		}
 		if len(targets) > 0 {
-			d := targets[g.rng.IntN(len(targets))] + time.Duration(g.rng.IntN(400)-200)*time.Millisecond
-			return min(max(d, 100*time.Millisecond), 3*time.Second).Round(10 * time.Millisecond)
+			d := targets[g.rng.IntN(len(targets))]
+			return min(max(d, 100*time.Millisecond), 3*time.Second).Round(time.Millisecond)
 		}
 	}
 	return g.dur(100*time.Millisecond, 3*time.Second, 50*time.Millisecond)
