@@ -120,6 +120,10 @@ type seqRun struct {
 	trace      []string
 	violations []Violation
 	obls       []obligation
+	// lastPTTL is the lock key's PTTL at the last observation (at
+	// lastObs), for the generator.
+	lastPTTL time.Duration
+	lastObs  time.Time
 }
 
 // hasExtend reports whether this version of the library has Extend.
@@ -355,6 +359,7 @@ func (r *seqRun) run(s Step) bool {
 	r.checkRevocations()
 	r.sync(ob)
 	r.checkInside()
+	r.lastPTTL, r.lastObs = ob.pttl, ob.qr
 	return true
 }
 

@@ -554,6 +554,14 @@ func (g *generator) sleep(r *seqRun) time.Duration {
 				targets = append(targets, dl+(exp-dl)/4+time.Duration(g.rng.Int64N(int64((exp-dl)/2)+1)))
 			}
 		}
+		// Just past the key's expiry as last read (PTTL): a key that a
+		// correct library keeps (a watchdog lease is renewed before it runs
+		// out) or lets go (a fixed one) shows which it did.
+		if r.lastPTTL > 0 {
+			if d := r.lastPTTL - time.Since(r.lastObs); d > 0 && d < 3*time.Second {
+				targets = append(targets, d+time.Duration(10+g.rng.IntN(300))*time.Millisecond)
+			}
+		}
 		if len(targets) > 0 {
 			d := targets[g.rng.IntN(len(targets))]
 			return min(max(d, 100*time.Millisecond), 3*time.Second).Round(time.Millisecond)
