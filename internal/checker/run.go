@@ -385,7 +385,7 @@ func newGenerator(seed int64, ops opSet) *generator {
 // length.
 func (g *generator) header() Sequence {
 	q := Sequence{Kind: kinds[g.rng.IntN(len(kinds))], Watchdog: 2 * time.Second}
-	if g.rng.IntN(3) == 0 {
+	if g.rng.IntN(2) == 0 {
 		// A watchdog interval (2 s) longer than the short fixed leases.
 		q.Watchdog = 6 * time.Second
 	}
@@ -537,7 +537,7 @@ func (g *generator) owner(r *seqRun, op string) (int, int) {
 // (around its local deadline, or between that deadline and the key's
 // expiry), else 0.1-3 s.
 func (g *generator) sleep(r *seqRun) time.Duration {
-	if g.rng.IntN(100) < 40 {
+	if g.rng.IntN(100) < 60 {
 		var targets []time.Duration
 		for _, o := range r.owners {
 			if o.red == 0 || o.keyWd {
@@ -557,9 +557,9 @@ func (g *generator) sleep(r *seqRun) time.Duration {
 		// Just past the key's expiry as last read (PTTL): a key that a
 		// correct library keeps (a watchdog lease is renewed before it runs
 		// out) or lets go (a fixed one) shows which it did.
-		if r.lastPTTL > 0 {
+		if r.lastPTTL > 0 && (len(targets) == 0 || g.rng.IntN(2) == 0) {
 			if d := r.lastPTTL - time.Since(r.lastObs); d > 0 && d < 3*time.Second {
-				targets = append(targets, d+time.Duration(10+g.rng.IntN(300))*time.Millisecond)
+				targets = []time.Duration{d + time.Duration(10+g.rng.IntN(300))*time.Millisecond}
 			}
 		}
 		if len(targets) > 0 {
