@@ -437,7 +437,7 @@ var weights = []struct {
 	w  int
 }{
 	{"trylock", 17}, {"lock", 10}, {"locklease", 10}, {"unlock", 18}, {"extend", 7}, {"holdcount", 6},
-	{"force", 4}, {"flushall", 2}, {"restart", 1}, {"pause", 4}, {"sleep", 16},
+	{"force", 4}, {"flushall", 2}, {"restart", 1}, {"pause", 4}, {"sleep", 20},
 }
 
 func (g *generator) draw(r *seqRun) Step {
@@ -472,12 +472,24 @@ func (g *generator) draw(r *seqRun) Step {
 	case "flushall", "restart":
 	default:
 		s.C, s.O = g.owner(r, op)
+		me := r.owners[r.idx(s.C, s.O)]
 		switch op {
 		case "trylock":
 			s.D = g.lease()
+			if me.holding() && g.rng.IntN(2) == 0 {
+				// Mixed leases: a re-entry of the other kind than the
+				// holding period's.
+				s.D = 0
+				if me.wd {
+					s.D = g.dur(time.Second, 2*time.Second, 50*time.Millisecond)
+				}
+			}
 		case "locklease":
 			for s.D <= 0 {
 				s.D = g.lease()
+			}
+			if me.holding() && me.wd && g.rng.IntN(2) == 0 {
+				s.D = g.dur(time.Second, 2*time.Second, 50*time.Millisecond)
 			}
 		case "extend":
 			s.D = g.dur(time.Second, 2*time.Second, 50*time.Millisecond)
