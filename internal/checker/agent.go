@@ -72,7 +72,9 @@ type client interface {
 	call(r req) (reply, error)
 	id() string
 	pid() int // 0: in this process
-	close()
+	// close closes the Client; for an agent it reports a process that
+	// did not end well (a race the race detector found exits with 66).
+	close() error
 }
 
 // inproc is a Client in the checker's own process.
@@ -81,7 +83,7 @@ type inproc struct{ e *executor }
 func (c *inproc) call(r req) (reply, error) { return c.e.do(r), nil }
 func (c *inproc) id() string                { return c.e.c.ID() }
 func (c *inproc) pid() int                  { return 0 }
-func (c *inproc) close()                    { c.e.close() }
+func (c *inproc) close() error              { c.e.close(); return nil }
 
 // agent is a Client in a process of its own.
 type agent struct {
@@ -90,6 +92,7 @@ type agent struct {
 	lines   chan []byte
 	cid     string
 	exited  chan struct{}
+	waitErr error // how the process ended, once exited is closed
 	stopped bool
 }
 
@@ -137,10 +140,10 @@ func startAgent(cfg execConfig) (*agent, error) {
 			a.lines <- append([]byte(nil), sc.Bytes()...)
 		}
 	}()
-	go func() { _ = cmd.Wait(); close(a.exited) }()
+	go func() { a.waitErr = cmd.Wait(); close(a.exited) }()
 	first, err := a.read(agentTimeout)
 	if err != nil {
-		a.close()
+		_ = a.close()
 		return nil, fmt.Errorf("checker: agent did not start: %w", err)
 	}
 	a.cid = first.ID
@@ -178,20 +181,27 @@ func (a *agent) id() string { return a.cid }
 func (a *agent) pid() int   { return a.cmd.Process.Pid }
 
 // close asks the agent to quit (it closes its Client) and kills it if it
-// does not within a few seconds.
-func (a *agent) close() {
+// does not within a few seconds; it reports an agent that exited with an
+// error or had to be killed.
+func (a *agent) close() error {
 	if a.stopped {
-		return
+		return nil
 	}
 	a.stopped = true
 	_ = a.cmd.Process.Signal(syscall.SIGCONT)
 	_ = a.in.Close() // EOF: the agent closes its Client and exits
+	var err error
 	select {
 	case <-a.exited:
+		if a.waitErr != nil {
+			err = fmt.Errorf("agent pid %d: %w (a race found by the race detector exits with 66; its report is on stderr)", a.cmd.Process.Pid, a.waitErr)
+		}
 	case <-time.After(5 * time.Second):
 		_ = a.cmd.Process.Kill()
 		<-a.exited
+		err = fmt.Errorf("agent pid %d did not exit within 5 s of its input closing", a.cmd.Process.Pid)
 	}
 	for range a.lines {
 	}
+	return err
 }

@@ -184,10 +184,15 @@ func (r *seqRun) setup() error {
 	return nil
 }
 
+// teardown closes the Clients; an agent that did not end well is a
+// violation.
 func (r *seqRun) teardown() {
-	for _, c := range r.clients {
-		c.close()
+	for i, c := range r.clients {
+		if err := c.close(); err != nil && len(r.violations) == 0 {
+			r.fail("agent", "closing client c%d: %v", i, err)
+		}
 	}
+	r.clients = nil
 }
 
 // eligible reports whether the model lets step s run now.

@@ -73,6 +73,8 @@ type Failure struct {
 type env struct {
 	srv *redistest.Server
 	rdb *redis.Client
+	tag int64 // makes lock names unique to the run
+	n   int   // sequences started (lock names)
 }
 
 // Run runs the checker and writes progress, failures and a summary to
@@ -92,7 +94,7 @@ func Run(cfg Config) (*Result, error) {
 		return nil, err
 	}
 	defer srv.Close()
-	e := &env{srv: srv, rdb: redis.NewClient(&redis.Options{Addr: srv.Addr, MaxRetries: 5})}
+	e := &env{srv: srv, rdb: redis.NewClient(&redis.Options{Addr: srv.Addr, MaxRetries: 5}), tag: time.Now().UnixNano() % 1e9}
 	defer e.rdb.Close()
 	res := &Result{Ops: map[string]int{}}
 	start := time.Now()
@@ -209,8 +211,6 @@ func (s *seqResult) executed() Sequence {
 	return q
 }
 
-var lockSerial int64
-
 // runSequence runs one sequence: generated step by step by g (steps stop
 // once deadline, if set, has passed), or q's steps when g is nil. It stops
 // at the first step that broke an invariant.
@@ -219,11 +219,11 @@ func runSequence(cfg *Config, e *env, res *Result, q Sequence, g *generator, dea
 	if err := e.rdb.FlushAll(context.Background()).Err(); err != nil {
 		return nil, err
 	}
-	lockSerial++
+	e.n++
 	r := &seqRun{cfg: cfg, env: e, q: Sequence{Kind: q.Kind, Watchdog: q.Watchdog, Procs: q.Procs},
-		lock: fmt.Sprintf("checker:%d:%d", time.Now().UnixNano()%1e9, lockSerial), stats: res}
-	defer r.teardown()
+		lock: fmt.Sprintf("checker:%d:%d", e.tag, e.n), stats: res}
 	if err := r.setup(); err != nil {
+		r.teardown()
 		return nil, err
 	}
 	if cfg.Verbose {
@@ -258,6 +258,7 @@ func runSequence(cfg *Config, e *env, res *Result, q Sequence, g *generator, dea
 		r.stepNo = len(r.q.Steps) - 1
 		r.finish()
 	}
+	r.teardown()
 	return &seqResult{q: r.q, trace: r.trace, violations: r.violations, took: time.Since(start)}, nil
 }
 
