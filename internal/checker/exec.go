@@ -60,7 +60,7 @@ type extender interface {
 
 // req is one call for an executor.
 type req struct {
-	Op      string        `json:"op"` // trylock lock locklease unlock extend holdcount force lc ping quit
+	Op      string        `json:"op"` // trylock lock locklease unlock extend holdcount force lc open ping quit
 	Owner   int           `json:"o"`
 	Lease   time.Duration `json:"lease,omitempty"` // <= 0: watchdog
 	Last    bool          `json:"last,omitempty"`  // unlock: the owner's last hold (stop its LostContext)
@@ -268,6 +268,11 @@ func (e *executor) do(r req) reply {
 	switch r.Op {
 	case "lc":
 		return reply{LC: e.lcs()}
+	case "open":
+		if r.Owner < 0 || r.Owner >= len(e.owners) {
+			return reply{Err: "other", Msg: fmt.Sprintf("no owner %d", r.Owner)}
+		}
+		return reply{Prev: e.open(e.owners[r.Owner])}
 	case "ping":
 		return reply{OK: true}
 	}

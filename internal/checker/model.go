@@ -355,7 +355,7 @@ func (r *seqRun) run(s Step) bool {
 	r.logf("%3d %-22s %-40s redis %s", r.stepNo, s, r.describe(s, rep, start, end), r.describeRedis(ob))
 
 	if acting >= 0 {
-		r.judgeCall(s, acting, pre, rep, ob)
+		r.judgeCallSettled(s, acting, pre, rep, &ob)
 	} else {
 		r.judgeOther(s, pre, rep, ob, start, end)
 	}
@@ -406,9 +406,38 @@ func (r *seqRun) describeRedis(ob observation) string {
 	return fmt.Sprintf("%s pttl=%v lc[%s]", strings.Join(parts, ","), ob.pttl, strings.Join(lcs, " "))
 }
 
+// judgeCallSettled judges an owner's call; when the result is not one the
+// model allows while the owner's LostContext still looks live, it waits up
+// to the grace for a loss that raced the call to reach the watcher (two
+// goroutine hops), and judges again with what it then sees.
+func (r *seqRun) judgeCallSettled(s Step, i int, pre []ownerState, rep reply, ob *observation) {
+	me := *r.owners[i]
+	nv, no, nt := len(r.violations), len(r.obls), len(r.trace)
+	r.judgeCall(s, i, pre, rep, ob)
+	if len(r.violations) == nv || ob.lc[i].State != "live" || !pre[i].holding() {
+		return
+	}
+	deadline := at(rep.End).Add(grace)
+	for time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+		lcs, err := r.lcs()
+		if err != nil {
+			return
+		}
+		if lcs[i].State == "ended" {
+			*r.owners[i] = me
+			r.violations, r.obls, r.trace = r.violations[:nv], r.obls[:no], r.trace[:nt]
+			ob.lc[i] = lcs[i]
+			r.logf("    (the owner's LostContext ended %v after the call: judged as a loss that raced it)", at(lcs[i].At).Sub(at(rep.End)).Round(time.Millisecond))
+			r.judgeCall(s, i, pre, rep, ob)
+			return
+		}
+	}
+}
+
 // judgeCall checks the result of an owner's call against the model and
 // moves the model on.
-func (r *seqRun) judgeCall(s Step, i int, pre []ownerState, rep reply, ob observation) {
+func (r *seqRun) judgeCall(s Step, i int, pre []ownerState, rep reply, ob *observation) {
 	me, p := r.owners[i], pre[i]
 	s0, e0 := at(rep.Start), at(rep.End)
 	k := ob.counts[i]
@@ -441,12 +470,23 @@ func (r *seqRun) judgeCall(s Step, i int, pre []ownerState, rep reply, ob observ
 				// A fresh hold in place of holds the Client counted: only
 				// once their loss was signalled (the LostContext it
 				// replaced had ended).
+				prev := rep.Prev
+				if held && prev == nil && ob.lc[i].State == "ended" {
+					// The loss reached the watcher only after the call
+					// (judgeCallSettled): watch the fresh hold now.
+					l := ob.lc[i]
+					prev = &l
+					if _, err := r.clients[s.C].call(req{Op: "open", Owner: s.O}); err != nil {
+						r.fail("agent", "%v", err)
+					}
+					ob.lc[i] = lcInfo{State: "live"}
+				}
 				switch {
 				case !held:
-				case rep.Prev == nil:
+				case prev == nil:
 					r.fail("result", "%s took a fresh hold (count 1) in place of the owner's earlier holds while its LostContext was live: their loss went unsignalled", what)
-				case at(rep.Prev.At).After(lostBy):
-					r.fail("result", "%s took a fresh hold (count 1) in place of the owner's earlier holds; its LostContext ended only %v after the call", what, at(rep.Prev.At).Sub(e0).Round(time.Millisecond))
+				case at(prev.At).After(lostBy):
+					r.fail("result", "%s took a fresh hold (count 1) in place of the owner's earlier holds; its LostContext ended only %v after the call", what, at(prev.At).Sub(e0).Round(time.Millisecond))
 				}
 				r.fresh(me, lease, s0, e0)
 			case !held && p.red > 0 && k == p.red+1:
