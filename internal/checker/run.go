@@ -65,6 +65,7 @@ type Failure struct {
 	Shortest    string // the shortest that still failed the same way
 	ShortSteps  int
 	Replays     int           // spent shrinking
+	Reproduced  int           // of the 3 replays of the shortest made after shrinking, those that failed the same way
 	After       time.Duration // since the run started
 	StepsBefore int           // steps run in the whole run until then
 }
@@ -114,7 +115,7 @@ func Run(cfg Config) (*Result, error) {
 		printTrace(cfg.Out, sr)
 		if v := sr.first(); v != nil {
 			f := Failure{Sequence: 1, Violation: *v, Full: sr.executed().String(), After: time.Since(start), StepsBefore: res.Steps}
-			f.Shortest, f.ShortSteps, f.Replays = shrink(&cfg, e, sr.executed(), *v)
+			f.Shortest, f.ShortSteps, f.Replays, f.Reproduced = shrink(&cfg, e, sr.executed(), *v)
 			res.Failures = append(res.Failures, f)
 			report(cfg.Out, f)
 		}
@@ -151,7 +152,7 @@ func Run(cfg Config) (*Result, error) {
 		}
 		printTrace(cfg.Out, sr)
 		f := Failure{Seed: seed, Sequence: i + 1, Violation: *v, Full: sr.executed().String(), After: time.Since(start), StepsBefore: res.Steps}
-		f.Shortest, f.ShortSteps, f.Replays = shrink(&cfg, e, sr.executed(), *v)
+		f.Shortest, f.ShortSteps, f.Replays, f.Reproduced = shrink(&cfg, e, sr.executed(), *v)
 		res.Failures = append(res.Failures, f)
 		report(cfg.Out, f)
 		if cfg.StopAfter > 0 && len(res.Failures) >= cfg.StopAfter {
@@ -274,10 +275,12 @@ func printTrace(out io.Writer, sr *seqResult) {
 
 // shrink replays q with steps left out, keeping each shorter sequence that
 // still fails with the same kind of violation, within cfg's budget. It
-// returns the shortest failing sequence, its length and the replays spent.
-func shrink(cfg *Config, e *env, q Sequence, v Violation) (string, int, int) {
+// returns the shortest failing sequence, its length, the replays spent, and
+// how many of 3 more replays of it failed the same way (timing decides
+// some failures).
+func shrink(cfg *Config, e *env, q Sequence, v Violation) (string, int, int, int) {
 	if cfg.ShrinkRuns <= 0 {
-		return q.String(), len(q.Steps), 0
+		return q.String(), len(q.Steps), 0, 0
 	}
 	fmt.Fprintf(cfg.Out, "  shrinking %d steps (violation %s), at most %d replays / %v...\n", len(q.Steps), v.Kind, cfg.ShrinkRuns, cfg.ShrinkTime)
 	start := time.Now()
@@ -324,20 +327,27 @@ func shrink(cfg *Config, e *env, q Sequence, v Violation) (string, int, int) {
 		case reduced:
 			chunks = max(chunks-1, 2)
 		case size == 1:
-			return finishShrink(cfg, cur, replays, lastTrace)
+			chunks = len(cur.Steps) + 1 // done
 		default:
 			chunks = min(chunks*2, len(cur.Steps))
 		}
+		if chunks > len(cur.Steps) {
+			break
+		}
 	}
-	return finishShrink(cfg, cur, replays, lastTrace)
-}
-
-func finishShrink(cfg *Config, cur Sequence, replays int, sr *seqResult) (string, int, int) {
-	if sr != nil {
+	shrunk := replays
+	if lastTrace != nil {
 		fmt.Fprintln(cfg.Out, "  the shortest failing replay:")
-		printTrace(cfg.Out, sr)
+		printTrace(cfg.Out, lastTrace)
 	}
-	return cur.String(), len(cur.Steps), replays
+	again := 0
+	for range 3 {
+		if _, ok := fails(cur); ok {
+			again++
+		}
+	}
+	fmt.Fprintf(cfg.Out, "  the shortest sequence failed the same way in %d of 3 more replays\n", again)
+	return cur.String(), len(cur.Steps), shrunk, again
 }
 
 func report(out io.Writer, f Failure) {
@@ -347,7 +357,7 @@ func report(out io.Writer, f Failure) {
 	}
 	fmt.Fprintf(out, ", step %d, %v into the run, %d steps run in all:\n  %s\n", f.Violation.Step, f.After.Round(time.Second), f.StepsBefore, f.Violation.Msg)
 	fmt.Fprintf(out, "  sequence as run (%d steps): %s\n", len(strings.Split(f.Full, ";"))-1, f.Full)
-	fmt.Fprintf(out, "  shortest failing (%d steps, %d replays spent):\n    go test ./internal/checker -run TestChecker -v -checker.replay '%s'\n", f.ShortSteps, f.Replays, f.Shortest)
+	fmt.Fprintf(out, "  shortest failing (%d steps, %d replays spent shrinking; it failed again in %d of 3 replays):\n    go test ./internal/checker -run TestChecker -v -checker.replay '%s'\n", f.ShortSteps, f.Replays, f.Reproduced, f.Shortest)
 	if f.Seed != 0 {
 		fmt.Fprintf(out, "  rerun the sequence from its seed: go test ./internal/checker -run TestChecker -v -checker.seed %d\n", f.Seed)
 	}
@@ -363,7 +373,7 @@ func summary(out io.Writer, cfg *Config, res *Result, took time.Duration) {
 	fmt.Fprintf(out, "checker done: %d sequences, %d steps (%d replayed steps skipped) in %v; ops: %s; holds revoked %d, losses signalled %d, calls judged across a deadline or a racing loss %d; violations %d\n",
 		res.Sequences, res.Steps, res.Skipped, took.Round(time.Second), strings.Join(ops, ", "), res.Revoked, res.Losses, res.Uncertain, len(res.Failures))
 	for _, f := range res.Failures {
-		fmt.Fprintf(out, "  %s (seed %d, after %v / %d steps): %s\n    shortest: %s\n", f.Violation.Kind, f.Seed, f.After.Round(time.Second), f.StepsBefore, f.Violation.Msg, f.Shortest)
+		fmt.Fprintf(out, "  %s (seed %d, after %v / %d steps): %s\n    shortest (%d steps, failed again in %d of 3 replays): %s\n", f.Violation.Kind, f.Seed, f.After.Round(time.Second), f.StepsBefore, f.Violation.Msg, f.ShortSteps, f.Reproduced, f.Shortest)
 	}
 }
 
