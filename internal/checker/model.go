@@ -447,8 +447,8 @@ func (r *seqRun) judgeCall(s Step, i int, pre []ownerState, rep reply, ob *obser
 	canHeld := held && p.red > 0
 	canGone := held && (p.revoked || p.red == 0 || raced || edge)
 	canFresh := !held || raced || edge
-	if raced || edge {
-		r.stats.Uncertain++
+	if edge || raced && !p.revoked && p.red > 0 {
+		r.stats.Uncertain++ // (a revoked hold's call ends its LostContext: no race)
 	}
 	lease := s.D
 	if s.Op == "lock" {
