@@ -332,14 +332,9 @@ func (h *Hub) rehome(old *conn, chans []*channel) {
 	sharded, err := h.isSharded(context.Background())
 	var failed []*channel
 	for _, ch := range chans {
-		h.mu.Lock()
-		if h.closed || !ch.want || h.chans[ch.name] != ch || (ch.conn != nil && ch.conn != old && !ch.conn.dead) {
-			// Unsubscribed meanwhile, or already moved.
-			h.mu.Unlock()
-			continue
+		if !h.claimRehome(ch, old) {
+			continue // unsubscribed meanwhile, or already moved
 		}
-		ch.rehomed = true
-		h.mu.Unlock()
 		if err == nil {
 			err = h.subscribeNow(ch, sharded)
 		}
@@ -351,7 +346,23 @@ func (h *Hub) rehome(old *conn, chans []*channel) {
 		h.log.Debug("goredisson: could not subscribe again, retrying", "channels", len(failed), "err", err)
 		h.retryLater(failed)
 	}
-	// A connection whose channels all moved away is closed.
+	h.dropIdleConns()
+}
+
+// claimRehome marks ch as being subscribed again, unless it was
+// unsubscribed meanwhile or already moved off old to a live connection.
+func (h *Hub) claimRehome(ch *channel, old *conn) bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.closed || !ch.want || h.chans[ch.name] != ch || (ch.conn != nil && ch.conn != old && !ch.conn.dead) {
+		return false
+	}
+	ch.rehomed = true
+	return true
+}
+
+// dropIdleConns closes the connections whose channels all moved away.
+func (h *Hub) dropIdleConns() {
 	h.mu.Lock()
 	var idle []*conn
 	for _, c := range h.conns {

@@ -1,10 +1,12 @@
-// Package pubsub shares one Redis subscription among many lock waiters.
+// Package pubsub shares one Redis subscription among many lock waiters. It
+// serves package rlock (one Hub per rlock.Client) and is not meant for use
+// on its own.
 //
 // A Hub owns one subscription connection (with sharded pub/sub on a Redis
 // Cluster, one per master it has channels on; see conn.go). Waiters
 // Subscribe to a channel by name; the Hub counts references per channel,
 // sends SUBSCRIBE for the first one and UNSUBSCRIBE after the last one has
-// left (after a short idle grace, see WithLinger). Subscribe returns only once
+// left (after a short idle grace, see withLinger). Subscribe returns only once
 // Redis has confirmed the subscription, so a waiter that subscribes and then
 // checks the lock cannot miss an unlock published in between.
 //
@@ -26,7 +28,7 @@
 //
 // redis.Ring is not supported: a Ring has no shard for a subscription
 // without channels, and it moves keys between shards when one is marked
-// down, which no lock can survive. Subscribe fails with ErrUnsupported.
+// down, which no lock can survive. Subscribe fails for one.
 package pubsub
 
 import (
@@ -44,13 +46,13 @@ import (
 // ErrClosed is returned by Subscribe and Wait after the Hub has been closed.
 var ErrClosed = errors.New("pubsub: hub closed")
 
-// ErrUnsupported is returned by Subscribe on a client type the Hub cannot
+// errUnsupported is returned by Subscribe on a client type the Hub cannot
 // serve (redis.Ring).
-var ErrUnsupported = errors.New("pubsub: redis.Ring is not supported")
+var errUnsupported = errors.New("pubsub: redis.Ring is not supported")
 
-// DefaultLinger is how long a channel stays subscribed after its last waiter
-// has left, unless WithLinger says otherwise.
-const DefaultLinger = time.Second
+// defaultLinger is how long a channel stays subscribed after its last waiter
+// has left, unless withLinger says otherwise.
+const defaultLinger = time.Second
 
 // Option configures a Hub.
 type Option func(*Hub)
@@ -65,10 +67,10 @@ func WithWake(f func(channel, payload string) int) Option {
 	return func(h *Hub) { h.wake = f }
 }
 
-// WithLinger sets how long a channel stays subscribed after its last waiter
+// withLinger sets how long a channel stays subscribed after its last waiter
 // left. A busy lock is then not re-subscribed for every wait. Zero
 // unsubscribes at once.
-func WithLinger(d time.Duration) Option {
+func withLinger(d time.Duration) Option {
 	return func(h *Hub) {
 		if d >= 0 {
 			h.linger = d
@@ -83,12 +85,6 @@ func WithLogger(l *slog.Logger) Option {
 			h.log = l
 		}
 	}
-}
-
-// WithSharded makes the Hub use SSUBSCRIBE/SUNSUBSCRIBE (sharded pub/sub,
-// Redis 7+), for locks whose unlocks are published with SPUBLISH.
-func WithSharded(on bool) Option {
-	return func(h *Hub) { h.sharded, h.shardedFn = on, nil }
 }
 
 // WithShardedFunc has the Hub ask f, before each subscription command,
@@ -163,7 +159,7 @@ func New(rdb redis.UniversalClient, opts ...Option) *Hub {
 	h := &Hub{
 		rdb:    rdb,
 		wake:   func(string, string) int { return 1 },
-		linger: DefaultLinger,
+		linger: defaultLinger,
 		log:    slog.Default(),
 		chans:  make(map[string]*channel),
 		conns:  make(map[string]*conn),
@@ -202,7 +198,7 @@ func (h *Hub) Subscribe(ctx context.Context, name string) (*Sub, error) {
 		return nil, err
 	}
 	if _, ring := h.rdb.(*redis.Ring); ring {
-		return nil, ErrUnsupported
+		return nil, errUnsupported
 	}
 	// A SUBSCRIBE in progress (the first one dials and says HELLO) may be
 	// stuck on an unresponsive server: wait for it only as long as ctx and
@@ -214,19 +210,35 @@ func (h *Hub) Subscribe(ctx context.Context, name string) (*Sub, error) {
 	case <-h.done:
 		return nil, ErrClosed
 	}
-	h.mu.Lock()
-	if h.closed {
-		h.mu.Unlock()
-		h.unlockSend()
-		return nil, ErrClosed
+	ch, s, ready, send, err := h.join(name)
+	if err != nil {
+		return nil, err
 	}
-	ch := h.chans[name]
+	if !send {
+		h.unlockSend()
+	} else if err := h.sendFirst(ctx, ch, s); err != nil {
+		return nil, err
+	}
+	return h.awaitReady(ctx, ch, s, ready)
+}
+
+// join adds a Sub to the channel name, called with sendMu held (released
+// here on error). ready is closed once Redis confirms the channel; send
+// reports that the channel needs its SUBSCRIBE.
+func (h *Hub) join(name string) (ch *channel, s *Sub, ready chan struct{}, send bool, err error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.closed {
+		h.unlockSend()
+		return nil, nil, nil, false, ErrClosed
+	}
+	ch = h.chans[name]
 	if ch == nil {
 		ch = &channel{name: name, ready: make(chan struct{}), subs: make(map[*Sub]struct{})}
 		h.chans[name] = ch
 	}
-	s := h.addSub(ch)
-	send := !ch.want
+	s = h.addSub(ch)
+	send = !ch.want
 	if send {
 		ch.want = true
 		ch.pending++
@@ -234,35 +246,40 @@ func (h *Hub) Subscribe(ctx context.Context, name string) (*Sub, error) {
 			ch.ready = make(chan struct{})
 		}
 	}
-	ready := ch.ready
-	h.mu.Unlock()
-	if !send {
-		h.unlockSend()
-	} else {
-		// The send runs on its own so that this caller can leave when ctx
-		// ends or the Hub closes while it is stuck; it finishes (and
-		// releases sendMu) when the server or go-redis's timeouts end it.
-		sent := make(chan struct{})
-		go func() {
-			defer close(sent)
-			defer h.unlockSend()
-			if err := h.subscribeFirst(ch); err != nil {
-				// Tried again in the background; the confirmation makes
-				// the channel ready.
-				h.log.Warn("goredisson: subscribe failed, retrying", "channel", name, "err", err)
-			}
-		}()
-		select {
-		case <-sent:
-		case <-ctx.Done():
-			go s.Close() // may need sendMu, which the stuck send holds
-			return nil, ctx.Err()
-		case <-h.done:
-			s.Close()
-			return nil, ErrClosed
-		}
-	}
+	return ch, s, ch.ready, send, nil
+}
 
+// sendFirst sends the channel's SUBSCRIBE and releases sendMu. The send
+// runs on its own so that this caller can leave when ctx ends or the Hub
+// closes while it is stuck; it finishes (and releases sendMu) when the
+// server or go-redis's timeouts end it.
+func (h *Hub) sendFirst(ctx context.Context, ch *channel, s *Sub) error {
+	sent := make(chan struct{})
+	go func() {
+		defer close(sent)
+		defer h.unlockSend()
+		if err := h.subscribeFirst(ch); err != nil {
+			// Tried again in the background; the confirmation makes the
+			// channel ready.
+			h.log.Warn("goredisson: subscribe failed, retrying", "channel", ch.name, "err", err)
+		}
+	}()
+	select {
+	case <-sent:
+		return nil
+	case <-ctx.Done():
+		go s.Close() // may need sendMu, which the stuck send holds
+		return ctx.Err()
+	case <-h.done:
+		s.Close()
+		return ErrClosed
+	}
+}
+
+// awaitReady waits for Redis to confirm the channel's subscription, at
+// most readyTimeout: a confirmation lost with a connection must not hold
+// the waiter, whose wait is bounded by the lock's TTL anyway.
+func (h *Hub) awaitReady(ctx context.Context, ch *channel, s *Sub, ready chan struct{}) (*Sub, error) {
 	t := time.NewTimer(readyTimeout)
 	defer t.Stop()
 	select {
@@ -637,9 +654,9 @@ func (h *Hub) dropIfUnused(ch *channel) {
 	}
 }
 
-// Channels returns the channels the Hub currently keeps subscribed (or is
+// channelCounts returns the channels the Hub currently keeps subscribed (or is
 // subscribing), with their number of waiters.
-func (h *Hub) Channels() map[string]int {
+func (h *Hub) channelCounts() map[string]int {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	out := make(map[string]int, len(h.chans))
@@ -665,13 +682,6 @@ func (h *Hub) Waiters(name string) int {
 // closeWait bounds how long Close waits for the dispatchers to return after
 // their connections were closed.
 const closeWait = 50 * time.Millisecond
-
-// Conns returns how many subscription connections the Hub holds now.
-func (h *Hub) Conns() int {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	return len(h.conns)
-}
 
 // Close wakes every waiter with ErrClosed at once and closes the
 // subscription connections. It never waits on Redis: a SUBSCRIBE being

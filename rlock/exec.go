@@ -185,46 +185,16 @@ func (s *sender) after(o *op, from *batcher) {
 		close(o.done)
 		return
 	}
-	pause := time.Duration(0)
-	switch {
-	case o.err != nil && errors.Is(o.err, redis.ErrClosed) && from.addr != "":
-		// go-redis closed its client for this node (it left the slot
-		// map): route again.
-		s.nodes.Forget(from.addr)
-		s.unroute(-1, from)
-		o.target = ""
-		pause = o.nextPause(true)
-	case o.err != nil:
-		if from.addr != "" && notSent(o.err) {
-			s.nodes.Forget(from.addr) // down, or gone: have go-redis look again
-			s.unroute(-1, from)
-		}
+	var pause time.Duration
+	var again bool
+	if o.err != nil {
+		pause, again = s.afterError(o, from)
+	} else {
+		pause, again = s.afterReply(o, from)
+	}
+	if !again {
 		close(o.done)
 		return
-	default:
-		e, ok := o.v.(replyError)
-		if !ok {
-			close(o.done)
-			return
-		}
-		if r, ok := cluster.ParseRedirect(string(e)); ok {
-			if !r.Ask {
-				s.nodes.Moved(r.Slot, r.Addr)
-				s.unroute(r.Slot, from)
-			}
-			o.target = r.Addr
-			o.asking = r.Ask
-			pause = o.nextPause(r.Addr == from.addr)
-			break
-		}
-		if !hasPrefix(string(e), "TRYAGAIN") && !hasPrefix(string(e), "CLUSTERDOWN") {
-			close(o.done)
-			return
-		}
-		// A multi-key command during a slot's migration, or the cluster
-		// settling after a failover: the command did not run.
-		o.target = ""
-		pause = o.nextPause(true)
 	}
 	o.redirects++
 	if pause == 0 {
@@ -232,6 +202,49 @@ func (s *sender) after(o *op, from *batcher) {
 		return
 	}
 	time.AfterFunc(pause, func() { s.submit(o) })
+}
+
+// afterError decides on an op that got no reply: it is sent again (again)
+// only when go-redis closed its client for the node (the node left the slot
+// map); a node that could not be reached is forgotten, so that go-redis
+// looks again, and the error is the op's outcome.
+func (s *sender) afterError(o *op, from *batcher) (pause time.Duration, again bool) {
+	if errors.Is(o.err, redis.ErrClosed) && from.addr != "" {
+		s.nodes.Forget(from.addr)
+		s.unroute(-1, from)
+		o.target = ""
+		return o.nextPause(true), true
+	}
+	if from.addr != "" && notSent(o.err) {
+		s.nodes.Forget(from.addr) // down, or gone: have go-redis look again
+		s.unroute(-1, from)
+	}
+	return 0, false
+}
+
+// afterReply decides on an op that got a reply: a MOVED or ASK sends it on
+// to the node named, a TRYAGAIN or CLUSTERDOWN (a multi-key command during
+// a slot's migration, the cluster settling after a failover) sends it again
+// after a pause; any other reply is its outcome.
+func (s *sender) afterReply(o *op, from *batcher) (pause time.Duration, again bool) {
+	e, ok := o.v.(replyError)
+	if !ok {
+		return 0, false
+	}
+	if r, ok := cluster.ParseRedirect(string(e)); ok {
+		if !r.Ask {
+			s.nodes.Moved(r.Slot, r.Addr)
+			s.unroute(r.Slot, from)
+		}
+		o.target = r.Addr
+		o.asking = r.Ask
+		return o.nextPause(r.Addr == from.addr), true
+	}
+	if !hasPrefix(string(e), "TRYAGAIN") && !hasPrefix(string(e), "CLUSTERDOWN") {
+		return 0, false
+	}
+	o.target = ""
+	return o.nextPause(true), true
 }
 
 // nextPause returns the pause before an op is sent on: none for the first
