@@ -94,23 +94,16 @@ func (c *Client) ms(d time.Duration) any {
 	return d.Milliseconds()
 }
 
-// NewClient returns a Client for rdb: a *redis.Client (standalone, or
-// Sentinel through redis.NewFailoverClient) or a *redis.ClusterClient. It
-// fails with ErrInvalidArgument for a nil rdb, an invalid option, or a
-// *redis.Ring, which moves keys to other shards when one is marked down, so
-// that two owners could hold one lock: use one Client per independent
-// server (see NewRedLock) or a Redis Cluster instead.
-//
-// NewClient makes no connection; it checks in the background, once, that
-// Redis cannot evict lock keys (maxmemory-policy noeviction) and logs a
-// warning if it can.
-//
-// On a Cluster and on Sentinel the defaults are Redisson's (see
-// docs/cluster.md): sharded pub/sub when the cluster supports it
-// (WithShardedPubSub), replica sync after acquisitions and releases
-// (WithReplicaSync). On a Sentinel client, the first subscription adds a
-// dial hook to rdb, through which the Client learns that go-redis moved to
-// a new primary (it does nothing once the Client is closed).
+// NewClient returns a Client for rdb: a *redis.Client (one server, or
+// Sentinel through redis.NewFailoverClient) or a *redis.ClusterClient; a nil
+// rdb, a bad option or a *redis.Ring (it moves keys between shards, so two
+// owners could hold one lock) is ErrInvalidArgument. It makes no connection,
+// and checks once in the background that Redis cannot evict lock keys
+// (maxmemory-policy noeviction), logging a warning if it can. On a Cluster
+// and on Sentinel the defaults are Redisson's: sharded pub/sub
+// (WithShardedPubSub) and replica sync (WithReplicaSync); on Sentinel the
+// first subscription adds a dial hook to rdb to follow the primary
+// (docs/cluster.md).
 func NewClient(rdb redis.UniversalClient, opts ...Option) (*Client, error) {
 	switch rdb.(type) {
 	case nil:
@@ -160,13 +153,11 @@ func isFailover(rdb redis.UniversalClient) bool {
 // client writes.
 func (c *Client) ID() string { return c.id }
 
-// Close stops the watchdog and the subscription at once, without waiting
-// for anything Redis must answer: waiters and calls in flight return
-// ErrClosed within milliseconds, whatever go-redis's timeouts are, and Close
-// itself returns within about 50 ms. Locks still held are no longer renewed
-// and expire within one watchdog timeout (their LostContext ends with
-// ErrClosed). Calls that were in flight finish, or are dropped, in the
-// background. Later calls return ErrClosed. The go-redis client stays open.
+// Close stops the watchdog and the subscriptions at once, without waiting
+// for Redis: waiters and calls in flight return ErrClosed, held locks are no
+// longer renewed (they expire within one watchdog timeout; their LostContext
+// ends with ErrClosed), later calls return ErrClosed. The go-redis client
+// stays open.
 func (c *Client) Close() error {
 	if c == nil {
 		return opErr("close", "", fmt.Errorf("%w: nil client", ErrInvalidArgument))

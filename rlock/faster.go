@@ -9,18 +9,13 @@ import (
 	"github.com/goredisson/goredisson/internal/layout"
 )
 
-// NewFasterMultiLock returns the lock on many values of one group, taken all
-// or none by one script in one Redis hash [getMultiLock(group, values)]
-// (Redisson 3.38.0's RedissonFasterMultiLock), on Redisson's layout: the hash
-// group, a field per value (its HighwayHash) naming the holder, and the
-// holder's expire_time and lock_count fields per value. Waiters sleep on
-// redisson_lock__channel:{group}. Values are hashed as their UTF-8 bytes, as
-// Redisson's StringCodec encodes a String: a Java service on another codec
-// shares these locks only with values encoded alike. HoldCount is the owner's
-// complete holds and RemainTTL the longest lease among them (Redisson throws);
-// Extend is ErrInvalidArgument (each value keeps its own expiry). No values,
-// or an empty group, is ErrInvalidArgument. The layout and every difference
-// from Redisson: docs/locks.md.
+// NewFasterMultiLock returns the lock on many values of one group, taken
+// all or none by one script in one hash [getMultiLock(group, values)]
+// (Redisson 3.38.0's RedissonFasterMultiLock, its layout and messages).
+// Values are hashed as their UTF-8 bytes, as Redisson's StringCodec encodes
+// them. HoldCount and RemainTTL work (Redisson's throw); Extend is
+// ErrInvalidArgument. No values, or an empty group, is ErrInvalidArgument.
+// The layout and the differences: docs/locks.md.
 func (c *Client) NewFasterMultiLock(group string, values ...string) *Lock {
 	return &Lock{h: newFasterHandle(c, group, values)}
 }

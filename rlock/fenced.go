@@ -7,14 +7,12 @@ import (
 	"github.com/goredisson/goredisson/internal/layout"
 )
 
-// FencedLock is a reentrant lock with the RLock layout that hands out a
-// fencing token with every successful acquisition, re-entries included, as
-// Redisson's RedissonFencedLock does [getFencedLock]; the counter is
-// redisson_lock_token:{name}. Tokens strictly increase per lock name across
-// all clients, Java and Go. Pass the token along with every write the lock
-// guards and have the storage reject a token older than one it has seen:
-// that closes the gap a lease cannot, a holder paused past its lease (GC, a
-// stopped VM) whose lock was taken meanwhile.
+// FencedLock is a reentrant lock with the RLock layout whose every
+// acquisition, re-entries included, returns a fencing token from
+// redisson_lock_token:{name} [getFencedLock]. Tokens strictly increase per
+// name across all clients: pass one with every write and let the storage
+// refuse an older one, which closes the gap a lease cannot (a holder paused
+// past its lease).
 type FencedLock struct{ h handle }
 
 var _ Locker = (*FencedLock)(nil)

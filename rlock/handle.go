@@ -8,9 +8,7 @@ import (
 // The operations every lock kind shares, on its handle; each lock type's
 // exported methods call these.
 
-// NoExpiry is what RemainTTL returns for a lock key without expiry (never
-// written so by goredisson or Redisson, but possible by hand; Redisson's
-// remainTimeToLive returns -1 then too).
+// NoExpiry is what RemainTTL returns for a key without expiry (Redisson's -1).
 const NoExpiry time.Duration = -1
 
 func (h *handle) lockName() string {

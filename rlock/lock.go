@@ -28,11 +28,9 @@ type Locker interface {
 	RemainTTL(ctx context.Context) (time.Duration, error)                 // [remainTimeToLive()]: 0 when not held
 }
 
-// Lock is a single-key lock: every kind Redisson returns as RLock (getLock,
-// getFairLock, getSpinLock, getNonReentrantLock, getNonReentrantFairLock,
-// getMultiLock(group, values), the sides of getReadWriteLock) is a *Lock,
-// made by the constructor of its kind, which says how that kind waits and
-// wakes. NewLock's is a hash (key: the name; field "<client id>:<owner>";
+// Lock is a single-key lock: every kind Redisson returns as RLock is a
+// *Lock, made by its kind's constructor, which says how that kind waits and
+// wakes. NewLock's is a hash (key: the name, field "<client id>:<owner>",
 // value: hold count); an unlock publishes "0" on
 // redisson_lock__channel:{name}, which wakes the waiter blocked longest in
 // each client. A Lock is a handle that many goroutines may share.

@@ -6,14 +6,12 @@ import (
 	"time"
 )
 
-// MultiLock holds several locks as one, all or nothing [getMultiLock]; they
-// may come from different Clients, types and deployments. It is reentrant as
-// its locks are, and pins the caller's owner (ctxowner.Pin). It takes its
-// locks in one canonical order (name, then address), so goredisson MultiLocks
-// over overlapping locks never wait for each other in a cycle (Redisson's
-// keeps the given order and retries after a bounded wait instead); a wait
-// that fails gives back what it took. A fixed lease counts from each lock's
-// own acquisition: prefer a watchdog lease for long waits.
+// MultiLock holds several locks as one, all or nothing [getMultiLock], from
+// any Clients, kinds and deployments; it pins the caller's owner
+// (ctxowner.Pin). It takes them in one canonical order (name, then address),
+// so goredisson MultiLocks never wait for each other in a cycle (Redisson's
+// keeps the given order and retries after a bounded wait); a failed wait
+// gives back what it took.
 type MultiLock struct {
 	g       *group
 	ordered []Locker // the locks in the order they are taken

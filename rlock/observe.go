@@ -15,36 +15,31 @@ type Observer interface {
 
 // Event is one operation of a lock, or the loss of a hold.
 type Event struct {
-	// Op is what happened: an acquisition ("lock", "trylock",
-	// "locktoken", "trylocktoken", a semaphore's "acquire", "tryacquire"),
-	// a release ("unlock", a semaphore's "release"), "forceunlock", a
-	// latch's "await", "lost" (a hold was lost, or the Client closed while
-	// it was held), or a mark for gauges: "wait" (an acquisition began;
-	// its own event follows on the same goroutine however it ends),
-	// "hold" (an owner's first hold began) and "free" (its last hold was
-	// released; a "lost" ends a hold instead). docs/observability.md says
-	// how the marks pair up.
+	// Op is what happened: "lock", "trylock", "locktoken",
+	// "trylocktoken", "acquire", "tryacquire" (acquisitions), "unlock",
+	// "release", "forceunlock", "await", "extend", "lost" (a hold was
+	// lost, or the Client closed while it was held), or a mark for gauges:
+	// "wait" (an acquisition began), "hold" (an owner's first hold began),
+	// "free" (its last hold was released). docs/observability.md pairs
+	// them up.
 	Op string
-	// Kind is the lock type: "lock", "fairlock", "spinlock", "fencedlock",
-	// "readlock", "writelock", "semaphore", ... (see kind.go).
+	// Kind is the lock type: "lock", "fairlock", "semaphore", ...
 	Kind string
-	// Lock is the lock's name: unbounded user input, keep it out of metric
-	// attributes unless normalised.
+	// Lock is the lock's name (unbounded: normalise it before it becomes
+	// a metric attribute).
 	Lock string
-	// Start is when the operation began; Duration how long it took (for an
-	// acquisition: the wait).
+	// Start is when the operation began, Duration how long it took.
 	Start    time.Time
 	Duration time.Duration
-	// Attempts counts an acquisition's attempts; Contended those that
-	// found the lock (or the permits) taken; Acquired that it took a hold.
+	// Attempts and Contended count an acquisition's attempts and those
+	// that found it taken; Acquired reports that it took a hold.
 	Attempts  int
 	Contended int
 	Acquired  bool
-	// Held is how long the owner held the lock, on its last hold's
-	// "unlock", "free" or "lost".
+	// Held is how long the owner held the lock, on its last hold's end.
 	Held time.Duration
-	// Err is the operation's error (nil for a TryLock whose wait ran out);
-	// for "lost" it is ErrLockLost or ErrClosed.
+	// Err is the operation's error (nil for a TryLock whose wait ran
+	// out); for "lost", ErrLockLost or ErrClosed.
 	Err error
 }
 

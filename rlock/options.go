@@ -74,10 +74,8 @@ func newOptions(opts []Option) (options, error) {
 // ErrInvalidArgument.
 type Option func(*options)
 
-// WithWatchdogTimeout sets the lease of watchdog-managed locks (default
-// 30 s, Redisson's lockWatchdogTimeout); the watchdog renews them every d/3.
-// It must be at least 1 s: a shorter lease cannot be kept by a client whose
-// renewals may be late by the scheduling and network delays of a busy host.
+// WithWatchdogTimeout sets the lease of watchdog-managed locks
+// [lockWatchdogTimeout, default 30 s], renewed every d/3; at least 1 s.
 func WithWatchdogTimeout(d time.Duration) Option {
 	return func(o *options) {
 		if d < minWatchdogTimeout {
@@ -89,8 +87,7 @@ func WithWatchdogTimeout(d time.Duration) Option {
 }
 
 // WithClientID fixes the client UUID, the first half of every hash field,
-// instead of a random one. For tests and for interoperation; two live
-// clients must never share one. An empty id is ErrInvalidArgument.
+// for tests and interop; two live clients must never share one.
 func WithClientID(id string) Option {
 	return func(o *options) {
 		if id == "" {
@@ -113,15 +110,11 @@ func WithLogger(l *slog.Logger) Option {
 	}
 }
 
-// WithShardedPubSub chooses how unlock messages travel, instead of
-// Redisson's default (shardedSubscriptionMode = AUTO): on a
-// *redis.ClusterClient whose servers support sharded pub/sub (Redis and
-// Valkey 7+; Redisson asks PUBSUB SHARDNUMSUB), scripts publish with
-// SPUBLISH and waiters SSUBSCRIBE, one subscription connection per master;
-// elsewhere PUBLISH and SUBSCRIBE. WithShardedPubSub(true) forces sharded
-// pub/sub (Redisson: ON), WithShardedPubSub(false) classic (Redisson: OFF).
-// Every client sharing a lock, Java or Go, must agree: SPUBLISH reaches only
-// SSUBSCRIBE listeners and PUBLISH only SUBSCRIBE ones.
+// WithShardedPubSub forces how unlock messages travel: true, SPUBLISH and
+// SSUBSCRIBE (Redisson's shardedSubscriptionMode ON); false, PUBLISH and
+// SUBSCRIBE (OFF). The default is Redisson's AUTO: sharded on a
+// *redis.ClusterClient whose servers have it (Redis and Valkey 7+). Java and
+// Go clients of a lock must agree.
 func WithShardedPubSub(on bool) Option {
 	return func(o *options) {
 		o.sharded = shardedOff
@@ -131,10 +124,8 @@ func WithShardedPubSub(on bool) Option {
 	}
 }
 
-// WithSpinBackoff sets the retry schedule of the Client's spin locks:
-// exponential with full jitter, attempt n waiting a random time up to
-// min(max, initial*2^n). Default 1 ms doubling up to 128 ms, as Redisson's
-// spin lock. It needs 0 < initial <= max.
+// WithSpinBackoff sets the spin locks' retry schedule: a random pause up to
+// min(max, initial*2^n) before attempt n (default 1 ms to 128 ms, Redisson's).
 func WithSpinBackoff(initial, max time.Duration) Option {
 	return func(o *options) {
 		if initial <= 0 || max < initial {
@@ -145,14 +136,10 @@ func WithSpinBackoff(initial, max time.Duration) Option {
 	}
 }
 
-// WithFairLockWaitTimeout sets a fair lock waiter's threadWaitTime when its
-// call has no wait of its own (Lock, LockLease): how long past its turn a
-// waiter that stopped showing signs of life keeps its place before it is
-// purged (Redisson's fairLockWaitTimeout, default 5 minutes). It must be at
-// least 1 s. Redisson's waiters and goredisson's share the queue's
-// arithmetic; a live goredisson waiter brings its own timeout up to the
-// chain with every attempt, so it is never purged however long the holders
-// ahead of it hold (see FairLock).
+// WithFairLockWaitTimeout sets a fair waiter's threadWaitTime when its call
+// has no wait of its own (Lock, LockLease): how long past its turn a waiter
+// that went silent keeps its place [fairLockWaitTimeout, default 5 minutes;
+// at least 1 s].
 func WithFairLockWaitTimeout(d time.Duration) Option {
 	return func(o *options) {
 		if d < time.Second {
@@ -164,22 +151,12 @@ func WithFairLockWaitTimeout(d time.Duration) Option {
 }
 
 // WithReplicaSync sets how acquisitions and releases are confirmed on
-// replicas (Redis's WAIT, sent on the same connection right after the
-// scripts; Redisson's checkLockSyncedSlaves). The default follows Redisson:
-// on Sentinel (redis.NewFailoverClient) and Cluster, WAIT for every replica
-// the master reports, for up to 1 s (slavesSyncTimeout), nothing on a
-// master without replicas nor on a single server, and fail with
-// ErrReplicaSync when none confirmed.
-//
-// WithReplicaSync(n, timeout), n >= 1 and timeout >= 1 ms, waits for n
-// replicas on every deployment and fails when fewer confirm in time.
-// WithReplicaSync(0, 0) turns replica sync off. Other values are
-// ErrInvalidArgument.
-//
-// An acquisition that fails this way is given back first; a release took
-// effect on the primary and says that too few replicas confirmed it. It
-// narrows, without closing, the window in which a failover loses a lock the
-// old primary granted (replication stays asynchronous: see docs/cluster.md).
+// replicas (WAIT right after the scripts) [checkLockSyncedSlaves,
+// slavesSyncTimeout]. The default is Redisson's: on Cluster and Sentinel,
+// every replica the master reports within 1 s, failing with ErrReplicaSync
+// when none confirmed; nothing on a single server. WithReplicaSync(n,
+// timeout) waits for n replicas everywhere, (0, 0) turns it off; an
+// acquisition that fails this way is given back first (docs/cluster.md).
 func WithReplicaSync(replicas int, timeout time.Duration) Option {
 	return func(o *options) {
 		o.syncSet = true
@@ -195,15 +172,11 @@ func WithReplicaSync(replicas int, timeout time.Duration) Option {
 	}
 }
 
-// WithRetry sets how long a wait (Lock, LockLease, TryLock's wait, and the
-// synchronizers' Acquire, TryAcquire and Await) rides out a Redis that fails
-// before it returns the Redis error [retryAttempts, retryDelay]: up to
-// attempts failed attempts in a row are retried, each after Redisson's
-// EqualJitterDelay(delay, 2*delay) pause; a reply resets the count. The
-// default, Redisson's (4, 1 s), gives up after 3.5 to 7 s of pauses. attempts
-// = 0 returns the first failure, attempts < 0 retries until ctx ends. A
-// single attempt (wait <= 0) returns its error at once. It needs delay >= 1 ms
-// when attempts > 0.
+// WithRetry sets how long a wait rides out a failing Redis before it returns
+// the Redis error [retryAttempts, retryDelay]: attempts failures in a row
+// are retried, paused as Redisson's EqualJitterDelay(delay, 2*delay); a reply
+// resets the count. Default (4, 1 s), Redisson's: 3.5 to 7 s of pauses.
+// attempts < 0 retries until ctx ends; a single attempt never retries.
 func WithRetry(attempts int, delay time.Duration) Option {
 	return func(o *options) {
 		if attempts > 0 && delay < time.Millisecond {

@@ -11,15 +11,12 @@ import (
 	"github.com/goredisson/goredisson/internal/layout"
 )
 
-// PermitExpirableSemaphore is a semaphore whose permits have ids and free
-// themselves at the end of their lease [getPermitExpirableSemaphore], on
-// Redisson's keys: the counter under the name, the permits taken in
-// {name}:timeout, the channel redisson_sc:{name}. Permit ids are Redisson's
-// (hex of 16 random bytes), so either side can release the other's. A lease
-// <= 0 never expires; an expired permit is put back by the next operation. An
-// expired, released or unknown id is ErrNotHeld ("permit ... has already been
-// released or does not exist"). An acquire whose caller left gives its
-// permits back in the background (docs/synchronizers.md).
+// PermitExpirableSemaphore is a semaphore whose permits have ids and expire
+// at the end of their lease [getPermitExpirableSemaphore], on Redisson's keys
+// (the counter under the name, the permits taken in {name}:timeout, the
+// channel redisson_sc:{name}), so either side can release the other's
+// permits. A lease <= 0 never expires; an expired permit is put back by the
+// next operation; an expired, released or unknown id is ErrNotHeld.
 type PermitExpirableSemaphore struct{ Object }
 
 // NewPermitExpirableSemaphore returns the semaphore of the given name

@@ -9,20 +9,15 @@ import (
 	"time"
 )
 
-// RedLock is the Redlock algorithm over independent Redis masters
-// [RedissonRedLock]: one lock per master, held when a majority (N/2+1)
-// granted it within the lease, less the round's time and a drift allowance.
-// Each round asks every master at once, each bounded by the attempt timeout
-// (RedLockAttemptTimeout, default 200 ms); a missed round gives back what it
-// got, and another follows until the wait or ctx ends, as in Redisson's loop.
-// Rounds in which too many masters failed for a quorum are retried within
-// the first lock's Client's retry budget (WithRetry), then ErrNoQuorum; a
-// single round (TryLock with wait <= 0) fails at once.
-//
-// Redisson deprecated RedissonRedLock: its safety rests on bounded pauses,
-// delays and clock drift, and a master that restarts without persistence
-// forgets what it granted. Prefer a FencedLock where correctness depends on
-// exclusion (docs/guarantees.md).
+// RedLock is the Redlock algorithm over independent masters
+// [RedissonRedLock]: held when a majority (N/2+1) of its locks granted it
+// within the lease, less the round's time and a drift allowance. Rounds ask
+// every master at once (each bounded by RedLockAttemptTimeout) and are
+// repeated, as in Redisson's loop, until the wait or ctx ends; rounds where
+// too many masters failed for a quorum are retried within the first lock's
+// Client's WithRetry budget, then ErrNoQuorum. Redisson deprecated it: its
+// safety rests on bounded pauses, delays and drift, and a master restarted
+// without persistence forgets what it granted (docs/guarantees.md).
 type RedLock struct {
 	g              *group
 	attemptTimeout time.Duration
@@ -111,8 +106,7 @@ func (r *RedLock) Name() string { return r.group().name() }
 // Quorum returns how many masters must grant the lock: N/2+1.
 func (r *RedLock) Quorum() int { return r.group().need }
 
-// Lock waits until a majority of masters granted the lock to ctx's owner,
-// with watchdog leases.
+// Lock waits until a majority granted the lock, with watchdog leases.
 func (r *RedLock) Lock(ctx context.Context) error { return r.LockLease(ctx, 0) }
 
 // LockLease waits until a majority granted the lock (lease <= 0: watchdog).
@@ -127,18 +121,14 @@ func (r *RedLock) TryLock(ctx context.Context, wait, lease time.Duration) (bool,
 	return ok, err
 }
 
-// TryLockValidity is TryLock that also returns the validity: how long from
-// the start of the winning round the lock may be relied on (lease, less the
-// round's duration, less the drift allowance). For a watchdog lease the
-// validity is that of one watchdog period, renewed while held.
+// TryLockValidity is TryLock that also returns how long from the winning
+// round's start the lock may be relied on (for a watchdog lease: one period).
 func (r *RedLock) TryLockValidity(ctx context.Context, wait, lease time.Duration) (time.Duration, bool, error) {
 	return r.try(ctx, "trylock", max(wait, 0), lease)
 }
 
-// Unlock gives back one hold of ctx's owner on every master; one release
-// is enough (the others may have been missed at acquisition or sit on a
-// master that is down). ErrNotHeld when no master had it. An ended ctx
-// does not stop it.
+// Unlock gives back one hold of ctx's owner on every master (ErrNotHeld when
+// none had it); an ended ctx does not stop it.
 func (r *RedLock) Unlock(ctx context.Context) error { return r.group().unlock(ctx) }
 
 // ForceUnlock force-unlocks the lock on every master; it reports whether
@@ -152,8 +142,7 @@ func (r *RedLock) IsLocked(ctx context.Context) (bool, error) {
 	return r.group().count(ctx, "islocked", Locker.IsLocked)
 }
 
-// IsHeldByCurrent reports whether ctx's owner holds the lock on a majority
-// of masters.
+// IsHeldByCurrent reports whether ctx's owner holds it on a majority.
 func (r *RedLock) IsHeldByCurrent(ctx context.Context) (bool, error) {
 	return r.group().count(ctx, "isheldbycurrent", Locker.IsHeldByCurrent)
 }

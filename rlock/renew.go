@@ -59,17 +59,14 @@ func (c *Client) renew(ctx context.Context, leases []watchdog.Lease) ([]watchdog
 }
 
 // LostContext returns a context derived from ctx that ends, with a cause
-// wrapping ErrLockLost (or ErrClosed when the Client closed first), when the
-// hold of ctx's owner on l is lost. A lease that runs out ends it before any
-// other client can take the lock (within a drift allowance of 1 % of the lease
-// plus 2 ms), even while Redis cannot be reached. A hold removed behind the
-// holder's back (a force unlock, FLUSHALL, a restart that loses the key) is
-// seen at the next renewal, the fixed lease's deadline or the owner's next
-// call on the lock, whichever comes first. For a MultiLock it ends when any
-// of its locks is lost, for a RedLock when too few remain for a majority.
-//
-// It is cancelled at once, with cause ErrNotHeld, when ctx's owner holds no
-// hold of l through this process. Call stop when the critical section ends.
+// wrapping ErrLockLost (ErrClosed when the Client closed), when the hold of
+// ctx's owner on l is lost. A lease that runs out ends it before any other
+// client can take the lock (to a drift allowance of 1 % + 2 ms), even while
+// Redis cannot be reached; a hold removed behind the holder's back (force
+// unlock, FLUSHALL, a restart) is seen at the next renewal, the fixed
+// deadline or the owner's next call. For a MultiLock it ends when any lock is
+// lost, for a RedLock when too few remain. With no hold of ctx's owner it is
+// cancelled at once (cause ErrNotHeld). Call stop when the section ends.
 func LostContext(ctx context.Context, l Locker) (lctx context.Context, stop context.CancelFunc) {
 	if ctx == nil {
 		ctx = context.Background()

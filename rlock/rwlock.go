@@ -1,11 +1,10 @@
 package rlock
 
 // ReadWriteLock is Redisson's RReadWriteLock [getReadWriteLock]: many
-// readers or one writer, both reentrant, in one hash with a "mode" field.
-// The writer may also read (a downgrade); a reader cannot upgrade. Each read
-// hold has its own timeout key. Waiters sleep on redisson_rwlock:{name}: a
-// read unlock that frees the lock publishes "0" (wakes one), a write unlock
-// "1" (wakes every reader).
+// readers or one writer, both reentrant, in one hash; the writer may also
+// read (a downgrade), a reader cannot upgrade. Waiters sleep on
+// redisson_rwlock:{name}: a read unlock that frees the lock wakes one, a
+// write unlock every reader.
 type ReadWriteLock struct {
 	c    *Client
 	name string

@@ -5,14 +5,10 @@ package rlock
 // lock behaves.
 type SpinLock = Lock
 
-// NewSpinLock returns the spin lock of the given name [getSpinLock]: a
-// reentrant lock with the RLock layout whose waiters retry with exponential
-// backoff and full jitter on the Client's schedule (WithSpinBackoff; default
-// 1 ms doubling up to 128 ms) instead of subscribing to unlock messages
-// (Redisson's RedissonSpinLock): for deployments where pub/sub is
-// unavailable or unwanted. As Redisson's, its unlock publishes nothing and
-// its ForceUnlock is a plain DEL. It excludes Lock and FencedLock holders of
-// the same name.
+// NewSpinLock returns the spin lock of the given name [getSpinLock]: the
+// RLock layout, whose waiters retry with backoff (WithSpinBackoff) instead of
+// waiting for messages; its unlock publishes nothing and its ForceUnlock is a
+// plain DEL, as Redisson's.
 func (c *Client) NewSpinLock(name string) *Lock {
 	return newLock(c, name, kindSpin)
 }

@@ -147,11 +147,9 @@ func (s *syncHandle) remainTTL(ctx context.Context) (time.Duration, error) {
 	return time.Duration(ms) * time.Millisecond, nil
 }
 
-// Object is a synchronizer's Redis key and what Redisson's RObject and
-// RExpirable do with it [RObject, RExpirable]: Semaphore,
-// PermitExpirableSemaphore and CountDownLatch have its methods. The
-// operations that change keys act on every key the synchronizer is made of
-// (a PermitExpirableSemaphore's permits taken too).
+// Object is a synchronizer's Redis key and Redisson's RObject/RExpirable
+// operations on it; Semaphore and PermitExpirableSemaphore have its methods,
+// which act on every key the synchronizer is made of.
 type Object struct {
 	s    syncHandle
 	keys []string // the synchronizer's keys (Delete, Expire, ClearExpire)
