@@ -16,7 +16,7 @@ import (
 // specified beside its code (rlock's in rlock/).
 
 func TestGoredisson(t *testing.T) {
-	suite.Run(t, "goredisson")
+	suite.RunParallel(t, "goredisson", 4)
 }
 
 var _ = BeforeSuite(spectest.StartServer)

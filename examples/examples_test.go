@@ -80,7 +80,7 @@ func numbers(re, out string) []int {
 	return ns
 }
 
-var _ = Describe("the flash sale (200 buyers clicking twice on two instances, 50 coupons)", func() {
+var _ = Describe("the flash sale (200 buyers clicking twice on two instances, 50 coupons)", Label("slow"), func() {
 	It("oversells and double-orders without locks, and sells exactly one coupon to each of 50 buyers with goredisson", func() {
 		out := runExample("flashsale")
 		bare := numbers(`(?m)^no lock\s*: 400 clicks, 50 coupons: (\d+) orders, oversold (\d+), buyers with two orders (\d+)`, out)
@@ -91,7 +91,7 @@ var _ = Describe("the flash sale (200 buyers clicking twice on two instances, 50
 	})
 })
 
-var _ = Describe("stock deduction (10 workers on two instances, 5 items)", func() {
+var _ = Describe("stock deduction (10 workers on two instances, 5 items)", Label("slow"), func() {
 	It("oversells without a lock and sells exactly the stock with goredisson", func() {
 		out := runExample("stock")
 		Expect(out).To(MatchRegexp(`(?m)^no lock\s*: 10 workers, 5 items: sold ([6-9]|10), stock left \d+, oversold [1-5]$`))
@@ -100,7 +100,7 @@ var _ = Describe("stock deduction (10 workers on two instances, 5 items)", func(
 	})
 })
 
-var _ = Describe("cache breakdown (a hot key expiring under concurrent readers)", func() {
+var _ = Describe("cache breakdown (a hot key expiring under concurrent readers)", Label("slow"), func() {
 	It("loads the backend once per expiry with the rebuild lock and with two levels, many times without", func() {
 		out := runExample("cachebreakdown", "--expiries", "3", "--readers", "50")
 		unguarded := numbers(`no guard\s+backend loads per expiry \[([\d ]+)\]`, out)
@@ -118,7 +118,7 @@ var _ = Describe("cache breakdown (a hot key expiring under concurrent readers)"
 	})
 })
 
-var _ = Describe("the naive lock ladder, next to goredisson", Ordered, func() {
+var _ = Describe("the naive lock ladder, next to goredisson", Ordered, Label("slow"), func() {
 	verdicts := map[string]string{} // "scenario|lock" -> verdict
 
 	BeforeAll(func() {
@@ -174,7 +174,7 @@ var _ = Describe("the naive lock ladder, next to goredisson", Ordered, func() {
 	})
 })
 
-var _ = Describe("example programs as users copy them", func() {
+var _ = Describe("example programs as users copy them", Label("slow"), func() {
 	It("import only the standard library, go-redis and goredisson's rlock, ctxowner and rlocktest", func() {
 		allowed := []string{"github.com/redis/go-redis/v9", "github.com/goredisson/goredisson/rlock",
 			"github.com/goredisson/goredisson/ctxowner", "github.com/goredisson/goredisson/rlocktest"}
@@ -198,7 +198,7 @@ var _ = Describe("example programs as users copy them", func() {
 	})
 })
 
-var _ = Describe("example programs without a Redis", func() {
+var _ = Describe("example programs without a Redis", Label("slow"), func() {
 	It("exit 1 with a clear message for an unreachable address", func() {
 		for _, name := range programs {
 			s, err := gexec.Start(exec.Command(bins[name], "--redis", "127.0.0.1:1"), GinkgoWriter, GinkgoWriter)

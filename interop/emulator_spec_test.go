@@ -39,7 +39,7 @@ var _ = Describe("goredisson and the Redisson emulator", func() {
 	// waiter that vanished (its process died after it queued) keeps its
 	// place until its timeout passes, then is purged, and the waiter behind
 	// it gets the lock then, without any message.
-	It("purges a vanished Redisson waiter once its timeout passes; the goredisson waiter behind it gets the lock then, not before", func() {
+	It("purges a vanished Redisson waiter once its timeout passes; the goredisson waiter behind it gets the lock then, not before", Label("slow"), func() {
 		w := newWorld(emulated)
 		r := w.j.(*emuSide).r
 		name := lockName("ghost")

@@ -17,14 +17,14 @@ func interopSpecs(side func(e *env) redissonSide, heavy bool) {
 				holdCountsAcross(w, k)
 			})
 			DescribeTable("wakes the other client's waiter within a second (a missed message would cost its TTL)",
-				func(javaHolds, force bool) { wakeAcross(w, k, javaHolds, force) },
+				func(javaHolds, force bool) { wakeAcross(w, k, javaHolds, force) }, Label("slow"),
 				Entry("Redisson unlocks, goredisson waits", true, false),
 				Entry("goredisson unlocks, Redisson waits", false, false),
 				Entry("Redisson force-unlocks, goredisson waits", true, true),
 				Entry("goredisson force-unlocks, Redisson waits", false, true),
 			)
 			DescribeTable("lets a fixed lease run out: the other client's waiter gets the lock then, and the late unlock is refused",
-				func(javaHolds bool) { leaseExpiryAcross(w, k, javaHolds) },
+				func(javaHolds bool) { leaseExpiryAcross(w, k, javaHolds) }, Label("slow"),
 				Entry("Redisson's lease", true),
 				Entry("goredisson's lease", false),
 			)
@@ -33,7 +33,7 @@ func interopSpecs(side func(e *env) redissonSide, heavy bool) {
 			})
 			if heavy || k.cmd == kLock.cmd || k.cmd == kWrite.cmd {
 				DescribeTable("keeps a watchdog lease (3 s) renewed past itself, excluding the other client",
-					func(javaHolds bool) { watchdogAcross(w, k, javaHolds) },
+					func(javaHolds bool) { watchdogAcross(w, k, javaHolds) }, Label("slow"),
 					Entry("Redisson holds", true),
 					Entry("goredisson holds", false),
 				)
@@ -56,7 +56,7 @@ func interopSpecs(side func(e *env) redissonSide, heavy bool) {
 			Entry("goredisson read force unlock, Redisson writer waits", false, true),
 		)
 		DescribeTable("lets a reader's fixed lease run out: the other client's writer gets the lock then",
-			func(javaHolds bool) { leaseExpiryAcross(w, kRead, javaHolds) },
+			func(javaHolds bool) { leaseExpiryAcross(w, kRead, javaHolds) }, Label("slow"),
 			Entry("Redisson's reader", true),
 			Entry("goredisson's reader", false),
 		)
@@ -66,7 +66,7 @@ func interopSpecs(side func(e *env) redissonSide, heavy bool) {
 			Entry("goredisson holds, Redisson force-unlocks", false),
 		)
 		DescribeTable("renews a reader's watchdog lease (3 s) past itself, excluding the other client's writer",
-			func(javaHolds bool) { watchdogAcross(w, kRead, javaHolds) },
+			func(javaHolds bool) { watchdogAcross(w, kRead, javaHolds) }, Label("slow"),
 			Entry("Redisson reads", true),
 			Entry("goredisson reads", false),
 		)
@@ -82,7 +82,7 @@ func interopSpecs(side func(e *env) redissonSide, heavy bool) {
 			fairChain(w)
 		})
 		DescribeTable("a waiter that gives up moves only those behind it in, by its own threadWaitTime (its wait)",
-			func(goGivesUp bool) { fairGiveUp(w, goGivesUp) },
+			func(goGivesUp bool) { fairGiveUp(w, goGivesUp) }, Label("slow"),
 			Entry("goredisson gives up between Redisson waiters", true),
 			Entry("Redisson gives up between goredisson waiters", false),
 		)
@@ -91,7 +91,7 @@ func interopSpecs(side func(e *env) redissonSide, heavy bool) {
 			Entry("Redisson holds", true),
 			Entry("goredisson holds", false),
 		)
-		It("hands the lock on in arrival order as 1 s leases run out, alternating clients (testLeaseTimeout)", func() {
+		It("hands the lock on in arrival order as 1 s leases run out, alternating clients (testLeaseTimeout)", Label("slow"), func() {
 			fairLeaseChain(w)
 		})
 	})
@@ -125,7 +125,7 @@ func interopSpecs(side func(e *env) redissonSide, heavy bool) {
 			Entry("goredisson", false),
 		)
 		DescribeTable("a reader whose lease ran out does not block writers after the other client's last read unlock (testMultiInstanceReadLockZombieCleanup)",
-			func(javaZombie bool) { zombieReader(w, javaZombie) },
+			func(javaZombie bool) { zombieReader(w, javaZombie) }, Label("slow"),
 			Entry("Redisson's reader ran out", true),
 			Entry("goredisson's reader ran out", false),
 		)

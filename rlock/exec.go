@@ -54,6 +54,7 @@ type sender struct {
 	rdb   redis.UniversalClient
 	nodes *cluster.Nodes // set for a Redis Cluster
 	one   *batcher       // every op off a Cluster; keyless ops on one
+	idle  atomic.Int64   // how long an idle flusher waits for work (a time.Duration): flusherIdle
 
 	mu     sync.Mutex
 	byAddr map[string]*batcher
@@ -65,6 +66,7 @@ type sender struct {
 
 func newSender(c *Client, rdb redis.UniversalClient) *sender {
 	s := &sender{c: c, rdb: rdb, byAddr: make(map[string]*batcher)}
+	s.idle.Store(int64(flusherIdle))
 	if cc, ok := rdb.(*redis.ClusterClient); ok {
 		s.nodes = cluster.New(cc)
 		s.route = make([]atomic.Pointer[batcher], 16384)
@@ -323,7 +325,7 @@ func (b *batcher) kick() {
 }
 
 // flusherIdle is how long the flusher goroutine waits for work before it
-// ends (the next call starts it again).
+// ends (the next call starts it again); Close ends it at once.
 const flusherIdle = 200 * time.Millisecond
 
 // loop is the flusher goroutine: it sends batches while there are any,
@@ -331,15 +333,18 @@ const flusherIdle = 200 * time.Millisecond
 // batch) saves the caller a goroutine start and an OS thread wake-up per
 // call, which on a small machine costs as much as the round trip.
 func (b *batcher) loop() {
-	idle := time.NewTimer(flusherIdle)
+	idle := time.NewTimer(time.Duration(b.s.idle.Load()))
 	defer idle.Stop()
 	for {
 		b.flush()
-		idle.Reset(flusherIdle)
+		idle.Reset(time.Duration(b.s.idle.Load()))
 		select {
 		case <-b.wake:
 			continue
 		case <-idle.C:
+		case <-b.s.c.done:
+			// The Client is closed: end now, not flusherIdle later (a
+			// call made after Close starts a flusher that ends at once).
 		}
 		b.mu.Lock()
 		if b.busy {

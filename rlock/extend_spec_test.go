@@ -30,7 +30,7 @@ var _ = Describe("Extend", func() {
 
 	for kind, newLock := range singleKeyKinds {
 		Context("on a "+kind, func() {
-			It("moves a fixed lease further, and LostContext with it", func() {
+			It("moves a fixed lease further, and LostContext with it", Label("slow"), func() {
 				a := newLock(e.Client(), "extend").(extender)
 				owner := ctxowner.New(ctx)
 				Expect(a.LockLease(owner, time.Second)).To(Succeed())
@@ -48,7 +48,7 @@ var _ = Describe("Extend", func() {
 				Expect(a.Unlock(owner)).To(Succeed())
 			})
 
-			It("shortens a fixed lease, ending LostContext before anyone else can take the lock", func() {
+			It("shortens a fixed lease, ending LostContext before anyone else can take the lock", Label("slow"), func() {
 				a := newLock(e.Client(), "shorten").(extender)
 				owner := ctxowner.New(ctx)
 				Expect(a.LockLease(owner, 20*time.Second)).To(Succeed())

@@ -130,7 +130,7 @@ var _ = Describe("FasterMultiLock", func() {
 			spectest.LockChannel("class_102") + "=0", spectest.LockChannel("class_102") + "=0"}), "a message for each unlock, as Redisson's")
 	})
 
-	It("renews every value's expire_time while held with the watchdog, and ends LostContext when forced out", func() {
+	It("renews every value's expire_time while held with the watchdog, and ends LostContext when forced out", Label("slow"), func() {
 		c := e.Client(rlock.WithWatchdogTimeout(time.Second))
 		lock := c.NewFasterMultiLock("class_103", "Jack_001", "Mary_002")
 		holder := ctxowner.New(ctx)

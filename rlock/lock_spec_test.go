@@ -337,7 +337,7 @@ var _ = Describe("RLock", func() {
 			Expect(waiter.ForceUnlock(ctx)).To(BeFalse())
 		})
 
-		It("tries again once subscribed when the unlock came while it was subscribing", func() {
+		It("tries again once subscribed when the unlock came while it was subscribing", Label("slow"), func() {
 			// The waiter reaches Redis through a relay that delays every
 			// chunk by 150 ms: its first attempt fails, and the unlock is
 			// published before its SUBSCRIBE can arrive. Only the attempt it
@@ -423,7 +423,7 @@ var _ = Describe("RLock", func() {
 				WithTimeout(300 * time.Millisecond).Should(BeZero())
 		})
 
-		It("unsubscribes after the default linger once the last waiter left", func() {
+		It("unsubscribes after the default linger once the last waiter left", Label("slow"), func() {
 			c := e.Client()
 			holder := e.Client().NewLock("linger")
 			Expect(holder.Lock(ctx)).To(Succeed())

@@ -60,7 +60,7 @@ var _ = Describe("holds and their leases", func() {
 				Expect(a.HoldCount(owner)).To(Equal(1))
 			}
 
-			It("keeps a hold that became watchdog-managed renewed until its last Unlock (fixed, then watchdog re-entry, one Unlock)", func() {
+			It("keeps a hold that became watchdog-managed renewed until its last Unlock (fixed, then watchdog re-entry, one Unlock)", Label("slow"), func() {
 				a := newLock(e.Client(), "mixed-fw")
 				owner := ctxowner.New(ctx)
 				Expect(a.LockLease(owner, time.Second)).To(Succeed())
@@ -72,7 +72,7 @@ var _ = Describe("holds and their leases", func() {
 				Expect(a.IsLocked(ctx)).To(BeFalse())
 			})
 
-			It("does not let a fixed re-entry shorten a watchdog-managed hold", func() {
+			It("does not let a fixed re-entry shorten a watchdog-managed hold", Label("slow"), func() {
 				a := newLock(e.Client(), "mixed-wf")
 				owner := ctxowner.New(ctx)
 				Expect(a.Lock(owner)).To(Succeed())
@@ -84,7 +84,7 @@ var _ = Describe("holds and their leases", func() {
 				Expect(a.Unlock(owner)).To(Succeed())
 			})
 
-			It("does not let a shorter fixed re-entry cut the lease an outer fixed hold asked for", func() {
+			It("does not let a shorter fixed re-entry cut the lease an outer fixed hold asked for", Label("slow"), func() {
 				a := newLock(e.Client(), "fixed-fixed")
 				owner := ctxowner.New(ctx)
 				Expect(a.LockLease(owner, 20*time.Second)).To(Succeed())

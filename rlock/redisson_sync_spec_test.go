@@ -93,7 +93,7 @@ var _ = Describe("Redisson's synchronizer tests, ported", func() {
 	})
 
 	Describe("RedissonSemaphoreTest", func() {
-		It("testAcquireAfterAddPermits", func() {
+		It("testAcquireAfterAddPermits", Label("slow"), func() {
 			s := c.NewSemaphore("test")
 			l := make(chan struct{})
 			t1 := javaThread(func() {
@@ -126,7 +126,7 @@ var _ = Describe("Redisson's synchronizer tests, ported", func() {
 			Expect(s.Acquire(ctx, 2)).To(Succeed())
 		})
 
-		It("testTrySetPermits", func() {
+		It("testTrySetPermits", Label("slow"), func() {
 			s := c.NewSemaphore("test")
 			Expect(s.TrySetPermits(ctx, 10)).To(BeTrue())
 			Expect(s.AvailablePermits(ctx)).To(Equal(10))
@@ -168,7 +168,7 @@ var _ = Describe("Redisson's synchronizer tests, ported", func() {
 			Expect(s.AvailablePermits(ctx)).To(Equal(0))
 		})
 
-		It("testBlockingAcquire", func() {
+		It("testBlockingAcquire", Label("slow"), func() {
 			s := c.NewSemaphore("test")
 			Expect(s.TrySetPermits(ctx, 1)).To(BeTrue())
 			Expect(s.Acquire(ctx, 1)).To(Succeed())
@@ -183,7 +183,7 @@ var _ = Describe("Redisson's synchronizer tests, ported", func() {
 			joined(t, time.Second)
 		})
 
-		It("testBlockingNAcquire", func() {
+		It("testBlockingNAcquire", Label("slow"), func() {
 			s := c.NewSemaphore("test")
 			Expect(s.TrySetPermits(ctx, 5)).To(BeTrue())
 			Expect(s.Acquire(ctx, 3)).To(Succeed())
@@ -202,7 +202,7 @@ var _ = Describe("Redisson's synchronizer tests, ported", func() {
 			joined(t, time.Second)
 		})
 
-		It("testTryNAcquire", func() {
+		It("testTryNAcquire", Label("slow"), func() {
 			s := c.NewSemaphore("test")
 			Expect(s.TrySetPermits(ctx, 5)).To(BeTrue())
 			Expect(s.TryAcquire(ctx, 3, 0)).To(BeTrue())
@@ -297,7 +297,7 @@ var _ = Describe("Redisson's synchronizer tests, ported", func() {
 			Expect(lockedCounter.Load()).To(BeEquivalentTo(4 * iterations))
 		})
 
-		It("testConcurrencyLoop_MultiInstance", func() {
+		It("testConcurrencyLoop_MultiInstance", Label("slow"), func() {
 			const iterations = 100
 			var lockedCounter atomic.Int64
 			Expect(c.NewSemaphore("test").TrySetPermits(ctx, 1)).To(BeTrue())
@@ -350,7 +350,7 @@ var _ = Describe("Redisson's synchronizer tests, ported", func() {
 			Expect(s.Release(ctx, v)).To(Succeed())
 		})
 
-		It("testUpdateLeaseTime", func() {
+		It("testUpdateLeaseTime", Label("slow"), func() {
 			semaphore := c.NewPermitExpirableSemaphore("test")
 			Expect(semaphore.TrySetPermits(ctx, 1)).To(BeTrue())
 			Expect(semaphore.UpdateLeaseTime(ctx, "1234", time.Second)).To(BeFalse())
@@ -400,19 +400,19 @@ var _ = Describe("Redisson's synchronizer tests, ported", func() {
 			Expect(count(semaphore)).To(Equal(want[3]))
 		}
 
-		It("testAvailablePermits", func() {
+		It("testAvailablePermits", Label("slow"), func() {
 			leasedCounts(func(s *rlock.PermitExpirableSemaphore) (int, error) { return s.AvailablePermits(ctx) }, [4]int{2, -1, 0, 2})
 		})
 
-		It("testAcquiredPermits", func() {
+		It("testAcquiredPermits", Label("slow"), func() {
 			leasedCounts(func(s *rlock.PermitExpirableSemaphore) (int, error) { return s.AcquiredPermits(ctx) }, [4]int{0, 1, 2, 0})
 		})
 
-		It("testGetPermits", func() {
+		It("testGetPermits", Label("slow"), func() {
 			leasedCounts(func(s *rlock.PermitExpirableSemaphore) (int, error) { return s.Permits(ctx) }, [4]int{2, -1, 2, 2})
 		})
 
-		It("testExpiration", func() {
+		It("testExpiration", Label("slow"), func() {
 			semaphore := c.NewPermitExpirableSemaphore("some-key")
 			Expect(semaphore.TrySetPermits(ctx, 1)).To(BeTrue())
 			Expect(semaphore.Expire(ctx, 3*time.Second)).To(BeTrue())
@@ -445,7 +445,7 @@ var _ = Describe("Redisson's synchronizer tests, ported", func() {
 			Expect(released).To(BeTrue())
 		}
 
-		It("testExpire", func() {
+		It("testExpire", Label("slow"), func() {
 			expires(func(s *rlock.PermitExpirableSemaphore) string {
 				permitID, err := s.Acquire(ctx, 2*time.Second)
 				Expect(err).NotTo(HaveOccurred())
@@ -453,7 +453,7 @@ var _ = Describe("Redisson's synchronizer tests, ported", func() {
 			})
 		})
 
-		It("testExpireTryAcquire", func() {
+		It("testExpireTryAcquire", Label("slow"), func() {
 			expires(func(s *rlock.PermitExpirableSemaphore) string {
 				permitID, ok, err := s.TryAcquire(ctx, 100*time.Millisecond, 2*time.Second)
 				Expect(ok, err).To(BeTrue())
@@ -524,7 +524,7 @@ var _ = Describe("Redisson's synchronizer tests, ported", func() {
 			Expect(s.AvailablePermits(ctx)).To(Equal(-5))
 		})
 
-		It("testBlockingAcquire", func() {
+		It("testBlockingAcquire", Label("slow"), func() {
 			s := c.NewPermitExpirableSemaphore("test")
 			Expect(s.TrySetPermits(ctx, 1)).To(BeTrue())
 			permitID, err := s.Acquire(ctx, 0)
@@ -618,7 +618,7 @@ var _ = Describe("Redisson's synchronizer tests, ported", func() {
 			Expect(lockedCounter.Load()).To(BeEquivalentTo(iterations))
 		})
 
-		It("testConcurrencyLoop_MultiInstance", func() {
+		It("testConcurrencyLoop_MultiInstance", Label("slow"), func() {
 			const iterations = 100
 			var lockedCounter atomic.Int64
 			Expect(c.NewPermitExpirableSemaphore("test").TrySetPermits(ctx, 1)).To(BeTrue())
@@ -766,7 +766,7 @@ var _ = Describe("Redisson's synchronizer tests, ported", func() {
 			Expect(s.AvailablePermits(ctx)).To(Equal(4))
 		})
 
-		It("testGetLeaseTime", func() {
+		It("testGetLeaseTime", Label("slow"), func() {
 			semaphore := c.NewPermitExpirableSemaphore("test")
 			Expect(semaphore.TrySetPermits(ctx, 1)).To(BeTrue())
 
@@ -787,7 +787,7 @@ var _ = Describe("Redisson's synchronizer tests, ported", func() {
 				WithTimeout(1100 * time.Millisecond).Should(Equal(1))
 		})
 
-		It("testConcurrencyMultiPermits", func() {
+		It("testConcurrencyMultiPermits", Label("slow"), func() {
 			const key = "testConcurrencyMultiPermits"
 			semaphore := c.NewPermitExpirableSemaphore(key)
 			Expect(semaphore.TrySetPermits(ctx, 2)).To(BeTrue())
@@ -808,7 +808,7 @@ var _ = Describe("Redisson's synchronizer tests, ported", func() {
 			Expect(successCount.Load()).To(BeEquivalentTo(2))
 		})
 
-		It("testConcurrencyMultiPermits2", func() {
+		It("testConcurrencyMultiPermits2", Label("slow"), func() {
 			const key = "testConcurrencyMultiPermits2"
 			semaphore := c.NewPermitExpirableSemaphore(key)
 			Expect(semaphore.TrySetPermits(ctx, 2)).To(BeTrue())
@@ -852,7 +852,7 @@ var _ = Describe("Redisson's synchronizer tests, ported", func() {
 			joined(t2, 10*time.Second)
 		})
 
-		It("testAwaitTimeoutFail", func() {
+		It("testAwaitTimeoutFail", Label("slow"), func() {
 			latch := c.NewCountDownLatch("latch1")
 			Expect(latch.TrySetCount(ctx, 1)).To(BeTrue())
 			t1 := javaThread(func() {
@@ -867,7 +867,7 @@ var _ = Describe("Redisson's synchronizer tests, ported", func() {
 			joined(t2, 10*time.Second)
 		})
 
-		It("testMultiAwait", func() {
+		It("testMultiAwait", Label("slow"), func() {
 			latch := c.NewCountDownLatch("latch")
 			Expect(latch.TrySetCount(ctx, 5)).To(BeTrue())
 			var counter atomic.Int64

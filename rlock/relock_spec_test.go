@@ -48,7 +48,7 @@ var _ = Describe("a new acquisition after the loss was signalled", func() {
 
 	for kind, newLock := range singleKeyKinds {
 		Context("on a "+kind, func() {
-			It("is a fresh hold (count 1), even while Redis still has the lost one, and its Unlock gives the lock back", func() {
+			It("is a fresh hold (count 1), even while Redis still has the lost one, and its Unlock gives the lock back", Label("slow"), func() {
 				proxy := spectest.StartProxy()
 				c, _ := spectest.ClientWith(&redis.Options{Addr: proxy.Addr, ReadTimeout: 10 * time.Second, WriteTimeout: 10 * time.Second})
 				a := newLock(c, "relock")

@@ -17,7 +17,7 @@ import (
 // one test binary has one Ginkgo suite.
 
 func TestRlock(t *testing.T) {
-	suite.Run(t, "rlock")
+	suite.RunParallel(t, "rlock", 8)
 }
 
 var _ = BeforeSuite(func() {

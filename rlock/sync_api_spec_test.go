@@ -204,7 +204,7 @@ var _ = Describe("PermitExpirableSemaphore, the rest of Redisson's API", func() 
 		Expect(ids).To(HaveLen(2))
 	})
 
-	It("leaves nothing behind when a wait for n permits is cancelled", func() {
+	It("leaves nothing behind when a wait for n permits is cancelled", Label("slow"), func() {
 		sem := e.Client().NewPermitExpirableSemaphore("psem-cancel-n")
 		Expect(sem.TrySetPermits(ctx, 1)).To(BeTrue())
 		cctx, cancel := context.WithCancel(ctx)

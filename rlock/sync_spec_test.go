@@ -125,7 +125,7 @@ var _ = Describe("Semaphore", func() {
 		Expect(e.Raw.Get(ctx, "sem-ended").Val()).To(Equal("2"))
 	})
 
-	It("leaves nothing behind when a wait is cancelled", func() {
+	It("leaves nothing behind when a wait is cancelled", Label("slow"), func() {
 		sem := e.Client().NewSemaphore("sem-cancel")
 		Expect(sem.TrySetPermits(ctx, 0)).To(BeTrue())
 		cctx, cancel := context.WithCancel(ctx)
@@ -208,7 +208,7 @@ var _ = Describe("PermitExpirableSemaphore", func() {
 		Expect(e.Raw.ZCard(ctx, "{psem-ended}:timeout").Val()).To(BeZero())
 	})
 
-	It("frees a permit at the end of its lease and wakes a waiter for it", func() {
+	It("frees a permit at the end of its lease and wakes a waiter for it", Label("slow"), func() {
 		sem := e.Client().NewPermitExpirableSemaphore("psem-lease")
 		Expect(sem.TrySetPermits(ctx, 1)).To(BeTrue())
 		id, err := sem.Acquire(ctx, time.Second)

@@ -18,7 +18,7 @@ import (
 )
 
 func TestWatchdog(t *testing.T) {
-	suite.Run(t, "watchdog")
+	suite.RunParallel(t, "watchdog", 3)
 }
 
 // recorder is a RenewFunc that records its calls and answers with the
@@ -112,7 +112,7 @@ var _ = Describe("Scheduler", func() {
 		Expect(s.Len()).To(BeZero())
 	})
 
-	It("renews leases due together in one call, in chunks of MaxBatch", func() {
+	It("renews leases due together in one call, in chunks of MaxBatch", Label("slow"), func() {
 		// A long lease so that the 2,500 leases fall due within a tenth of
 		// the interval, even under the race detector.
 		slow := watchdog.New(rec.renew, 6*time.Second)
@@ -137,7 +137,7 @@ var _ = Describe("Scheduler", func() {
 		Expect(count("kept")()).To(BeNumerically(">=", 3))
 	})
 
-	It("retries a failed renewal sooner than the interval and keeps the lease when a retry succeeds in time", func() {
+	It("retries a failed renewal sooner than the interval and keeps the lease when a retry succeeds in time", Label("slow"), func() {
 		long := watchdog.New(rec.renew, 3*time.Second) // interval 1 s, retries every 500 ms
 		DeferCleanup(long.Close)
 		e := long.Add(watchdog.Lease{Key: "flaky"}, watchdog.Deadline(time.Now(), 3*time.Second), true)
@@ -149,7 +149,7 @@ var _ = Describe("Scheduler", func() {
 		Expect(e.Lost()).NotTo(BeClosed())
 	})
 
-	It("loses a renewed lease at its local deadline while renewals fail, before Redis could expire it", func() {
+	It("loses a renewed lease at its local deadline while renewals fail, before Redis could expire it", Label("slow"), func() {
 		// A 3 s lease: its allowance (32 ms) exceeds a loaded machine's
 		// timer delay.
 		const long = 3 * time.Second

@@ -87,7 +87,7 @@ var _ = Describe("rlockctl", func() {
 	ctx := context.Background()
 
 	Describe("demo", func() {
-		It("runs the flash sale against a given Redis: oversell without a lock, exact stock with goredisson", func() {
+		It("runs the flash sale against a given Redis: oversell without a lock, exact stock with goredisson", Label("slow"), func() {
 			s := rlockctl("demo", "--redis", srv.Addr())
 			exits(s, 0)
 			out := string(s.Out.Contents())
@@ -97,7 +97,7 @@ var _ = Describe("rlockctl", func() {
 			Expect(out).To(ContainSubstring("[##############################] 400/400 requests"))
 		})
 
-		It("starts a private redis-server when no address is given", func() {
+		It("starts a private redis-server when no address is given", Label("slow"), func() {
 			s := start([]string{"REDIS_ADDR="}, "demo", "--buyers", "60", "--coupons", "20")
 			exits(s, 0)
 			Expect(string(s.Out.Contents())).To(MatchRegexp(`Redis: private redis-server on 127\.0\.0\.1:\d+ \(pid \d+\)`))
@@ -120,7 +120,7 @@ var _ = Describe("rlockctl", func() {
 			Expect(string(s.Out.Contents())).To(MatchRegexp(`goredisson\s+120\s+20/20\s+0\s+0\s+0`))
 		})
 
-		It("falls back to an in-process Redis, and says why, when REDIS_SERVER does not start", func() {
+		It("falls back to an in-process Redis, and says why, when REDIS_SERVER does not start", Label("slow"), func() {
 			s := start([]string{"REDIS_SERVER=/bin/false"}, "demo", "--buyers", "60", "--coupons", "20")
 			exits(s, 0)
 			Expect(string(s.Out.Contents())).To(MatchRegexp(`in-process Redis \(miniredis\) on 127\.0\.0\.1:\d+: /bin/false did not start \(`))
@@ -257,7 +257,7 @@ var _ = Describe("rlockctl", func() {
 			Expect(c.NewLock(name)).NotTo(rlocktest.BeLocked())
 		})
 
-		It("excludes another run of the same lock: --wait 0 gives up with 75, a waiting one runs after", func() {
+		It("excludes another run of the same lock: --wait 0 gives up with 75, a waiting one runs after", Label("slow"), func() {
 			name := lockName()
 			dir := GinkgoT().TempDir()
 			log, goOn := filepath.Join(dir, "log"), filepath.Join(dir, "go-on")
@@ -280,7 +280,7 @@ var _ = Describe("rlockctl", func() {
 			Expect(string(b)).To(Equal("start one\nend one\nstart two\nend two\n"))
 		})
 
-		It("waits until the lock is acquired without --wait, as flock(1) does, and says so in --help", func() {
+		It("waits until the lock is acquired without --wait, as flock(1) does, and says so in --help", Label("slow"), func() {
 			name := lockName()
 			c := newClient()
 			holder := ctxowner.WithID(ctx, "holder")
@@ -299,7 +299,7 @@ var _ = Describe("rlockctl", func() {
 				ContainSubstring("As flock(1) does, run waits until the lock is acquired")))
 		})
 
-		It("waits up to a duration given with a unit, then exits 75", func() {
+		It("waits up to a duration given with a unit, then exits 75", Label("slow"), func() {
 			name := lockName()
 			c := newClient()
 			lock := c.NewLock(name)
@@ -335,7 +335,7 @@ var _ = Describe("rlockctl", func() {
 			Expect(lock).NotTo(rlocktest.BeLocked())
 		})
 
-		It("signals a command that outlives a force-unlock and exits 77", func() {
+		It("signals a command that outlives a force-unlock and exits 77", Label("slow"), func() {
 			name := lockName()
 			s := rlockctl("run", "--lock", name, "--watchdog", "1s", "--", "sh", "-c",
 				`trap 'echo got TERM; exit 0' TERM; echo ready; while true; do sleep 0.05; done`)
@@ -347,7 +347,7 @@ var _ = Describe("rlockctl", func() {
 			Expect(string(s.Err.Contents())).To(And(ContainSubstring("lock "+name+" lost"), ContainSubstring("stopped after the lock was lost")))
 		})
 
-		It("kills a command that ignores SIGTERM after --kill-after when the lock is lost", func() {
+		It("kills a command that ignores SIGTERM after --kill-after when the lock is lost", Label("slow"), func() {
 			name := lockName()
 			s := rlockctl("run", "--lock", name, "--lease", "500ms", "--kill-after", "200ms", "--", "sh", "-c",
 				`trap '' TERM; echo ready; while true; do sleep 0.05; done`)
@@ -397,7 +397,7 @@ var _ = Describe("rlockctl", func() {
 			exits(s, 0)
 		})
 
-		It("prints a held lock's state first, and does not count it as an event", func() {
+		It("prints a held lock's state first, and does not count it as an event", Label("slow"), func() {
 			notifications(false)
 			name := lockName()
 			c := newClient()
@@ -434,7 +434,7 @@ var _ = Describe("rlockctl", func() {
 			exits(s, 0)
 		})
 
-		It("sees holder changes with keyspace notifications (--notify), re-entries and expiries included", func() {
+		It("sees holder changes with keyspace notifications (--notify), re-entries and expiries included", Label("slow"), func() {
 			notifications(false)
 			name := lockName()
 			s := rlockctl("watch", "--notify", "--count", "3", name)
@@ -469,7 +469,7 @@ var _ = Describe("rlockctl", func() {
 			Eventually(s.Out).Should(gbytes.Say(`message\s+redisson_lock__channel:` + regexp.QuoteMeta(name) + ` "0"`))
 		})
 
-		It("says an expired lease ran out without keyspace notifications", func() {
+		It("says an expired lease ran out without keyspace notifications", Label("slow"), func() {
 			notifications(false)
 			name := lockName()
 			s := rlockctl("watch", "--count", "2", name)
@@ -495,12 +495,12 @@ var _ = Describe("rlockctl", func() {
 			Entry("run without a command", 2, "missing command", "run", "--lock", "x"),
 			Entry("negative lease", 2, "--lease must be >= 0", "run", "--lock", "x", "--lease", "-1s", "--", "true"),
 			Entry("unknown flag", 2, "flag provided but not defined: -bogus", "status", "--bogus", "x"),
-			Entry("unreachable Redis", 69, "cannot reach Redis at 127.0.0.1:1", "status", "--redis", "127.0.0.1:1", "x"),
+			Entry("unreachable Redis", Label("slow"), 69, "cannot reach Redis at 127.0.0.1:1", "status", "--redis", "127.0.0.1:1", "x"),
 			Entry("address without a port", 2, `bad --redis address "not-an-address" (missing port in address): want host:port`, "watch", "--redis", "not-an-address", "x"),
 			Entry("address with a bad port", 2, `bad --redis address "localhost:http" (port "http" is not a number from 1 to 65535)`, "status", "--redis", "localhost:http", "x"),
-			Entry("a URL nobody answers", 69, "cannot reach Redis at redis://127.0.0.1:1", "run", "--redis", "redis://127.0.0.1:1", "--lock", "x", "--", "true"),
+			Entry("a URL nobody answers", Label("slow"), 69, "cannot reach Redis at redis://127.0.0.1:1", "run", "--redis", "redis://127.0.0.1:1", "--lock", "x", "--", "true"),
 			Entry("bad address for the demo", 2, `bad --redis address "::1"`, "demo", "--redis", "::1"),
-			Entry("unreachable Redis for run", 69, "cannot reach Redis", "run", "--redis", "127.0.0.1:1", "--lock", "x", "--", "true"),
+			Entry("unreachable Redis for run", Label("slow"), 69, "cannot reach Redis", "run", "--redis", "127.0.0.1:1", "--lock", "x", "--", "true"),
 			Entry("negative wait", 2, `invalid value "-1" for flag -wait: negative: use 0 for one attempt, forever to wait until acquired`, "run", "--lock", "x", "--wait", "-1", "--", "true"),
 			Entry("wait below 1ms", 2, "500µs is below 1ms: use 0 for one attempt", "run", "--lock", "x", "--wait", "500us", "--", "true"),
 			Entry("wait that is no duration", 2, "want a duration (10s, 1m30s), seconds (2.5), 0 or forever", "run", "--lock", "x", "--wait", "soon", "--", "true"),
@@ -509,7 +509,7 @@ var _ = Describe("rlockctl", func() {
 			Entry("watchdog too short, Redis unreachable", 2, "watchdog timeout 1ms", "run", "--redis", "127.0.0.1:1", "--lock", "x", "--watchdog", "1ms", "--", "true"),
 		)
 
-		It("never shows the user internal names in errors", func() {
+		It("never shows the user internal names in errors", Label("slow"), func() {
 			runs := [][]string{
 				{"run", "--lock", "x", "--watchdog", "1ms", "--", "true"},
 				{"run", "--lock", "x", "--lease", "1ns", "--", "true"},
@@ -541,7 +541,7 @@ var _ = Describe("rlockctl", func() {
 	})
 
 	Describe("dependencies", func() {
-		It("adds no module to a program that imports only rlock", func() {
+		It("adds no module to a program that imports only rlock", Label("slow"), func() {
 			out := GinkgoT().TempDir()
 			build := exec.Command("go", "build", "-o", filepath.Join(out, "rlockonly"), "./testdata/rlockonly")
 			build.Stderr = GinkgoWriter

@@ -41,7 +41,7 @@ import (
 )
 
 func TestReadme(t *testing.T) {
-	suite.Run(t, "README.md and docs")
+	suite.RunParallel(t, "README.md and docs", 2)
 }
 
 // checked is what go vet said about a set of blocks.
@@ -94,7 +94,7 @@ var _ = Describe("the documents' go blocks", func() {
 	}
 	for _, doc := range documents(root) {
 		rel, _ := filepath.Rel(root, doc)
-		Describe(rel, Ordered, ContinueOnFailure, func() {
+		Describe(rel, Ordered, ContinueOnFailure, Label("slow"), func() {
 			md, err := os.ReadFile(doc)
 			if err != nil {
 				panic(err)

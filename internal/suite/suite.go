@@ -2,21 +2,35 @@
 // package: `go test -short` leaves out the specs labelled slow, fault,
 // cluster, sentinel or redisson (the edit loop), and any
 // -ginkgo.label-filter given is kept (and'ed with that).
+//
+// RunParallel also spreads a suite's specs over several processes of the
+// test binary (see shard.go): `go test` runs a package's one Ginkgo suite
+// in one process, spec after spec, and most of our specs wait on a lease or
+// a wake-up rather than use a CPU.
 package suite
 
 import (
 	"testing"
 
 	"github.com/onsi/ginkgo/v2"
+	"github.com/onsi/ginkgo/v2/types"
 	"github.com/onsi/gomega"
 )
 
 // ShortFilter is the label filter that -short adds.
 const ShortFilter = "!slow && !fault && !cluster && !sentinel && !redisson"
 
-// Run runs the package's Ginkgo suite under t; filters are label filters
-// the package adds (and'ed with the command line's and -short's).
+// Run runs the package's Ginkgo suite under t in this process; filters are
+// label filters the package adds (and'ed with the command line's and
+// -short's).
 func Run(t *testing.T, description string, filters ...string) {
+	suiteConfig, reporterConfig := configuration(filters)
+	ginkgo.RunSpecs(t, description, suiteConfig, reporterConfig)
+}
+
+// configuration is Ginkgo's configuration from the command line with the
+// package's filters and -short's added.
+func configuration(filters []string) (types.SuiteConfig, types.ReporterConfig) {
 	gomega.RegisterFailHandler(ginkgo.Fail)
 	suiteConfig, reporterConfig := ginkgo.GinkgoConfiguration()
 	if testing.Short() {
@@ -29,5 +43,5 @@ func Run(t *testing.T, description string, filters ...string) {
 			suiteConfig.LabelFilter = "(" + suiteConfig.LabelFilter + ") && (" + f + ")"
 		}
 	}
-	ginkgo.RunSpecs(t, description, suiteConfig, reporterConfig)
+	return suiteConfig, reporterConfig
 }

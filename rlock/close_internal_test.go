@@ -1,0 +1,33 @@
+package rlock
+
+import (
+	"context"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	"github.com/onsi/gomega/gleak"
+	"github.com/redis/go-redis/v9"
+)
+
+// Close ends the Client's goroutines at once: an idle batch flusher waits
+// flusherIdle for the next call, and must not outlive Close by that long.
+// Here the wait is an hour, so that only Close can end it.
+var _ = Describe("Client.Close", func() {
+	It("ends an idle batch flusher at once, not when its idle wait runs out", func() {
+		rdb := redis.NewClient(&redis.Options{Addr: specServerAddr})
+		DeferCleanup(rdb.Close)
+		Expect(rdb.Ping(context.Background()).Err()).To(Succeed())
+		before := gleak.Goroutines()
+		c, err := NewClient(rdb)
+		Expect(err).NotTo(HaveOccurred())
+		c.send.idle.Store(int64(time.Hour))
+		ctx := context.Background()
+		l := c.NewLock("close-flusher")
+		Expect(l.Lock(ctx)).To(Succeed())
+		Expect(l.Unlock(ctx)).To(Succeed())
+		Eventually(gleak.Goroutines).WithTimeout(10*time.Second).Should(ContainElement(gleak.IgnoringTopFunction("github.com/goredisson/goredisson/rlock.(*batcher).loop")), "the flusher waits for the next call")
+		Expect(c.Close()).To(Succeed())
+		Eventually(gleak.Goroutines).WithTimeout(10 * time.Second).ShouldNot(gleak.HaveLeaked(before))
+	})
+})
