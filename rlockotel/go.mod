@@ -5,7 +5,7 @@ go 1.26.0
 replace github.com/goredisson/goredisson => ../
 
 require (
-	github.com/goredisson/goredisson v0.0.0-20261125013200-d03940b913c1
+	github.com/goredisson/goredisson v0.0.0-20261125063107-a7afdc770c23
 	github.com/onsi/ginkgo/v2 v2.34.0
 	github.com/onsi/gomega v1.44.0
 	github.com/redis/go-redis/v9 v9.23.0
