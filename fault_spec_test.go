@@ -339,8 +339,10 @@ var _ = Describe("Under faults", Label("fault"), func() {
 			hctx := ctxowner.New(ctx)
 			Expect(holder.NewLock(name).Lock(hctx)).To(Succeed())
 			got := make(chan time.Time, 1)
+			done := make(chan struct{}) // the waiter has unlocked
 			go func() {
 				defer GinkgoRecover()
+				defer close(done)
 				wctx, cancel := context.WithTimeout(ctxowner.New(ctx), 20*time.Second)
 				defer cancel()
 				Expect(waiterClient.NewLock(name).Lock(wctx)).To(Succeed())
@@ -365,6 +367,8 @@ var _ = Describe("Under faults", Label("fault"), func() {
 			Eventually(got).WithTimeout(5 * time.Second).Should(Receive(&at))
 			GinkgoWriter.Printf("unlock before reset %v: waiter got the lock %v after the unlock\n", unlockFirst, at.Sub(released))
 			Expect(at.Sub(released)).To(BeNumerically("<", 2*time.Second), "not a whole TTL (30 s)")
+			// Its Unlock must end before the next round (or Close) starts.
+			Eventually(done).WithTimeout(10 * time.Second).Should(BeClosed())
 		}
 		Expect(waiterClient.Close()).To(Succeed())
 		Expect(holder.Close()).To(Succeed())

@@ -240,10 +240,27 @@ var _ = Describe("FairLock", func() {
 		const wait = time.Second
 		c := e.Client(rlock.WithFairLockWaitTimeout(wait))
 		lock := c.NewFairLock(name)
-		Expect(lock.LockLease(ctx, 2*time.Second)).To(Succeed())
+		holder := ctxowner.New(ctx)
+		Expect(lock.LockLease(holder, 2*time.Second)).To(Succeed())
+		// A waiter's timeout is the lock's TTL when it queues plus the
+		// wait: the 2 s lease keeps the dead one's short. The helper process
+		// may take seconds to start on a loaded machine: the lease is
+		// extended until the unlock, so that the waiters find it held.
+		keep, stopKeeping := context.WithCancel(ctx)
+		kept := make(chan struct{})
+		go func() {
+			defer close(kept)
+			for keep.Err() == nil {
+				_ = lock.Extend(holder, 2*time.Second)
+				select {
+				case <-keep.Done():
+				case <-time.After(300 * time.Millisecond):
+				}
+			}
+		}()
 
 		dead := spectest.StartHelper("fair-waiter", "HELPER_LOCK="+name, "HELPER_FAIR_WAIT_MS="+strconv.Itoa(int(wait.Milliseconds())))
-		Eventually(func() []string { return queue(name) }).WithTimeout(5 * time.Second).Should(Equal([]string{dead.Field}))
+		Eventually(func() []string { return queue(name) }).WithTimeout(20 * time.Second).Should(Equal([]string{dead.Field}))
 		live := ctxowner.New(ctx)
 		got := make(chan int64, 1)
 		go func() {
@@ -252,18 +269,22 @@ var _ = Describe("FairLock", func() {
 				_ = lock.Unlock(live)
 			}
 		}()
-		Eventually(func() int { return len(queue(name)) }).Should(Equal(2))
+		Eventually(func() int { return len(queue(name)) }).WithTimeout(10 * time.Second).Should(Equal(2))
 
 		dead.Kill()
 		deadline := score(name, dead.Field)
 		// The unlock wakes the head, which is dead: the live waiter keeps
 		// its turn behind it until the dead one's timeout passes, and then
 		// gets the lock within about one heartbeat.
-		Expect(lock.Unlock(ctx)).To(Succeed())
+		stopKeeping()
+		<-kept
+		Expect(lock.Unlock(holder)).To(Succeed())
 		var at int64
 		Eventually(got).WithTimeout(5 * time.Second).Should(Receive(&at))
 		Expect(at).To(BeNumerically(">=", deadline-5))
-		Expect(at).To(BeNumerically("<=", deadline+wait.Milliseconds()/3+500))
+		// Within about one heartbeat (a third of the wait) of the dead
+		// one's timeout, and the scheduling delays of a loaded machine.
+		Expect(at).To(BeNumerically("<=", deadline+wait.Milliseconds()/3+1500))
 		Eventually(func() int64 {
 			return e.Raw.Exists(ctx, name, queueKey(name), timeoutKey(name)).Val()
 		}).Should(BeZero())
