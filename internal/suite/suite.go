@@ -1,7 +1,8 @@
 // Package suite runs the repository's Ginkgo suites the same way in every
 // package: `go test -short` leaves out the specs labelled slow, fault,
-// cluster, sentinel or redisson (the edit loop), and any
-// -ginkgo.label-filter given is kept (and'ed with that).
+// cluster, sentinel or redisson (the edit loop), every run leaves out those
+// labelled timing unless GOREDISSON_TIMING=1, and any -ginkgo.label-filter
+// given is kept (and'ed with that).
 //
 // RunParallel also spreads a suite's specs over several processes of the
 // test binary (see shard.go): `go test` runs a package's one Ginkgo suite
@@ -10,6 +11,7 @@
 package suite
 
 import (
+	"os"
 	"testing"
 
 	"github.com/onsi/ginkgo/v2"
@@ -20,9 +22,19 @@ import (
 // ShortFilter is the label filter that -short adds.
 const ShortFilter = "!slow && !fault && !cluster && !sentinel && !redisson"
 
+// TimingFilter leaves out, unless TimingEnv is 1, the specs labelled timing:
+// bounds of a few milliseconds that hold on a machine nothing else loads,
+// and that a loaded machine's scheduling delays break. Each such spec has a
+// twin in the default run with a bound that holds under load.
+const TimingFilter = "!timing"
+
+// TimingEnv names the environment variable that, set to 1, runs the specs
+// labelled timing.
+const TimingEnv = "GOREDISSON_TIMING"
+
 // Run runs the package's Ginkgo suite under t in this process; filters are
 // label filters the package adds (and'ed with the command line's and
-// -short's).
+// -short's, and TimingFilter unless TimingEnv is 1).
 func Run(t *testing.T, description string, filters ...string) {
 	suiteConfig, reporterConfig := configuration(filters)
 	ginkgo.RunSpecs(t, description, suiteConfig, reporterConfig)
@@ -35,6 +47,9 @@ func configuration(filters []string) (types.SuiteConfig, types.ReporterConfig) {
 	suiteConfig, reporterConfig := ginkgo.GinkgoConfiguration()
 	if testing.Short() {
 		filters = append(filters, ShortFilter)
+	}
+	if os.Getenv(TimingEnv) != "1" {
+		filters = append(filters, TimingFilter)
 	}
 	for _, f := range filters {
 		if suiteConfig.LabelFilter == "" {
