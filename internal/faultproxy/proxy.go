@@ -88,6 +88,12 @@ func (p *Proxy) accept() {
 			continue
 		}
 		p.mu.Lock()
+		if _, live := p.links[l]; !live {
+			// Reset or closed while dialing: the client end is gone.
+			p.mu.Unlock()
+			_ = s.Close()
+			continue
+		}
 		l.server = s
 		p.mu.Unlock()
 		p.wg.Add(2)
@@ -132,10 +138,11 @@ func (p *Proxy) pipe(l *link, src, dst net.Conn, response bool) {
 func (p *Proxy) drop1(l *link) {
 	p.mu.Lock()
 	delete(p.links, l)
+	server := l.server // set by accept under mu, maybe while a reset drops the link
 	p.mu.Unlock()
 	_ = l.client.Close()
-	if l.server != nil {
-		_ = l.server.Close()
+	if server != nil {
+		_ = server.Close()
 	}
 }
 

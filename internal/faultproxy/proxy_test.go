@@ -2,6 +2,7 @@ package faultproxy_test
 
 import (
 	"context"
+	"net"
 	"testing"
 	"time"
 
@@ -78,5 +79,37 @@ var _ = Describe("Proxy", func() {
 		proxy.ResetConnections()
 		Eventually(func() error { return rdb.Ping(ctx).Err() }).Should(Succeed())
 		Expect(proxy.Stats().Accepted).To(BeNumerically(">=", 2))
+	})
+
+	// A reset while the proxy dials the server for a new connection: the
+	// race detector saw the dial's result and the reset's close meet (a
+	// loaded CI run); the proxy must close the late server end too.
+	It("resets connections while new ones are being made", func() {
+		stop := make(chan struct{})
+		resets := make(chan struct{})
+		go func() {
+			defer close(resets)
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+					proxy.ResetConnections()
+				}
+			}
+		}()
+		made := 0
+		for range 300 {
+			// A reset can meet the connect itself (connection reset by
+			// peer): only the connections made count.
+			if c, err := net.Dial("tcp", proxy.Addr); err == nil {
+				made++
+				_ = c.Close()
+			}
+		}
+		Expect(made).To(BeNumerically(">", 0))
+		Eventually(func() int { return proxy.Stats().Accepted }).WithTimeout(20 * time.Second).Should(BeNumerically(">=", made))
+		close(stop)
+		<-resets
 	})
 })
