@@ -3,6 +3,7 @@ package rlock
 import (
 	"context"
 	"math/rand/v2"
+	"os"
 	"slices"
 	"strconv"
 	"time"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/goredisson/goredisson/ctxowner"
 	"github.com/goredisson/goredisson/internal/layout"
+	"github.com/goredisson/goredisson/internal/suite"
 )
 
 // Specs that need to see inside a Client (how many waiters block on a
@@ -117,7 +119,15 @@ var _ = Describe("a wake taken by a waiter whose context ends at the same moment
 		p50, p99, worst := lat[len(lat)/2], lat[len(lat)*99/100], lat[len(lat)-1]
 		AddReportEntry(name+" second waiter after unlock", map[string]time.Duration{"p50": p50, "p99": p99, "max": worst})
 		GinkgoWriter.Printf("%s: %d trials, second waiter got the lock p50 %v, p99 %v, max %v after the unlock\n", name, trials, p50, p99, worst)
-		Expect(p99).To(BeNumerically("<", 100*time.Millisecond))
+		// The hand-over takes a few ms (p99 under 100 ms on a machine
+		// nothing else loads, checked with GOREDISSON_TIMING=1); a loaded
+		// machine's scheduling delays reach 130 ms (load 23, in CI beside a
+		// second suite), still far from the 3 s wait a lost wake would cost.
+		p99Bound := 500 * time.Millisecond
+		if os.Getenv(suite.TimingEnv) == "1" {
+			p99Bound = 100 * time.Millisecond
+		}
+		Expect(p99).To(BeNumerically("<", p99Bound))
 		Expect(worst).To(BeNumerically("<", time.Second), "no waiter slept while the lock was free")
 	}
 	// waiters returns how many waiters block on channel in this Client.

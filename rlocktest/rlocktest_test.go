@@ -137,13 +137,15 @@ var _ = Describe("rlocktest", func() {
 
 		psem := client.NewPermitExpirableSemaphore("leases")
 		Expect(psem.TrySetPermits(ctx, 3)).To(BeTrue())
-		_, err := psem.Acquire(ctx, 100*time.Millisecond)
+		// A lease of 2 s, not less: a loaded machine must still see both
+		// permits acquired before it runs out.
+		_, err := psem.Acquire(ctx, 2*time.Second)
 		Expect(err).NotTo(HaveOccurred())
 		_, err = psem.Acquire(ctx, time.Minute)
 		Expect(err).NotTo(HaveOccurred())
 		Expect(psem).To(rlocktest.HaveAvailablePermits(1))
 		Expect(psem).To(rlocktest.HaveAcquiredPermits(2))
-		Eventually(psem).Should(rlocktest.HaveAcquiredPermits(1), "a lease ran out")
+		Eventually(psem).WithTimeout(10*time.Second).Should(rlocktest.HaveAcquiredPermits(1), "a lease ran out")
 		m = rlocktest.HaveAcquiredPermits(2)
 		Expect(m.Match(psem)).To(BeFalse())
 		Expect(m.FailureMessage(psem)).To(Equal(`Expected permit-expirable semaphore "leases" to have 2 acquired permits, but it has 1 (2 available, 3 permits in all)`))
