@@ -200,23 +200,16 @@ var _ = Describe("FairLock", func() {
 		holder := ctxowner.New(ctx)
 		Expect(lock.LockLease(holder, 2*time.Second)).To(Succeed())
 		// The holder keeps the lock by re-entering with a fresh 2 s lease.
-		keep, stopKeeping := context.WithCancel(ctx)
-		kept := make(chan struct{})
-		go func() {
-			defer close(kept)
-			for keep.Err() == nil {
-				_ = lock.LockLease(holder, 2*time.Second)
-				_ = lock.Unlock(holder)
-				time.Sleep(200 * time.Millisecond)
-			}
-		}()
+		stopKeeping := every(200*time.Millisecond, func() {
+			_ = lock.LockLease(holder, 2*time.Second)
+			_ = lock.Unlock(holder)
+		})
 		firstOwner, first, firstDone := queueUp(c, lock, 0)
 		secondOwner, second, secondDone := queueUp(c, lock, 1)
 		_, third, thirdDone := queueUp(c, lock, 2)
 		Consistently(func() []string { return queue(name) }).WithTimeout(5*time.Second).WithPolling(50*time.Millisecond).
 			Should(Equal([]string{first, second, third}), "several timeouts pass; each attempt of a live waiter refreshes its own")
 		stopKeeping()
-		<-kept
 		Expect(lock.Unlock(holder)).To(Succeed())
 		Eventually(firstDone).WithTimeout(3 * time.Second).Should(Receive(BeNil()))
 
@@ -246,18 +239,7 @@ var _ = Describe("FairLock", func() {
 		// wait: the 2 s lease keeps the dead one's short. The helper process
 		// may take seconds to start on a loaded machine: the lease is
 		// extended until the unlock, so that the waiters find it held.
-		keep, stopKeeping := context.WithCancel(ctx)
-		kept := make(chan struct{})
-		go func() {
-			defer close(kept)
-			for keep.Err() == nil {
-				_ = lock.Extend(holder, 2*time.Second)
-				select {
-				case <-keep.Done():
-				case <-time.After(300 * time.Millisecond):
-				}
-			}
-		}()
+		stopKeeping := every(300*time.Millisecond, func() { _ = lock.Extend(holder, 2*time.Second) })
 
 		dead := spectest.StartHelper("fair-waiter", "HELPER_LOCK="+name, "HELPER_FAIR_WAIT_MS="+strconv.Itoa(int(wait.Milliseconds())))
 		Eventually(func() []string { return queue(name) }).WithTimeout(20 * time.Second).Should(Equal([]string{dead.Field}))
@@ -277,7 +259,6 @@ var _ = Describe("FairLock", func() {
 		// its turn behind it until the dead one's timeout passes, and then
 		// gets the lock within about one heartbeat.
 		stopKeeping()
-		<-kept
 		Expect(lock.Unlock(holder)).To(Succeed())
 		var at int64
 		Eventually(got).WithTimeout(5 * time.Second).Should(Receive(&at))
@@ -374,3 +355,24 @@ var _ = Describe("FairLock", func() {
 		Expect(e.Raw.DBSize(ctx).Val()).To(BeZero())
 	})
 })
+
+// every calls f at once and then every d on a goroutine of its own until
+// the returned stop is called; stop returns once f's last call ended.
+func every(d time.Duration, f func()) (stop func()) {
+	quit, done := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(done)
+		for {
+			f()
+			select {
+			case <-quit:
+				return
+			case <-time.After(d):
+			}
+		}
+	}()
+	return func() {
+		close(quit)
+		<-done
+	}
+}

@@ -12,7 +12,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/onsi/ginkgo/v2"
@@ -122,13 +121,14 @@ func sharesOf(description string, preview ginkgo.Report, total int) map[string]i
 		}
 		unitOf[description+" "+r.FullText()] = unit
 	}
-	hash := func(s string) uint64 {
+	hashes := make(map[string]uint64, len(units))
+	for _, u := range units {
 		h := fnv.New64a()
-		h.Write([]byte(s))
-		return h.Sum64()
+		h.Write([]byte(u))
+		hashes[u] = h.Sum64()
 	}
 	slices.SortFunc(units, func(a, b string) int {
-		if c := cmp.Compare(hash(a), hash(b)); c != 0 {
+		if c := cmp.Compare(hashes[a], hashes[b]); c != 0 {
 			return c
 		}
 		return strings.Compare(a, b)
@@ -198,16 +198,13 @@ func startShares(t *testing.T, shares map[string]int, total int) []*other {
 	return others
 }
 
-var printMu sync.Mutex
-
 // wait waits for the process to end, prints its output and fails t if it
-// failed.
+// failed. RunParallel calls it for one process after another, so outputs
+// never interleave.
 func (o *other) wait(t *testing.T) {
 	if o.cmd != nil {
 		o.err = o.cmd.Wait()
 	}
-	printMu.Lock()
-	defer printMu.Unlock()
 	fmt.Printf("\n--- suite: the specs of share %d of %d, run in a process of their own:\n", o.share+1, o.total)
 	printIndented(&o.out)
 	if o.err != nil {
