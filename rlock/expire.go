@@ -99,25 +99,22 @@ func needsRedis7(err error, what string) error {
 	return err
 }
 
-// Expire sets the time to live of the lock's keys, whoever holds it, and
-// reports whether it set any [expire(Duration)]: docs/api.md.
+// Expire sets the lock's keys' time to live, whoever holds it [expire].
 func (l *Lock) Expire(ctx context.Context, ttl time.Duration) (bool, error) {
 	return l.handle().expireOp(ctx, "pexpire", ttl.Milliseconds(), "")
 }
 
-// ExpireAt makes the lock's keys expire at t [expireAt, expire(Instant)].
+// ExpireAt makes the lock's keys expire at t [expireAt].
 func (l *Lock) ExpireAt(ctx context.Context, t time.Time) (bool, error) {
 	return l.handle().expireAtOp(ctx, t, "")
 }
 
-// ExpireIf makes the lock's keys expire at t if cond holds
-// [expireIfSet, expireIfNotSet, expireIfGreater, expireIfLess].
+// ExpireIf is ExpireAt if cond holds [expireIfSet, expireIfLess, ...].
 func (l *Lock) ExpireIf(ctx context.Context, cond ExpireCond, t time.Time) (bool, error) {
 	return l.handle().expireAtOp(ctx, t, cond)
 }
 
-// ExpireTime returns when the lock's key expires: zero when it does not
-// exist or has none [getExpireTime].
+// ExpireTime returns the key's expiry, zero if none [getExpireTime].
 func (l *Lock) ExpireTime(ctx context.Context) (time.Time, error) {
 	return l.handle().expireTimeOp(ctx)
 }
@@ -185,8 +182,7 @@ func (h *handle) clearExpireOp(ctx context.Context) (bool, error) {
 	return h.c.clearExpire(ctx, h.opName("clearexpire"), h.name, h.expiryKeys())
 }
 
-// ExpireAt makes the synchronizer's keys expire at t [expireAt,
-// expire(Instant)].
+// ExpireAt is Lock.ExpireAt for the synchronizer's keys.
 func (o *Object) ExpireAt(ctx context.Context, t time.Time) (bool, error) {
 	if err := o.s.check(ctx, "expireat"); err != nil {
 		return false, err
@@ -194,8 +190,7 @@ func (o *Object) ExpireAt(ctx context.Context, t time.Time) (bool, error) {
 	return o.s.c.expireAt(ctx, "expireat", o.s.name, o.keys, t, "")
 }
 
-// ExpireIf makes the synchronizer's keys expire at t if cond holds
-// [expireIfSet, expireIfNotSet, expireIfGreater, expireIfLess].
+// ExpireIf is Lock.ExpireIf for the synchronizer's keys.
 func (o *Object) ExpireIf(ctx context.Context, cond ExpireCond, t time.Time) (bool, error) {
 	if err := o.s.check(ctx, "expireif"); err != nil {
 		return false, err
@@ -203,8 +198,7 @@ func (o *Object) ExpireIf(ctx context.Context, cond ExpireCond, t time.Time) (bo
 	return o.s.c.expireAt(ctx, "expireif", o.s.name, o.keys, t, cond)
 }
 
-// ExpireTime returns when the synchronizer's key expires: zero when it does
-// not exist or has none [getExpireTime].
+// ExpireTime is Lock.ExpireTime for the synchronizer's key.
 func (o *Object) ExpireTime(ctx context.Context) (time.Time, error) {
 	if err := o.s.check(ctx, "expiretime"); err != nil {
 		return time.Time{}, err

@@ -22,16 +22,14 @@ const (
 	expiredPattern = "__keyevent@*:expired"
 )
 
-// KeyEvent is a deleted or expired event of a lock's or synchronizer's key,
-// as Listen delivers it.
+// KeyEvent is a deleted or expired event of a key, as Listen delivers it.
 type KeyEvent struct {
 	Name    string // the key
 	Expired bool   // true: it expired [ExpiredObjectListener]; false: deleted [DeletedObjectListener]
 }
 
-// Listen calls fn with each KeyEvent of the lock's key until ctx ends, stop
-// is called or the Client closes [addListener, removeListener]. It needs
-// Redis's notify-keyspace-events "Egx"; see docs/api.md.
+// Listen calls fn with the key's events until ctx ends, stop or Close
+// [addListener]; it needs notify-keyspace-events "Egx" (docs/api.md).
 func (l *Lock) Listen(ctx context.Context, fn func(KeyEvent)) (stop func(), err error) {
 	h := l.handle()
 	if err := h.check(ctx, "listen"); err != nil {

@@ -9,9 +9,8 @@ import (
 // Redisson calls a port needs that take an owner or a lease explicitly:
 // isHeldByThread(threadId) and the fenced lock's lockAndGetToken(leaseTime).
 
-// IsHeldByOwner reports whether the owner whose id ctxowner.Of gives ("15"
-// for goroutine 15, "ctx:"+id for a context owner) holds the lock through
-// this Client [isHeldByThread]; see docs/api.md.
+// IsHeldByOwner reports whether the owner ctxowner.Of names ("15", "ctx:"+id)
+// holds the lock through this Client [isHeldByThread].
 func (l *Lock) IsHeldByOwner(ctx context.Context, owner string) (bool, error) {
 	return l.handle().isHeldByOwner(ctx, owner)
 }
@@ -35,8 +34,7 @@ func (h *handle) isHeldByOwner(ctx context.Context, owner string) (bool, error) 
 	return n > 0, opErr(h.opName("isheldbyowner"), h.name, err)
 }
 
-// LockTokenLease is LockToken with the given lease (<= 0: watchdog)
-// [lockAndGetToken(leaseTime)]; see docs/locks.md.
+// LockTokenLease is LockToken with a lease [lockAndGetToken(leaseTime)].
 func (f *FencedLock) LockTokenLease(ctx context.Context, lease time.Duration) (int64, error) {
 	t, _, err := f.handle().acquire(ctx, "locktoken", forever, lease)
 	return t, err
