@@ -20,6 +20,19 @@ func (f *FencedLock) IsHeldByOwner(ctx context.Context, owner string) (bool, err
 	return f.handle().isHeldByOwner(ctx, owner)
 }
 
+// IsHeldByOwner reports whether the owner holds every lock [isHeldByThread].
+func (m *MultiLock) IsHeldByOwner(ctx context.Context, owner string) (bool, error) {
+	return m.group().count(ctx, "isheldbyowner", func(l Locker, ctx context.Context) (bool, error) {
+		o, ok := l.(interface {
+			IsHeldByOwner(context.Context, string) (bool, error)
+		})
+		if !ok {
+			return false, fmt.Errorf("%w: %T has no IsHeldByOwner", ErrInvalidArgument, l)
+		}
+		return o.IsHeldByOwner(ctx, owner)
+	})
+}
+
 // isHeldByOwner reads whether the hash field "<client id>:<owner>" (with a
 // write lock's ":write") holds the lock, as Redisson's HEXISTS of
 // getLockName(threadId) does.

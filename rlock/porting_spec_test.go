@@ -106,6 +106,18 @@ var _ = Describe("IsHeldByOwner, Redisson's isHeldByThread(threadId)", func() {
 		Expect(rw.ReadLock().IsHeldByOwner(ctx, "ctx:writer")).To(BeFalse(), "Redisson's read lock asks for <id>:<thread>, not :write")
 	})
 
+	It("is true on a MultiLock when the owner holds every lock, as RedissonMultiLock's", func() {
+		a, b := c.NewLock("owner-multi-a"), c.NewFencedLock("owner-multi-b")
+		m, err := rlock.NewMultiLock(a, b)
+		Expect(err).NotTo(HaveOccurred())
+		job := ctxowner.WithID(ctx, "multi")
+		Expect(m.Lock(job)).To(Succeed())
+		Expect(m.IsHeldByOwner(ctx, "ctx:multi")).To(BeTrue())
+		Expect(b.Unlock(job)).To(Succeed())
+		Expect(m.IsHeldByOwner(ctx, "ctx:multi")).To(BeFalse(), "one of the locks is no longer held")
+		Expect(a.Unlock(job)).To(Succeed())
+	})
+
 	It("refuses an empty owner id", func() {
 		_, err := c.NewLock("owner-empty").IsHeldByOwner(ctx, "")
 		Expect(err).To(MatchError(rlock.ErrInvalidArgument))
