@@ -8,6 +8,8 @@ import (
 	"sync"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/goredisson/goredisson/ctxowner"
 )
 
 // Redisson's object listeners [addListener(ObjectListener)] on locks
@@ -68,7 +70,7 @@ func (l *CountDownLatch) Listen(ctx context.Context, fn func(KeyEvent)) (stop fu
 // Redisson's keyevent patterns, and calls fn on one goroutine with the
 // events of name until ctx ends, stop is called or the Client closes. It
 // returns once the subscription is confirmed; stop waits until fn has
-// returned and the goroutine ended.
+// returned and the goroutine ended, unless fn itself calls it.
 func (c *Client) listen(ctx context.Context, op, name string, fn func(KeyEvent)) (func(), error) {
 	if fn == nil {
 		return nil, opErr(op, name, fmt.Errorf("%w: nil listener", ErrInvalidArgument))
@@ -94,8 +96,10 @@ func (c *Client) listen(ctx context.Context, op, name string, fn func(KeyEvent))
 	}
 	msgs := sub.Channel()
 	quit, done := make(chan struct{}), make(chan struct{})
+	gid := make(chan string, 1) // the delivering goroutine's number
 	go func() {
 		defer close(done)
+		gid <- ctxowner.Of(context.Background())
 		defer sub.Close()
 		for {
 			select {
@@ -116,9 +120,12 @@ func (c *Client) listen(ctx context.Context, op, name string, fn func(KeyEvent))
 		}
 	}()
 	var once sync.Once
+	self := <-gid
 	return func() {
 		once.Do(func() { close(quit) })
-		<-done
+		if ctxowner.Of(context.Background()) != self { // from fn it cannot wait for fn
+			<-done
+		}
 	}, nil
 }
 

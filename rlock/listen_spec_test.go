@@ -126,6 +126,28 @@ var _ = Describe("Listen, Redisson's addListener(Deleted/ExpiredObjectListener)"
 		Consistently(byClose, 300*time.Millisecond).ShouldNot(Receive())
 	})
 
+	It("lets fn call stop: delivery ends after that event", func() {
+		lock := c.NewLock("listen-self-stop")
+		events := make(chan rlock.KeyEvent, 4)
+		var stop func()
+		ready := make(chan struct{})
+		stop, err := lock.Listen(ctx, func(ev rlock.KeyEvent) {
+			<-ready
+			events <- ev
+			stop()
+		})
+		Expect(err).NotTo(HaveOccurred())
+		close(ready)
+		Expect(lock.Lock(ctx)).To(Succeed())
+		Expect(lock.Unlock(ctx)).To(Succeed())
+		Eventually(events).WithTimeout(5 * time.Second).Should(Receive())
+		Eventually(func() int64 { return e.Raw.PubSubNumPat(ctx).Val() }).WithTimeout(5 * time.Second).Should(BeZero())
+		Expect(lock.Lock(ctx)).To(Succeed())
+		Expect(lock.Unlock(ctx)).To(Succeed())
+		Consistently(events, 300*time.Millisecond).ShouldNot(Receive())
+		stop() // and again from outside, after it ended
+	})
+
 	It("fails with errors.ErrUnsupported when Redis does not notify deletions and expiries", func() {
 		Expect(e.Raw.ConfigSet(ctx, "notify-keyspace-events", "Ex").Err()).To(Succeed())
 		_, err := c.NewLock("listen-off").Listen(ctx, func(rlock.KeyEvent) {})
