@@ -63,7 +63,7 @@ var _ = Describe("Listen, Redisson's addListener(Deleted/ExpiredObjectListener)"
 		Consistently(events, 500*time.Millisecond).ShouldNot(Receive())
 	})
 
-	It("delivers a force unlock, a fenced lock's events and a semaphore's", func() {
+	It("delivers a force unlock, a fenced lock's, a semaphore's and a latch's events", func() {
 		fenced := c.NewFencedLock("listen-fenced")
 		sem := c.NewSemaphore("listen-sem")
 		fevents, ffn := collect()
@@ -83,6 +83,15 @@ var _ = Describe("Listen, Redisson's addListener(Deleted/ExpiredObjectListener)"
 		Expect(sem.TrySetPermitsTTL(ctx, 1, 100*time.Millisecond)).To(BeTrue())
 		Eventually(sevents).WithTimeout(10 * time.Second).Should(Receive(Equal(rlock.KeyEvent{Name: "listen-sem", Expired: true})))
 		Consistently(fevents, 300*time.Millisecond).ShouldNot(Receive())
+
+		latch := c.NewCountDownLatch("listen-latch")
+		levents, lfn := collect()
+		stopL, err := latch.Listen(ctx, lfn)
+		Expect(err).NotTo(HaveOccurred())
+		DeferCleanup(stopL)
+		Expect(latch.TrySetCount(ctx, 1)).To(BeTrue())
+		Expect(latch.CountDown(ctx)).To(Succeed())
+		Eventually(levents).WithTimeout(5 * time.Second).Should(Receive(Equal(rlock.KeyEvent{Name: "listen-latch"})), "the last countDown deletes the key")
 	})
 
 	It("ends with stop, with ctx and with Close: no event after, no goroutine left", func() {
