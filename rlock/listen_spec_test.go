@@ -91,7 +91,7 @@ var _ = Describe("Listen, Redisson's addListener(Deleted/ExpiredObjectListener)"
 		DeferCleanup(stopL)
 		Expect(latch.TrySetCount(ctx, 1)).To(BeTrue())
 		Expect(latch.CountDown(ctx)).To(Succeed())
-		Eventually(levents).WithTimeout(5 * time.Second).Should(Receive(Equal(rlock.KeyEvent{Name: "listen-latch"})), "the last countDown deletes the key")
+		Eventually(levents).WithTimeout(5*time.Second).Should(Receive(Equal(rlock.KeyEvent{Name: "listen-latch"})), "the last countDown deletes the key")
 	})
 
 	It("ends with stop, with ctx and with Close: no event after, no goroutine left", func() {
