@@ -41,7 +41,7 @@ var _ = Describe("Listen, Redisson's addListener(Deleted/ExpiredObjectListener)"
 		return events, func(ev rlock.KeyEvent) { events <- ev }
 	}
 
-	It("delivers one deleted event for an unlock and one expired event for a lease that ran out", func() {
+	It("delivers one deleted event for an unlock and one expired event for a lease that ran out", Label("slow"), func() {
 		lock := c.NewLock("listen-lock")
 		other := c.NewLock("listen-other")
 		events, fn := collect()

@@ -136,7 +136,7 @@ var _ = Describe("FencedLock.LockTokenLease, Redisson's lockAndGetToken(leaseTim
 		c = e.Client()
 	})
 
-	It("takes the lock with the fixed lease and returns a token above every earlier one", func() {
+	It("takes the lock with the fixed lease and returns a token above every earlier one", Label("slow"), func() {
 		f := c.NewFencedLock("token-lease")
 		first, err := f.LockToken(ctx)
 		Expect(err).NotTo(HaveOccurred())
