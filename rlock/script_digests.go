@@ -5,6 +5,7 @@ package rlock
 // scriptSHA is the SHA1 of each embedded script as sent to Redis (see mustScript).
 var scriptSHA = map[string]string{
 	"acquire":            "27e3e9104c04df97ed7f4e134819e579d009d530",
+	"expire":             "86c78008330394da33d4aae1bf23f9ce047a1ce4",
 	"extend":             "0e1a286edb7955a8400f229af228b1ef91ccebba",
 	"fair_acquire":       "bd4f63a2662884585b3abde1036c0ea27eafdc88",
 	"fair_forceunlock":   "efc8d5a8e06f91636fbb09ba853a65b899a96d7f",
