@@ -50,6 +50,8 @@ type Client struct {
 	// all wake (see Client.wakes).
 	wakeAllMu sync.Mutex
 	wakeAll   map[string]int
+	// reg keeps the Client's registration (nil: WithClientRegistry(false)).
+	reg *registry
 }
 
 // wakes is the Hub's wake function: Redisson's (layout.Wakes), except that
@@ -139,6 +141,7 @@ func NewClient(rdb redis.UniversalClient, opts ...Option) (*Client, error) {
 	)
 	c.wd = watchdog.New(c.renew, o.watchdogTimeout, watchdog.WithLogger(o.logger), watchdog.WithOnLost(c.lost))
 	go c.checkEviction()
+	c.startRegistry()
 	return c, nil
 }
 
@@ -167,6 +170,7 @@ func (c *Client) Close() error {
 	}
 	close(c.done)
 	c.wd.Close()
+	c.reg.close()
 	if err := c.hub.Close(); err != nil && !errors.Is(err, pubsub.ErrClosed) {
 		return opErr("close", "", err)
 	}
