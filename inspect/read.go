@@ -125,6 +125,9 @@ func Read(ctx context.Context, rdb redis.UniversalClient, names []string) ([]*In
 			info.Reason = "an auxiliary key of a lock or synchronizer (docs/layout.md): ask for the lock's own name"
 		}
 		info.setTTL(rs[i].ttl.Val())
+		if info.Kind.Lock() && info.TTL == NoExpiry {
+			info.notALock("a hash without a TTL (every lock's hash carries its lease as its TTL)")
+		}
 		if ss[i].perms != nil {
 			for _, z := range ss[i].perms.Val() {
 				p := Permit{ID: hex.EncodeToString([]byte(fmt.Sprint(z.Member))), Lease: NoExpiry}
