@@ -28,8 +28,12 @@ type registry struct {
 	live atomic.Bool
 }
 
-// closeDeleteTimeout bounds Close's delete of the registration.
-const closeDeleteTimeout = time.Second
+// closeDeleteTimeout bounds the delete of the registration at Close, and
+// closeWait how long Close waits for it (Close does not wait for Redis).
+const (
+	closeDeleteTimeout = time.Second
+	closeWait          = 10 * time.Millisecond
+)
 
 // startRegistry starts the registration, unless WithClientRegistry(false).
 func (c *Client) startRegistry() {
@@ -95,18 +99,31 @@ func (r *registry) write(timeout time.Duration) bool {
 	return true
 }
 
-// close stops the registration and deletes the key (bounded by
-// closeDeleteTimeout) when the last write succeeded.
+// close stops the registration and deletes the key when the last write
+// succeeded (or was cut short by Close), without holding Close up: it waits
+// for the delete's reply at most closeWait, and the delete goes on in the
+// background, bounded by closeDeleteTimeout (a hung or unreachable Redis
+// lets the key end at its TTL instead).
 func (r *registry) close() {
 	if r == nil {
 		return
 	}
 	close(r.stop)
-	<-r.done
-	if !r.live.Load() {
-		return
+	deleted := make(chan struct{})
+	go func() {
+		defer close(deleted)
+		<-r.done
+		if !r.live.Load() {
+			return
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), closeDeleteTimeout)
+		defer cancel()
+		_ = r.c.rdb.Del(ctx, r.key).Err()
+	}()
+	t := time.NewTimer(closeWait)
+	defer t.Stop()
+	select {
+	case <-deleted:
+	case <-t.C:
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), closeDeleteTimeout)
-	defer cancel()
-	_ = r.c.rdb.Del(ctx, r.key).Err()
 }
