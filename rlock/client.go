@@ -99,8 +99,9 @@ func (c *Client) ms(d time.Duration) any {
 // NewClient returns a Client for rdb: a *redis.Client (one server, or
 // Sentinel through redis.NewFailoverClient) or a *redis.ClusterClient; a nil
 // rdb, a bad option or a *redis.Ring (it moves keys between shards, so two
-// owners could hold one lock) is ErrInvalidArgument. It makes no connection,
-// and checks once in the background that Redis cannot evict lock keys
+// owners could hold one lock) is ErrInvalidArgument. It makes no connection;
+// in the background it registers the Client (WithClientRegistry) and checks
+// once that Redis cannot evict lock keys
 // (maxmemory-policy noeviction), logging a warning if it can. On a Cluster
 // and on Sentinel the defaults are Redisson's: sharded pub/sub
 // (WithShardedPubSub) and replica sync (WithReplicaSync); on Sentinel the

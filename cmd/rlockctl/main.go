@@ -28,6 +28,7 @@
 //	69   Redis unreachable or not answering (EX_UNAVAILABLE)
 //	75   run: the lock was not acquired within --wait (EX_TEMPFAIL)
 //	77   run: the lock was lost while the command ran; the command was signalled
+//	128+S list: stopped by signal S (SIGINT, SIGTERM); what it found is printed
 //	N    run: the command's own exit status; 128+S when signal S killed it;
 //	     126 when it could not be executed, 127 when it was not found
 package main
