@@ -15,6 +15,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/goredisson/goredisson/ctxowner"
+	"github.com/goredisson/goredisson/internal/redistest"
 	"github.com/goredisson/goredisson/rlock"
 )
 
@@ -258,6 +259,39 @@ var _ = Describe("rlockctl list, status of synchronizers, and the client registr
 			exits(s, 130)
 			Expect(string(s.Err.Contents())).To(MatchRegexp(`interrupt after scanning \d+ keys: the list is incomplete`))
 			Expect(string(s.Out.Contents())).To(MatchRegexp(`\d+ shown; `))
+		})
+
+		It("scans every master of a Redis Cluster and shows the holders' processes there", Label("cluster"), func() {
+			cluster, err := redistest.StartCluster(3, 0)
+			Expect(err).NotTo(HaveOccurred())
+			DeferCleanup(cluster.Close)
+			cc := redis.NewClusterClient(&redis.ClusterOptions{Addrs: cluster.Addrs()})
+			DeferCleanup(cc.Close)
+			c, err := rlock.NewClient(cc, rlock.WithClientName("cluster-worker"))
+			Expect(err).NotTo(HaveOccurred())
+			DeferCleanup(func() { _ = c.Close() })
+			var names []string
+			for i := range 12 {
+				name := "clu:{" + strconv.Itoa(i) + "}"
+				Expect(c.NewLock(name).Lock(ctx)).To(Succeed())
+				names = append(names, name)
+			}
+			Expect(c.NewSemaphore("clu:{sem}").TrySetPermitsTTL(ctx, 2, time.Minute)).To(BeTrue())
+			Eventually(func() int64 { return cc.Exists(ctx, "goredisson_client:{"+c.ID()+"}").Val() }).Should(BeEquivalentTo(1))
+			masters := map[string]bool{}
+			for _, n := range names {
+				m, _ := cc.MasterForKey(ctx, n)
+				masters[m.Options().Addr] = true
+			}
+			Expect(len(masters)).To(BeNumerically(">", 1), "the names spread over several masters")
+
+			s := rlockctl("list", "--redis", cluster.Addrs()[0], "clu:*")
+			exits(s, 0)
+			got := string(s.Out.Contents())
+			for _, n := range names {
+				Expect(got).To(MatchRegexp(`\n`+regexp.QuoteMeta(n)+`\s+reentrant\s+locked\s+\S+\s+`+c.ID()+`:\d+ holds 1 \[cluster-worker: host `), n)
+			}
+			Expect(got).To(And(MatchRegexp(`\nclu:\{sem\}\s+semaphore\s+2 permits available`), ContainSubstring("13 shown; 13 keys matching \"clu:*\" scanned on 3 masters")))
 		})
 
 		It("refuses bad flags", func() {
