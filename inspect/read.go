@@ -109,7 +109,7 @@ func Read(ctx context.Context, rdb redis.UniversalClient, names []string) ([]*In
 			info.Kind = KindNone
 		default:
 			info.Kind = KindForeign
-			info.Reason = "a Redis " + info.RedisType + ", not a lock or synchronizer"
+			info.Reason = "not a lock: a Redis " + info.RedisType + ", not a lock or synchronizer"
 		}
 		if info.Kind == KindReentrant || info.Kind == KindNone {
 			switch {
@@ -122,7 +122,7 @@ func Read(ctx context.Context, rdb redis.UniversalClient, names []string) ([]*In
 		if layout.Auxiliary(info.Name) && info.Kind != KindNone {
 			info.Kind = KindForeign
 			info.Holders = nil
-			info.Reason = "an auxiliary key of a lock or synchronizer (docs/layout.md): ask for the lock's own name"
+			info.Reason = "not a lock: an auxiliary key of a lock or synchronizer (docs/layout.md): ask for the lock's own name"
 		}
 		info.setTTL(rs[i].ttl.Val())
 		if info.Kind.Lock() && info.TTL == NoExpiry {

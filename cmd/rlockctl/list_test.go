@@ -7,6 +7,7 @@ import (
 	"os"
 	"regexp"
 	"strconv"
+	"strings"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -128,6 +129,17 @@ var _ = Describe("rlockctl list, status of synchronizers, and the client registr
 
 			Expect(c.Close()).To(Succeed())
 			Eventually(func() int64 { return raw.Exists(ctx, key).Val() }).Should(BeZero(), "Close deletes the registration")
+		})
+
+		It("refuses an empty or over-long client name with ErrInvalidArgument", func() {
+			rdb := srv.Client()
+			DeferCleanup(rdb.Close)
+			for _, n := range []string{"", strings.Repeat("x", 257)} {
+				c, err := rlock.NewClient(rdb, rlock.WithClientName(n))
+				Expect(err).To(MatchError(rlock.ErrInvalidArgument))
+				Expect(err).To(MatchError(ContainSubstring("client name of %d bytes: want 1 to 256", len(n))))
+				Expect(c).To(BeNil())
+			}
 		})
 
 		It("lets NewClient and locks work when an ACL refuses the registration, and warns once", func() {

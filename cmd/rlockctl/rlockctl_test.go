@@ -213,7 +213,7 @@ var _ = Describe("rlockctl", func() {
 	It("prints only kinds that docs/cli.md lists for status", func() {
 		readme, err := os.ReadFile(filepath.Join("..", "..", "docs", "cli.md"))
 		Expect(err).NotTo(HaveOccurred())
-		i := strings.Index(string(readme), "- `status` reads any lock of the family")
+		i := strings.Index(string(readme), "- `status` reads any lock or synchronizer of the family")
 		Expect(i).To(BeNumerically(">=", 0), "docs/cli.md describes status")
 		section := string(readme)[i:]
 		section = section[:strings.Index(section, "\n- ")]

@@ -252,7 +252,7 @@ func lockFlagAfter(args []string) bool {
 func clientName(lock string, cmd []string) string {
 	s := "rlockctl run --lock " + lock + " -- " + strings.Join(cmd, " ")
 	if len(s) > 200 {
-		s = s[:197] + "..."
+		s = strings.ToValidUTF8(s[:197], "") + "..."
 	}
 	return s
 }

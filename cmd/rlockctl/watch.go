@@ -258,7 +258,7 @@ func expiryAfter(start time.Time, ttl time.Duration) time.Time {
 func describe(info *inspect.Info) string {
 	switch {
 	case info.Kind == inspect.KindForeign:
-		return fmt.Sprintf("not a lock: the key is a Redis %s (%s)", info.RedisType, info.Reason)
+		return fmt.Sprintf("%s (the key is a Redis %s)", info.Reason, info.RedisType)
 	case info.Kind.Synchronizer():
 		return fmt.Sprintf("not a lock: a %s (rlockctl status shows it)", info.Kind)
 	}
