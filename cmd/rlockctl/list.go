@@ -120,8 +120,10 @@ func (s signalled) Error() string { return s.s.String() }
 // Cluster) and the nodes to scan: every master of a Cluster, else the one
 // server.
 func masters(ctx context.Context, rdb *redis.Client) (redis.UniversalClient, []*redis.Client, func(), error) {
+	// A server that refuses INFO (an ACL, a managed service) is taken for
+	// a single server; SCAN then tells whether it can be listed.
 	info, err := rdb.Info(ctx, "cluster").Result()
-	if err != nil {
+	if err != nil && ctx.Err() != nil {
 		return nil, nil, nil, err
 	}
 	if !strings.Contains(info, "cluster_enabled:1") {
