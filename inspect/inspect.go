@@ -1,8 +1,11 @@
-// Package inspect reads the state of any lock of Redisson's family (as
-// goredisson and Redisson write it) off Redis, without changing it: who
-// holds it and how often, its TTL, a fair lock's queue, the subscribers of
-// its channels, the last fencing token. rlockctl status and the rlocktest
-// matchers print it; operators and tests can use it directly.
+// Package inspect reads the state of any lock or synchronizer of Redisson's
+// family (as goredisson and Redisson write it) off Redis, without changing
+// it: who holds it and how often, its TTL, a fair lock's queue, a
+// semaphore's permits or a latch's count, the subscribers of its channels,
+// the last fencing token; it tells a key that is not a lock (KindForeign,
+// with the reason) and traces holder fields to the processes of goredisson
+// Clients (Processes). rlockctl status and list and the rlocktest matchers
+// print it; operators and tests can use it directly.
 package inspect
 
 import (
@@ -115,9 +118,9 @@ type Holder struct {
 // Locked reports whether anyone holds the lock.
 func (i *Info) Locked() bool { return i != nil && len(i.Holders) > 0 }
 
-// Lock reports whether the key is a lock (reentrant, fenced, fair,
+// IsLock reports whether the key is a lock (reentrant, fenced, fair,
 // read-write or faster multilock), held or not.
-func (k Kind) Lock() bool {
+func (k Kind) IsLock() bool {
 	switch k {
 	case KindReentrant, KindFenced, KindFair, KindReadWrite, KindFasterMulti:
 		return true
@@ -125,9 +128,9 @@ func (k Kind) Lock() bool {
 	return false
 }
 
-// Synchronizer reports whether the key is a semaphore, permit semaphore or
+// IsSynchronizer reports whether the key is a semaphore, permit semaphore or
 // latch (or one of them).
-func (k Kind) Synchronizer() bool {
+func (k Kind) IsSynchronizer() bool {
 	switch k {
 	case KindSemaphore, KindPermitSemaphore, KindLatch, KindSemaphoreOrLatch:
 		return true
@@ -157,7 +160,7 @@ func (i *Info) String() string {
 	switch {
 	case i.Kind == KindForeign:
 		return s + fmt.Sprintf(" (redis type %s): %s", i.RedisType, i.Reason)
-	case i.Kind.Synchronizer():
+	case i.Kind.IsSynchronizer():
 		s += fmt.Sprintf(": %d", i.Counter)
 		if i.Kind == KindPermitSemaphore {
 			s += fmt.Sprintf(" available, %d taken", i.Taken)

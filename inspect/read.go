@@ -125,7 +125,7 @@ func Read(ctx context.Context, rdb redis.UniversalClient, names []string) ([]*In
 			info.Reason = "not a lock: an auxiliary key of a lock or synchronizer (docs/layout.md): ask for the lock's own name"
 		}
 		info.setTTL(rs[i].ttl.Val())
-		if info.Kind.Lock() && info.TTL == NoExpiry {
+		if info.Kind.IsLock() && info.TTL == NoExpiry {
 			info.notALock("a hash without a TTL (every lock's hash carries its lease as its TTL)")
 		}
 		if ss[i].perms != nil {

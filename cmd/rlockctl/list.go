@@ -31,8 +31,9 @@ func runList(ctx context.Context, env *cli, args []string) error {
 			"most --limit are shown; the keys matched after that are counted, not read,\n"+
 			"and the count is printed: narrow the pattern. A long scan prints its\n"+
 			"progress on stderr; SIGINT or SIGTERM stops it and prints what it found.\n"+
-			"Auxiliary keys (tokens, queues, permits, registrations) are shown with\n"+
-			"their lock, keys that are no lock or synchronizer only with --all.", defaultAddr())
+			"Auxiliary keys (tokens, queues, permits, registrations) are not listed on\n"+
+			"their own (their lock's line shows them); keys that are no lock or\n"+
+			"synchronizer are counted, and listed with --all.", defaultAddr())
 	limit := fs.Int("limit", 1000, "show at most `n` keys")
 	count := fs.Int64("count", 1000, "SCAN COUNT: keys asked for per round trip")
 	all := fs.Bool("all", false, "also show the keys that are not locks or synchronizers")

@@ -84,7 +84,7 @@ var commands = map[string]command{
 	"demo":   {"run the flash-sale demo: 200 buyers, 50 coupons, without and with a lock", runDemo},
 	"list":   {"list the locks, semaphores and latches whose names match a pattern (SCAN)", runList},
 	"run":    {"run a command while holding a lock (a distributed flock)", runRun},
-	"status": {"show a lock's holders, hold counts, TTL, type and waiters", runStatus},
+	"status": {"show a lock's or synchronizer's kind, holders and their processes, counts, TTL, waiters", runStatus},
 	"unlock": {"delete a lock whoever holds it (--force)", runUnlock},
 	"watch":  {"print a lock's lock and unlock events as they happen", runWatch},
 }

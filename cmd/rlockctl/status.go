@@ -56,7 +56,7 @@ func runStatus(ctx context.Context, env *cli, args []string) error {
 	default:
 		fmt.Fprintf(tw, "kind:\t%s\n", info.Kind)
 	}
-	if !info.Kind.Synchronizer() {
+	if !info.Kind.IsSynchronizer() {
 		fmt.Fprintf(tw, "state:\t%s\n", lockState(info))
 	}
 	for _, h := range info.Holders {
@@ -65,7 +65,7 @@ func runStatus(ctx context.Context, env *cli, args []string) error {
 	if info.Partial {
 		fmt.Fprintf(tw, "note:\tthe hash has more than %d fields: the first %d are shown\n", inspect.MaxFields, len(info.Holders))
 	}
-	if info.Kind.Synchronizer() {
+	if info.Kind.IsSynchronizer() {
 		fmt.Fprintf(tw, "%s\n", counter(info))
 		for _, p := range info.Permits {
 			fmt.Fprintf(tw, "permit:\t%s\tlease %s\n", p.ID, ttlString(p.Lease))
@@ -202,7 +202,7 @@ func statusJSON(info *inspect.Info, procs map[string]*inspect.Process) infoJSON 
 	if out.Queue == nil {
 		out.Queue = []string{}
 	}
-	if info.Kind.Synchronizer() {
+	if info.Kind.IsSynchronizer() {
 		n := info.Counter
 		out.Counter = &n
 	}
@@ -242,7 +242,7 @@ func runUnlock(ctx context.Context, env *cli, args []string) error {
 	switch {
 	case info.Kind == inspect.KindForeign:
 		return fail(exitFailure, "%s is a Redis %s, not a lock: left alone", name, info.RedisType)
-	case info.Kind.Synchronizer():
+	case info.Kind.IsSynchronizer():
 		return fail(exitFailure, "%s is a %s, not a lock: left alone", name, info.Kind)
 	case info.Kind == inspect.KindFasterMulti:
 		return fail(exitFailure, "%s is a faster multilock's group: force-unlock it with its values (FasterMultiLock.ForceUnlock); left alone", name)

@@ -259,7 +259,7 @@ func describe(info *inspect.Info) string {
 	switch {
 	case info.Kind == inspect.KindForeign:
 		return fmt.Sprintf("%s (the key is a Redis %s)", info.Reason, info.RedisType)
-	case info.Kind.Synchronizer():
+	case info.Kind.IsSynchronizer():
 		return fmt.Sprintf("not a lock: a %s (rlockctl status shows it)", info.Kind)
 	}
 	if !info.Locked() {
