@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -102,8 +103,8 @@ var _ = Describe("rlockctl list, status of synchronizers, and the client registr
 			host, _ := os.Hostname()
 			Expect(rec).To(And(HaveKeyWithValue("id", c.ID()), HaveKeyWithValue("name", "worker-7"), HaveKeyWithValue("host", host),
 				HaveKeyWithValue("pid", BeEquivalentTo(os.Getpid())), HaveKeyWithValue("lib", "goredisson")))
-			// Written again within its TTL: it outlives two TTLs.
-			Consistently(func() int64 { return raw.Exists(ctx, key).Val() }).WithTimeout(7 * time.Second).WithPolling(200 * time.Millisecond).Should(BeEquivalentTo(1))
+			// Written again within its TTL (3 s, every 1 s): it outlives it.
+			Consistently(func() int64 { return raw.Exists(ctx, key).Val() }).WithTimeout(4 * time.Second).WithPolling(200 * time.Millisecond).Should(BeEquivalentTo(1))
 
 			lock := c.NewLock(name)
 			Expect(lock.Lock(ctxowner.WithID(ctx, "job"))).To(Succeed())
@@ -129,6 +130,26 @@ var _ = Describe("rlockctl list, status of synchronizers, and the client registr
 
 			Expect(c.Close()).To(Succeed())
 			Eventually(func() int64 { return raw.Exists(ctx, key).Val() }).Should(BeZero(), "Close deletes the registration")
+		})
+
+		It("traces a lock held by rlockctl run to its process; a killed process's registration ends with its TTL", Label("slow"), func() {
+			name := lockName()
+			s := rlockctl("run", "--lock", name, "--watchdog", "1s", "--", "sh", "-c", "echo $$; exec sleep 30")
+			Eventually(s.Out).Should(gbytes.Say(`\d+`))
+			child, err := strconv.Atoi(string(regexp.MustCompile(`\d+`).Find(s.Out.Contents())))
+			Expect(err).NotTo(HaveOccurred())
+			DeferCleanup(func() { _ = syscall.Kill(child, syscall.SIGKILL) })
+			host, _ := os.Hostname()
+			var status string
+			Eventually(func() string { status = out("status", name); return status }).Should(MatchRegexp(`holds 1\s+` +
+				regexp.QuoteMeta("rlockctl run --lock "+name+" -- sh -c echo $$; exec sleep 30: host "+host+" pid "+strconv.Itoa(s.Command.Process.Pid)+", started ")))
+			id := regexp.MustCompile(`holder:\s+([0-9a-f-]{36}):`).FindStringSubmatch(status)
+			Expect(id).To(HaveLen(2))
+			key := "goredisson_client:{" + id[1] + "}"
+			Expect(raw.Exists(ctx, key).Val()).To(BeEquivalentTo(1))
+
+			Expect(s.Command.Process.Kill()).To(Succeed()) // no Close: the TTL (1 s) ends it
+			Eventually(func() int64 { return raw.Exists(ctx, key).Val() }).WithTimeout(5 * time.Second).Should(BeZero())
 		})
 
 		It("refuses an empty or over-long client name with ErrInvalidArgument", func() {
