@@ -1,22 +1,21 @@
-// Package inspect reads the state of any lock of Redisson's family (as
-// goredisson and Redisson write it) off Redis, without changing it: who
-// holds it and how often, its TTL, a fair lock's queue, the subscribers of
-// its channels, the last fencing token. rlockctl status and the rlocktest
-// matchers print it; operators and tests can use it directly.
+// Package inspect reads the state of any lock or synchronizer of Redisson's
+// family (as goredisson and Redisson write it) off Redis, without changing
+// it: who holds it and how often, its TTL, a fair lock's queue, a
+// semaphore's permits or a latch's count, the subscribers of its channels,
+// the last fencing token; it tells a key that is not a lock (KindForeign,
+// with the reason) and traces holder fields to the processes of goredisson
+// Clients (Processes). rlockctl status and list and the rlocktest matchers
+// print it; operators and tests can use it directly.
 package inspect
 
 import (
 	"context"
 	"errors"
 	"fmt"
-	"sort"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/redis/go-redis/v9"
-
-	"github.com/goredisson/goredisson/internal/layout"
 )
 
 // Kind is the kind of lock Lock reads off the layout.
@@ -34,8 +33,24 @@ const (
 	KindFair Kind = "fair"
 	// KindReadWrite: a hash with a "mode" field (ReadWriteLock).
 	KindReadWrite Kind = "read-write"
-	// KindForeign: the key exists but is not a hash: not a lock of this
-	// layout (a redsync or SETNX lock, or another value).
+	// KindFasterMulti: a faster multilock's group hash (value fields,
+	// their holders, expire_time and lock_count fields).
+	KindFasterMulti Kind = "faster-multilock"
+	// KindSemaphore: a counter with a TTL or with waiters on the
+	// semaphore channel (a Semaphore, or a PermitExpirableSemaphore with
+	// no permit taken).
+	KindSemaphore Kind = "semaphore"
+	// KindPermitSemaphore: a counter with permits taken ({name}:timeout).
+	KindPermitSemaphore Kind = "permit-semaphore"
+	// KindLatch: a counter with waiters on the latch channel.
+	KindLatch Kind = "latch"
+	// KindSemaphoreOrLatch: an integer string that nothing else tells
+	// apart: a Semaphore, a CountDownLatch, or a PermitExpirableSemaphore
+	// with no permit taken.
+	KindSemaphoreOrLatch Kind = "semaphore-or-latch"
+	// KindForeign: the key exists but is not a lock or synchronizer of
+	// Redisson's layout (a redsync or SETNX lock, an application's hash);
+	// Info.Reason says why.
 	KindForeign Kind = "foreign"
 )
 
@@ -67,6 +82,29 @@ type Info struct {
 	Subscribers int64
 	// Token is the last fencing token issued for the name (0: none).
 	Token int64
+	// Counter is a synchronizer's integer: a semaphore's available
+	// permits, a latch's count.
+	Counter int64
+	// Permits are a permit semaphore's permits taken (the first
+	// MaxPermits), Taken how many there are.
+	Permits []Permit
+	Taken   int64
+	// Reason says why a KindForeign key is not a lock, or how a counter's
+	// kind was told.
+	Reason string
+	// Partial is set when a hash had more than MaxFields fields: Holders
+	// lists the first MaxFields.
+	Partial bool
+
+	semSubs, latchSubs int64
+}
+
+// Permit is one permit taken from a PermitExpirableSemaphore.
+type Permit struct {
+	// ID is the permit id (hex).
+	ID string
+	// Lease is its remaining lease (NoExpiry: none).
+	Lease time.Duration
 }
 
 // Holder is one hash field of a held lock.
@@ -79,6 +117,26 @@ type Holder struct {
 
 // Locked reports whether anyone holds the lock.
 func (i *Info) Locked() bool { return i != nil && len(i.Holders) > 0 }
+
+// IsLock reports whether the key is a lock (reentrant, fenced, fair,
+// read-write or faster multilock), held or not.
+func (k Kind) IsLock() bool {
+	switch k {
+	case KindReentrant, KindFenced, KindFair, KindReadWrite, KindFasterMulti:
+		return true
+	}
+	return false
+}
+
+// IsSynchronizer reports whether the key is a semaphore, permit semaphore or
+// latch (or one of them).
+func (k Kind) IsSynchronizer() bool {
+	switch k {
+	case KindSemaphore, KindPermitSemaphore, KindLatch, KindSemaphoreOrLatch:
+		return true
+	}
+	return false
+}
 
 // Holds returns the sum of all holders' hold counts.
 func (i *Info) Holds() int {
@@ -99,8 +157,15 @@ func (i *Info) String() string {
 		return "<nil info>"
 	}
 	s := fmt.Sprintf("lock %q %s", i.Name, i.Kind)
-	if i.Kind == KindForeign {
-		return s + fmt.Sprintf(" (redis type %s)", i.RedisType)
+	switch {
+	case i.Kind == KindForeign:
+		return s + fmt.Sprintf(" (redis type %s): %s", i.RedisType, i.Reason)
+	case i.Kind.IsSynchronizer():
+		s += fmt.Sprintf(": %d", i.Counter)
+		if i.Kind == KindPermitSemaphore {
+			s += fmt.Sprintf(" available, %d taken", i.Taken)
+		}
+		return s
 	}
 	if i.Mode != "" {
 		s += " mode " + i.Mode
@@ -133,10 +198,10 @@ func (i *Info) String() string {
 // a nil context; test for it with errors.Is.
 var ErrInvalidArgument = errors.New("invalid argument")
 
-// Lock reads the state of the named lock, whatever its type, without
-// changing it. Its reads are pipelined, not atomic: under churn the parts
-// may come from moments a round trip apart. Subscribers counts both plain
-// and sharded subscriptions.
+// Lock reads the state of the named lock or synchronizer, whatever its
+// type, without changing it. Its reads are pipelined, not atomic: under
+// churn the parts may come from moments a round trip apart. Subscribers
+// counts both plain and sharded subscriptions.
 func Lock(ctx context.Context, rdb redis.UniversalClient, name string) (*Info, error) {
 	switch {
 	case rdb == nil:
@@ -146,55 +211,11 @@ func Lock(ctx context.Context, rdb redis.UniversalClient, name string) (*Info, e
 	case ctx == nil:
 		return nil, fmt.Errorf("inspect %q: nil context: %w", name, ErrInvalidArgument)
 	}
-	pipe := rdb.Pipeline()
-	typ := pipe.Type(ctx, name)
-	fields := pipe.HGetAll(ctx, name)
-	ttl := pipe.PTTL(ctx, name)
-	queue := pipe.LRange(ctx, layout.Queue(name), 0, -1)
-	timeouts := pipe.Exists(ctx, layout.Timeouts(name))
-	token := pipe.Get(ctx, layout.Token(name))
-	if _, err := pipe.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) && !isWrongType(err) {
+	infos, err := Read(ctx, rdb, []string{name})
+	if err != nil {
 		return nil, fmt.Errorf("inspect %q: %w", name, err)
 	}
-	info := &Info{Name: name, RedisType: typ.Val(), Queue: queue.Val()}
-	info.Token, _ = strconv.ParseInt(token.Val(), 10, 64)
-	info.classify(fields.Val(), timeouts.Val() > 0)
-	info.setTTL(ttl.Val())
-	if err := info.countSubscribers(ctx, rdb); err != nil {
-		return nil, fmt.Errorf("inspect %q: %w", name, err)
-	}
-	return info, nil
-}
-
-// classify sets the kind, mode and holders from the key's Redis type, its
-// hash fields, whether fair-lock timeouts exist, and the token.
-func (info *Info) classify(fields map[string]string, timeouts bool) {
-	switch info.RedisType {
-	case "none":
-		info.Kind = KindNone
-	case "hash":
-		info.Kind = KindReentrant
-		for f, v := range fields {
-			if f == "mode" {
-				info.Kind, info.Mode = KindReadWrite, v
-				continue
-			}
-			n, _ := strconv.Atoi(v)
-			info.Holders = append(info.Holders, Holder{Field: f, Count: n})
-		}
-		sort.Slice(info.Holders, func(a, b int) bool { return info.Holders[a].Field < info.Holders[b].Field })
-	default:
-		info.Kind = KindForeign
-	}
-	if info.Kind != KindReentrant && info.Kind != KindNone {
-		return
-	}
-	switch {
-	case len(info.Queue) > 0 || timeouts:
-		info.Kind = KindFair
-	case info.Token > 0 && info.Kind == KindReentrant:
-		info.Kind = KindFenced
-	}
+	return infos[0], nil
 }
 
 // setTTL sets the TTL from the key's PTTL.
@@ -208,28 +229,6 @@ func (info *Info) setTTL(d time.Duration) {
 	case d > 0:
 		info.TTL = d
 	}
-}
-
-// countSubscribers counts the subscriptions, plain and sharded, to the
-// lock's channels (a fair lock's waiters each have their own).
-func (info *Info) countSubscribers(ctx context.Context, rdb redis.UniversalClient) error {
-	channels := []string{layout.Channel(info.Name)}
-	if info.Kind == KindReadWrite {
-		channels[0] = layout.RWChannel(info.Name)
-	}
-	for _, f := range info.Queue {
-		channels = append(channels, layout.FairChannel(info.Name, f))
-	}
-	subs, err := rdb.PubSubNumSub(ctx, channels...).Result()
-	if err != nil {
-		return err
-	}
-	// Sharded subscriptions (Redis 7+); an older server has none.
-	shard, _ := rdb.PubSubShardNumSub(ctx, channels...).Result()
-	for _, ch := range channels {
-		info.Subscribers += subs[ch] + shard[ch]
-	}
-	return nil
 }
 
 func isWrongType(err error) bool {

@@ -50,6 +50,8 @@ type Client struct {
 	// all wake (see Client.wakes).
 	wakeAllMu sync.Mutex
 	wakeAll   map[string]int
+	// reg keeps the Client's registration (nil: WithClientRegistry(false)).
+	reg *registry
 }
 
 // wakes is the Hub's wake function: Redisson's (layout.Wakes), except that
@@ -97,8 +99,9 @@ func (c *Client) ms(d time.Duration) any {
 // NewClient returns a Client for rdb: a *redis.Client (one server, or
 // Sentinel through redis.NewFailoverClient) or a *redis.ClusterClient; a nil
 // rdb, a bad option or a *redis.Ring (it moves keys between shards, so two
-// owners could hold one lock) is ErrInvalidArgument. It makes no connection,
-// and checks once in the background that Redis cannot evict lock keys
+// owners could hold one lock) is ErrInvalidArgument. It makes no connection;
+// in the background it registers the Client (WithClientRegistry) and checks
+// once that Redis cannot evict lock keys
 // (maxmemory-policy noeviction), logging a warning if it can. On a Cluster
 // and on Sentinel the defaults are Redisson's: sharded pub/sub
 // (WithShardedPubSub) and replica sync (WithReplicaSync); on Sentinel the
@@ -139,6 +142,7 @@ func NewClient(rdb redis.UniversalClient, opts ...Option) (*Client, error) {
 	)
 	c.wd = watchdog.New(c.renew, o.watchdogTimeout, watchdog.WithLogger(o.logger), watchdog.WithOnLost(c.lost))
 	go c.checkEviction()
+	c.startRegistry()
 	return c, nil
 }
 
@@ -167,6 +171,7 @@ func (c *Client) Close() error {
 	}
 	close(c.done)
 	c.wd.Close()
+	c.reg.close()
 	if err := c.hub.Close(); err != nil && !errors.Is(err, pubsub.ErrClosed) {
 		return opErr("close", "", err)
 	}

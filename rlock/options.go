@@ -38,7 +38,10 @@ type options struct {
 	syncTimeout  time.Duration
 	observer     Observer
 	retry        retryPolicy
-	errs         []error
+	// register and clientName are the Client's registration (registry.go).
+	register   bool
+	clientName string
+	errs       []error
 }
 
 var errNilObserver = errors.New("nil observer")
@@ -53,6 +56,7 @@ func newOptions(opts []Option) (options, error) {
 		fairWait:        defaultFairLockWaitTimeout,
 		syncTimeout:     defaultSyncTimeout,
 		retry:           defaultRetry,
+		register:        true,
 	}
 	for _, opt := range opts {
 		if opt == nil {
@@ -191,3 +195,25 @@ func WithRetry(attempts int, delay time.Duration) Option {
 type backoff struct{ initial, max time.Duration }
 
 var defaultBackoff = backoff{initial: time.Millisecond, max: 128 * time.Millisecond}
+
+// maxClientName bounds WithClientName.
+const maxClientName = 256
+
+// WithClientName names the Client in its registration, which rlockctl shows
+// beside its holder fields (docs/layout.md); 1 to 256 bytes.
+func WithClientName(name string) Option {
+	return func(o *options) {
+		if name == "" || len(name) > maxClientName {
+			o.errs = append(o.errs, fmt.Errorf("client name of %d bytes: want 1 to %d", len(name), maxClientName))
+			return
+		}
+		o.clientName = name
+	}
+}
+
+// WithClientRegistry turns the Client's registration (its id, host, pid,
+// start time and name in a key with a TTL, for rlockctl) on or off
+// (default on; docs/layout.md).
+func WithClientRegistry(on bool) Option {
+	return func(o *options) { o.register = on }
+}

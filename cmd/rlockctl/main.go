@@ -6,6 +6,7 @@
 //	                                               a distributed flock(1): waits for
 //	                                               the lock until it is acquired, or
 //	                                               up to --wait D (0: one attempt)
+//	rlockctl list [PATTERN]                        locks, semaphores, latches matching PATTERN
 //	rlockctl status NAME                           holders, hold counts, TTL, type, waiters
 //	rlockctl unlock --force NAME                   delete a lock whoever holds it
 //	rlockctl watch NAME                            print lock and unlock events
@@ -27,6 +28,7 @@
 //	69   Redis unreachable or not answering (EX_UNAVAILABLE)
 //	75   run: the lock was not acquired within --wait (EX_TEMPFAIL)
 //	77   run: the lock was lost while the command ran; the command was signalled
+//	128+S list: stopped by signal S (SIGINT, SIGTERM); what it found is printed
 //	N    run: the command's own exit status; 128+S when signal S killed it;
 //	     126 when it could not be executed, 127 when it was not found
 package main
@@ -80,13 +82,14 @@ type command struct {
 
 var commands = map[string]command{
 	"demo":   {"run the flash-sale demo: 200 buyers, 50 coupons, without and with a lock", runDemo},
+	"list":   {"list the locks, semaphores and latches whose names match a pattern (SCAN)", runList},
 	"run":    {"run a command while holding a lock (a distributed flock)", runRun},
-	"status": {"show a lock's holders, hold counts, TTL, type and waiters", runStatus},
+	"status": {"show a lock's or synchronizer's kind, holders and their processes, counts, TTL, waiters", runStatus},
 	"unlock": {"delete a lock whoever holds it (--force)", runUnlock},
 	"watch":  {"print a lock's lock and unlock events as they happen", runWatch},
 }
 
-var order = []string{"demo", "run", "status", "unlock", "watch"}
+var order = []string{"demo", "list", "run", "status", "unlock", "watch"}
 
 // cli is what subcommands share: where to write and how to exit.
 type cli struct {
@@ -266,7 +269,8 @@ func connect(ctx context.Context, addr string, opts ...rlock.Option) (*redis.Cli
 		ropt.MaxRetries = -1
 	}
 	rdb := redis.NewClient(ropt)
-	c, err := rlock.NewClient(rdb, opts...)
+	// Only run holds locks: the other subcommands' Clients do not register.
+	c, err := rlock.NewClient(rdb, append([]rlock.Option{rlock.WithClientRegistry(false)}, opts...)...)
 	if err != nil {
 		_ = rdb.Close()
 		return nil, nil, nil, fail(exitUsage, "%s", plain(err))
@@ -319,15 +323,14 @@ func parseNamed(fs *flag.FlagSet, args []string) (string, error) {
 
 // readLock connects to addr and reads the named lock; closeAll closes the
 // connection.
-func readLock(ctx context.Context, addr, name string) (c *rlock.Client, info *inspect.Info, closeAll func(), err error) {
-	var rdb *redis.Client
+func readLock(ctx context.Context, addr, name string) (rdb *redis.Client, c *rlock.Client, info *inspect.Info, closeAll func(), err error) {
 	rdb, c, closeAll, err = connect(ctx, addr)
 	if err != nil {
-		return nil, nil, nil, err
+		return nil, nil, nil, nil, err
 	}
 	if info, err = inspect.Lock(ctx, rdb, name); err != nil {
 		closeAll()
-		return nil, nil, nil, fail(exitUnavailable, "reading lock %s: %s", name, plain(err))
+		return nil, nil, nil, nil, fail(exitUnavailable, "reading lock %s: %s", name, plain(err))
 	}
-	return c, info, closeAll, nil
+	return rdb, c, info, closeAll, nil
 }

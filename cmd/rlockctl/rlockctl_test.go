@@ -205,21 +205,24 @@ var _ = Describe("rlockctl", func() {
 			Expect(rdb.Set(ctx, "cli:plain", "v", 0).Err()).To(Succeed())
 			s = rlockctl("status", "cli:plain")
 			exits(s, 0)
-			Expect(string(s.Out.Contents())).To(And(MatchRegexp(`kind:\s+foreign`), ContainSubstring("a Redis string, not a lock hash")))
+			Expect(string(s.Out.Contents())).To(And(MatchRegexp(`kind:\s+foreign`), MatchRegexp(`state:\s+not a lock\n`),
+				ContainSubstring("the key is a Redis string: not a lock: a string that is not an integer counter")))
 		})
 	})
 
 	It("prints only kinds that docs/cli.md lists for status", func() {
 		readme, err := os.ReadFile(filepath.Join("..", "..", "docs", "cli.md"))
 		Expect(err).NotTo(HaveOccurred())
-		i := strings.Index(string(readme), "- `status` reads any lock of the family")
+		i := strings.Index(string(readme), "- `status` reads any lock or synchronizer of the family")
 		Expect(i).To(BeNumerically(">=", 0), "docs/cli.md describes status")
 		section := string(readme)[i:]
 		section = section[:strings.Index(section, "\n- ")]
-		for _, kind := range []string{"reentrant", "fenced", "fair", "read-write", "foreign", "none"} {
+		for _, kind := range []string{"reentrant", "fenced", "fair", "read-write", "faster-multilock", "semaphore", "permit-semaphore",
+			"latch", "semaphore-or-latch", "foreign", "none"} {
 			Expect(section).To(ContainSubstring("`"+kind+"`"), kind)
 		}
 		Expect(section).To(ContainSubstring("`not locked`"))
+		Expect(section).To(ContainSubstring("`not a lock`"))
 	})
 
 	Describe("unlock", func() {
@@ -529,7 +532,7 @@ var _ = Describe("rlockctl", func() {
 		})
 
 		It("documents every subcommand with --help (exit 0)", func() {
-			for _, sub := range []string{"demo", "run", "status", "unlock", "watch"} {
+			for _, sub := range []string{"demo", "list", "run", "status", "unlock", "watch"} {
 				s := rlockctl(sub, "--help")
 				exits(s, 0)
 				Expect(string(s.Out.Contents())).To(ContainSubstring("Usage: rlockctl "+sub), sub)

@@ -56,7 +56,8 @@ func runRun(ctx context.Context, env *cli, args []string) error {
 	case *killAfter <= 0:
 		return fail(exitUsage, "--kill-after must be > 0")
 	}
-	_, c, closeAll, err := connect(ctx, *addr, rlock.WithWatchdogTimeout(*wd))
+	_, c, closeAll, err := connect(ctx, *addr, rlock.WithWatchdogTimeout(*wd),
+		rlock.WithClientRegistry(true), rlock.WithClientName(clientName(*name, fs.Args())))
 	if err != nil {
 		return err
 	}
@@ -244,4 +245,14 @@ func lockFlagAfter(args []string) bool {
 		}
 	}
 	return false
+}
+
+// clientName names run's Client in its registration (rlockctl status shows
+// it beside the holder field): the lock and the command, cut to 200 bytes.
+func clientName(lock string, cmd []string) string {
+	s := "rlockctl run --lock " + lock + " -- " + strings.Join(cmd, " ")
+	if len(s) > 200 {
+		s = strings.ToValidUTF8(s[:197], "") + "..."
+	}
+	return s
 }

@@ -14,59 +14,130 @@ import (
 
 func runStatus(ctx context.Context, env *cli, args []string) error {
 	fs, addr := env.flags("status", "[flags] NAME",
-		"Shows the lock NAME as stored in Redis: its kind (reentrant, fenced, fair,\n"+
-			"read-write, foreign for a key that is not a lock hash, or none when no key\n"+
-			"exists), its state (locked or not locked), holder fields\n"+
-			"(<client id>:<owner id>) with hold counts, remaining TTL, a fair lock's\n"+
-			"queued waiters, and the connections subscribed to its unlock channel.\n"+
-			"Works for locks taken by Redisson too.", defaultAddr())
+		"Shows the key NAME as stored in Redis: its kind (a lock: reentrant, fenced,\n"+
+			"fair, read-write, faster-multilock; a synchronizer: semaphore,\n"+
+			"permit-semaphore, latch, or semaphore-or-latch when the data cannot tell;\n"+
+			"foreign for a key that is not a lock, with the reason; none when no key\n"+
+			"exists), a lock's state (locked or not locked), holder fields\n"+
+			"(<client id>:<owner id>) with hold counts and the process of each holder's\n"+
+			"Client when it registered, a synchronizer's permits or count, remaining\n"+
+			"TTL, a fair lock's queued waiters, and the connections subscribed to its\n"+
+			"channels. Works for locks taken by Redisson too.", defaultAddr())
 	asJSON := fs.Bool("json", false, "print JSON")
 	name, err := parseNamed(fs, args)
 	if err != nil {
 		return err
 	}
-	_, info, closeAll, err := readLock(ctx, *addr, name)
+	rdb, _, info, closeAll, err := readLock(ctx, *addr, name)
 	if err != nil {
 		return err
 	}
 	defer closeAll()
+	procs, err := inspect.Processes(ctx, rdb, holderFields(info))
+	if err != nil {
+		return fail(exitUnavailable, "reading the registrations of %s's holders: %s", name, plain(err))
+	}
 	if *asJSON {
 		enc := json.NewEncoder(env.stdout)
 		enc.SetIndent("", "  ")
-		return enc.Encode(statusJSON(info))
+		return enc.Encode(statusJSON(info, procs))
 	}
 	tw := tabwriter.NewWriter(env.stdout, 0, 0, 2, ' ', 0)
-	fmt.Fprintf(tw, "lock:\t%s\n", info.Name)
-	switch info.Kind {
-	case inspect.KindNone:
+	fmt.Fprintf(tw, "name:\t%s\n", info.Name)
+	switch {
+	case info.Kind == inspect.KindNone:
 		fmt.Fprintf(tw, "kind:\t%s (no key %q in Redis)\n", inspect.KindNone, info.Name)
-	case inspect.KindForeign:
+	case info.Kind == inspect.KindForeign:
 		fmt.Fprintf(tw, "kind:\t%s\n", info.Kind)
-		fmt.Fprintf(tw, "note:\tthe key is a Redis %s, not a lock hash\n", info.RedisType)
+		fmt.Fprintf(tw, "note:\tthe key is a Redis %s: %s\n", info.RedisType, info.Reason)
+	case info.Reason != "":
+		fmt.Fprintf(tw, "kind:\t%s\n", info.Kind)
+		fmt.Fprintf(tw, "note:\t%s\n", info.Reason)
 	default:
 		fmt.Fprintf(tw, "kind:\t%s\n", info.Kind)
 	}
-	fmt.Fprintf(tw, "state:\t%s\n", lockState(info))
+	if !info.Kind.IsSynchronizer() {
+		fmt.Fprintf(tw, "state:\t%s\n", lockState(info))
+	}
 	for _, h := range info.Holders {
-		fmt.Fprintf(tw, "holder:\t%s\tholds %d\n", h.Field, h.Count)
+		fmt.Fprintf(tw, "holder:\t%s\t%s\t%s\n", h.Field, holds(info, h), process(procs[h.Field]))
+	}
+	if info.Partial {
+		fmt.Fprintf(tw, "note:\tthe hash has more than %d fields: the first %d are shown\n", inspect.MaxFields, len(info.Holders))
+	}
+	if info.Kind.IsSynchronizer() {
+		fmt.Fprintf(tw, "%s\n", counter(info))
+		for _, p := range info.Permits {
+			fmt.Fprintf(tw, "permit:\t%s\tlease %s\n", p.ID, ttlString(p.Lease))
+		}
 	}
 	fmt.Fprintf(tw, "ttl:\t%s\n", ttlString(info.TTL))
 	if len(info.Queue) > 0 {
 		fmt.Fprintf(tw, "queue:\t%d waiting: %s\n", len(info.Queue), strings.Join(info.Queue, ", "))
 	}
-	fmt.Fprintf(tw, "subscribers:\t%d connection(s) on the unlock channel\n", info.Subscribers)
+	if info.Kind != inspect.KindForeign {
+		fmt.Fprintf(tw, "subscribers:\t%d connection(s) on its channel(s)\n", info.Subscribers)
+	}
 	if info.Token > 0 {
 		fmt.Fprintf(tw, "token:\t%d (last fencing token issued)\n", info.Token)
 	}
 	return tw.Flush()
 }
 
-// lockState is "locked", with a read-write lock's mode, or "not locked".
-func lockState(info *inspect.Info) string {
-	if !info.Locked() {
-		return "not locked"
+// unregistered is what status and list show for a holder whose Client has
+// no registration.
+const unregistered = "unregistered (a Java/Redisson client or an old goredisson)"
+
+// process renders a holder's registered process.
+func process(p *inspect.Process) string {
+	if p == nil {
+		return unregistered
 	}
-	if info.Mode != "" {
+	return p.String()
+}
+
+// holds renders a holder's count: re-entries, or for a faster multilock
+// the values it holds.
+func holds(info *inspect.Info, h inspect.Holder) string {
+	if info.Kind == inspect.KindFasterMulti {
+		return fmt.Sprintf("holds %d value(s)", h.Count)
+	}
+	return fmt.Sprintf("holds %d", h.Count)
+}
+
+// counter renders a synchronizer's counter as a status line.
+func counter(info *inspect.Info) string {
+	switch info.Kind {
+	case inspect.KindSemaphore:
+		return fmt.Sprintf("permits:\t%d available", info.Counter)
+	case inspect.KindPermitSemaphore:
+		return fmt.Sprintf("permits:\t%d available, %d taken", info.Counter, info.Taken)
+	case inspect.KindLatch:
+		return fmt.Sprintf("count:\t%d", info.Counter)
+	}
+	return fmt.Sprintf("value:\t%d (the permits available of a semaphore, the count of a latch)", info.Counter)
+}
+
+// holderFields are the fields whose processes status and list show.
+func holderFields(infos ...*inspect.Info) []string {
+	var out []string
+	for _, info := range infos {
+		for _, h := range info.Holders {
+			out = append(out, h.Field)
+		}
+	}
+	return out
+}
+
+// lockState is "locked", with a read-write lock's mode, "not locked", or
+// "not a lock".
+func lockState(info *inspect.Info) string {
+	switch {
+	case info.Kind == inspect.KindForeign:
+		return "not a lock"
+	case !info.Locked():
+		return "not locked"
+	case info.Mode != "":
 		return "locked (" + info.Mode + ")"
 	}
 	return "locked"
@@ -82,9 +153,23 @@ func ttlString(d time.Duration) string {
 	return d.Round(time.Millisecond).String()
 }
 
+type processJSON struct {
+	ID      string    `json:"id"`
+	Name    string    `json:"name,omitempty"`
+	Host    string    `json:"host"`
+	PID     int       `json:"pid"`
+	Started time.Time `json:"started"`
+}
+
 type holderJSON struct {
-	Field string `json:"field"`
-	Count int    `json:"count"`
+	Field   string       `json:"field"`
+	Count   int          `json:"count"`
+	Process *processJSON `json:"process"`
+}
+
+type permitJSON struct {
+	ID          string `json:"id"`
+	LeaseMillis int64  `json:"lease_ms"`
 }
 
 type infoJSON struct {
@@ -92,24 +177,44 @@ type infoJSON struct {
 	Kind        string       `json:"kind"`
 	Locked      bool         `json:"locked"`
 	Mode        string       `json:"mode,omitempty"`
+	Note        string       `json:"note,omitempty"`
 	Holders     []holderJSON `json:"holders"`
+	Counter     *int64       `json:"counter,omitempty"`
+	Taken       int64        `json:"taken,omitempty"`
+	Permits     []permitJSON `json:"permits,omitempty"`
 	TTLMillis   int64        `json:"ttl_ms"`
 	Queue       []string     `json:"queue"`
 	Subscribers int64        `json:"subscribers"`
 	Token       int64        `json:"token,omitempty"`
+	Partial     bool         `json:"partial,omitempty"`
 }
 
-func statusJSON(info *inspect.Info) infoJSON {
-	out := infoJSON{Name: info.Name, Kind: string(info.Kind), Locked: info.Locked(), Mode: info.Mode, Queue: info.Queue,
-		Subscribers: info.Subscribers, Token: info.Token, Holders: []holderJSON{}, TTLMillis: info.TTL.Milliseconds()}
-	if info.TTL == inspect.NoExpiry {
-		out.TTLMillis = -1
+func millis(d time.Duration) int64 {
+	if d == inspect.NoExpiry {
+		return -1
 	}
+	return d.Milliseconds()
+}
+
+func statusJSON(info *inspect.Info, procs map[string]*inspect.Process) infoJSON {
+	out := infoJSON{Name: info.Name, Kind: string(info.Kind), Locked: info.Locked(), Mode: info.Mode, Note: info.Reason, Queue: info.Queue,
+		Subscribers: info.Subscribers, Token: info.Token, Holders: []holderJSON{}, TTLMillis: millis(info.TTL), Taken: info.Taken, Partial: info.Partial}
 	if out.Queue == nil {
 		out.Queue = []string{}
 	}
+	if info.Kind.IsSynchronizer() {
+		n := info.Counter
+		out.Counter = &n
+	}
+	for _, p := range info.Permits {
+		out.Permits = append(out.Permits, permitJSON{ID: p.ID, LeaseMillis: millis(p.Lease)})
+	}
 	for _, h := range info.Holders {
-		out.Holders = append(out.Holders, holderJSON(h))
+		hj := holderJSON{Field: h.Field, Count: h.Count}
+		if p := procs[h.Field]; p != nil {
+			hj.Process = &processJSON{ID: p.ID, Name: p.Name, Host: p.Host, PID: p.PID, Started: p.Started}
+		}
+		out.Holders = append(out.Holders, hj)
 	}
 	return out
 }
@@ -128,21 +233,25 @@ func runUnlock(ctx context.Context, env *cli, args []string) error {
 	if !*force {
 		return fail(exitUsage, "unlock deletes a lock whoever holds it: confirm with --force")
 	}
-	c, info, closeAll, err := readLock(ctx, *addr, name)
+	_, c, info, closeAll, err := readLock(ctx, *addr, name)
 	if err != nil {
 		return err
 	}
 	defer closeAll()
 	var lock rlock.Locker
-	switch info.Kind {
-	case inspect.KindForeign:
+	switch {
+	case info.Kind == inspect.KindForeign:
 		return fail(exitFailure, "%s is a Redis %s, not a lock: left alone", name, info.RedisType)
-	case inspect.KindReadWrite:
+	case info.Kind.IsSynchronizer():
+		return fail(exitFailure, "%s is a %s, not a lock: left alone", name, info.Kind)
+	case info.Kind == inspect.KindFasterMulti:
+		return fail(exitFailure, "%s is a faster multilock's group: force-unlock it with its values (FasterMultiLock.ForceUnlock); left alone", name)
+	case info.Kind == inspect.KindReadWrite:
 		lock = c.NewReadWriteLock(name).WriteLock()
 		if info.Mode == "read" {
 			lock = c.NewReadWriteLock(name).ReadLock()
 		}
-	case inspect.KindFair:
+	case info.Kind == inspect.KindFair:
 		lock = c.NewFairLock(name)
 	default:
 		lock = c.NewLock(name)

@@ -256,8 +256,11 @@ func expiryAfter(start time.Time, ttl time.Duration) time.Time {
 
 // describe renders a lock's state for watch's first line.
 func describe(info *inspect.Info) string {
-	if info.Kind == inspect.KindForeign {
-		return fmt.Sprintf("not a lock: the key is a Redis %s", info.RedisType)
+	switch {
+	case info.Kind == inspect.KindForeign:
+		return fmt.Sprintf("%s (the key is a Redis %s)", info.Reason, info.RedisType)
+	case info.Kind.IsSynchronizer():
+		return fmt.Sprintf("not a lock: a %s (rlockctl status shows it)", info.Kind)
 	}
 	if !info.Locked() {
 		return "not locked"

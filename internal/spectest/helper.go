@@ -54,7 +54,7 @@ func runHelper(helpers map[string]HelperFunc, name string) error {
 	if !ok {
 		return fmt.Errorf("no helper %q", name)
 	}
-	var opts []rlock.Option
+	opts := Unregistered(nil)
 	if ms, err := strconv.Atoi(os.Getenv("HELPER_FAIR_WAIT_MS")); err == nil {
 		opts = append(opts, rlock.WithFairLockWaitTimeout(time.Duration(ms)*time.Millisecond))
 	}
