@@ -22,7 +22,7 @@ import (
 // (the owners' attempts before they blocked are left out): 2 is the floor
 // (one release, one acquire). hand-offs/s is over the same span.
 //
-//	go test -run '^$' -bench WaitingWriters -benchtime 5x -count 3 ./rlock
+//	go test -run '^$' -bench WaitingWriters -benchtime 3x -count 3 ./rlock
 func BenchmarkWaitingWriters(b *testing.B) {
 	const owners = 300
 	b.Run("WriteLock", func(b *testing.B) {
