@@ -425,14 +425,21 @@ func (ch *channel) wakeAll() {
 }
 
 // wakeShared marks every shared Sub of the channel woken, blocked in Wait
-// or not, and wakes the longest-blocked other Sub (or keeps a permit, as
-// wakeN does): a message that every shared waiter may act on, but only one
-// of the others.
+// or not, and wakes the longest-blocked other Sub (or, if there are others
+// but none is blocked, keeps a permit, as wakeN does): a message that every
+// shared waiter may act on, but only one of the others.
 func (ch *channel) wakeShared() {
+	others := false
 	for s := range ch.subs {
 		if s.shared {
 			s.signal()
+		} else {
+			others = true
 		}
+	}
+	if !others {
+		ch.queue = ch.queue[:0] // every Sub was shared, and is woken
+		return
 	}
 	rest := ch.queue[:0]
 	for _, s := range ch.queue {

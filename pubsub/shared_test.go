@@ -98,6 +98,19 @@ var _ = Describe("Hub with shared waiters", func() {
 		Eventually(func() (bool, error) { return w.Wait(ctx, 0) }).Should(BeTrue())
 	})
 
+	It("keeps no wake for later when every Sub is shared (only readers wait)", func() {
+		r1, r2 := subscribe(true), subscribe(true)
+		o1 := waitIn(r1)
+		blocked(1)
+		raw.Publish(ctx, "rw", "1")
+		Eventually(o1).Should(Receive(Equal(outcome{true, nil})))
+		Expect(r2.Wait(ctx, 0)).To(BeTrue(), "woken between two waits")
+		r1.Used()
+		r2.Used()
+		Expect(r1.Wait(ctx, 50*time.Millisecond)).To(BeFalse(), "no permit: it would cost a reader a needless attempt")
+		Expect(r2.Wait(ctx, 0)).To(BeFalse())
+	})
+
 	It("hands the woken writer's wake on to the next writer when it leaves without using it", func() {
 		r := subscribe(true)
 		w1, w2 := subscribe(false), subscribe(false)
