@@ -17,27 +17,31 @@ import (
 
 // BenchmarkWaitingWriters: 300 owners of one Client block on a lock the
 // benchmark holds; it unlocks, and each owner takes the lock once and gives
-// it back: 300 hand-offs per op. scripts/hand-off counts the EVALSHA and
-// EVAL calls Redis served from the benchmark's unlock to the last owner's
-// (the owners' attempts before they blocked are left out): 2 is the floor
-// (one release, one acquire). hand-offs/s is over the same span.
+// it back: 300 hand-offs per op (rounds=3: each owner takes it three times,
+// locking again at once after its unlock, 900 hand-offs). scripts/hand-off
+// counts the EVALSHA and EVAL calls Redis served from the benchmark's unlock
+// to the last owner's (the owners' attempts before they blocked are left
+// out): 2 is the floor (one release, one acquire). hand-offs/s is over the
+// same span.
 //
 //	go test -run '^$' -bench WaitingWriters -benchtime 3x -count 3 ./rlock
 func BenchmarkWaitingWriters(b *testing.B) {
 	const owners = 300
-	b.Run("WriteLock", func(b *testing.B) {
-		benchDrain(b, owners, layout.RWChannel("bench:writers"), func(c *rlock.Client) rlock.Locker {
-			return c.NewReadWriteLock("bench:writers").WriteLock()
+	for _, rounds := range []int{1, 3} {
+		b.Run("WriteLock/rounds="+strconv.Itoa(rounds), func(b *testing.B) {
+			benchDrain(b, owners, rounds, layout.RWChannel("bench:writers"), func(c *rlock.Client) rlock.Locker {
+				return c.NewReadWriteLock("bench:writers").WriteLock()
+			})
 		})
-	})
-	b.Run("Lock", func(b *testing.B) {
-		benchDrain(b, owners, layout.Channel("bench:lockers"), func(c *rlock.Client) rlock.Locker {
-			return c.NewLock("bench:lockers")
+		b.Run("Lock/rounds="+strconv.Itoa(rounds), func(b *testing.B) {
+			benchDrain(b, owners, rounds, layout.Channel("bench:lockers"), func(c *rlock.Client) rlock.Locker {
+				return c.NewLock("bench:lockers")
+			})
 		})
-	})
+	}
 }
 
-func benchDrain(b *testing.B, owners int, channel string, newLock func(*rlock.Client) rlock.Locker) {
+func benchDrain(b *testing.B, owners, rounds int, channel string, newLock func(*rlock.Client) rlock.Locker) {
 	c, _ := newBenchClient(b, 16)
 	raw := redis.NewClient(&redis.Options{Addr: redisAddr})
 	defer raw.Close()
@@ -57,12 +61,15 @@ func benchDrain(b *testing.B, owners int, channel string, newLock func(*rlock.Cl
 			go func() {
 				defer wg.Done()
 				ctx := ctxowner.New(context.Background())
-				if err := lock.Lock(ctx); err != nil {
-					b.Error(err)
-					return
-				}
-				if err := lock.Unlock(ctx); err != nil {
-					b.Error(err)
+				for range rounds {
+					if err := lock.Lock(ctx); err != nil {
+						b.Error(err)
+						return
+					}
+					if err := lock.Unlock(ctx); err != nil {
+						b.Error(err)
+						return
+					}
 				}
 			}()
 		}
@@ -82,7 +89,7 @@ func benchDrain(b *testing.B, owners int, channel string, newLock func(*rlock.Cl
 		b.StopTimer()
 		scripts += scriptCalls(b, raw) - before
 	}
-	handoffs := float64(owners * b.N)
+	handoffs := float64(owners * rounds * b.N)
 	b.ReportMetric(float64(scripts)/handoffs, "scripts/hand-off")
 	b.ReportMetric(handoffs/spent.Seconds(), "hand-offs/s")
 }
