@@ -31,18 +31,21 @@ var _ = Describe("ReadWriteLock wake-ups", func() {
 		return calls["evalsha"] + calls["eval"]
 	}
 
-	It("hands the write lock on among 60 waiting writers and 6 waiting readers of one Client with at most 3 scripts per acquisition", func() {
+	It("hands the write lock on among 60 waiting writers of one Client with at most 3 scripts per acquisition, after 6 waiting readers went in on a downgrade", func() {
 		const writers, readers = 60, 6
 		c := e.Client()
 		rw := c.NewReadWriteLock("rw-handoff")
 		holder := ctxowner.New(ctx)
 		Expect(rw.WriteLock().Lock(holder)).To(Succeed())
+		Expect(rw.ReadLock().Lock(holder)).To(Succeed())
 		var wg sync.WaitGroup
 		var writing atomic.Bool
+		var readersDone atomic.Int32
 		for i := range writers + readers {
-			side := rw.WriteLock()
-			if i%10 == 5 {
-				side = rw.ReadLock()
+			write := i%11 != 5
+			side := rw.ReadLock()
+			if write {
+				side = rw.WriteLock()
 			}
 			wg.Add(1)
 			go func() {
@@ -50,19 +53,27 @@ var _ = Describe("ReadWriteLock wake-ups", func() {
 				defer wg.Done()
 				owner := ctxowner.New(ctx)
 				Expect(side.Lock(owner)).To(Succeed())
-				if side == rw.WriteLock() {
+				if write {
 					Expect(writing.Swap(true)).To(BeFalse(), "two writers at once")
 					writing.Store(false)
 				} else {
 					Expect(writing.Load()).To(BeFalse(), "a reader beside a writer")
 				}
 				Expect(side.Unlock(owner)).To(Succeed())
+				if !write {
+					readersDone.Add(1)
+				}
 			}()
 		}
 		Eventually(func() int { return rlock.BlockedWaiters(c, layout.RWChannel("rw-handoff")) }).
 			WithTimeout(30 * time.Second).Should(Equal(writers + readers))
 		before := scripts()
+		// The downgrade lets the readers in (and wakes one writer, which
+		// finds the lock in read mode); the holder's read unlock, once they
+		// are done, hands the lock to the writers, one after another.
 		Expect(rw.WriteLock().Unlock(holder)).To(Succeed())
+		Eventually(readersDone.Load).WithTimeout(10 * time.Second).Should(BeEquivalentTo(readers))
+		Expect(rw.ReadLock().Unlock(holder)).To(Succeed())
 		spectest.WaitAll(&wg)
 		per := float64(scripts()-before) / float64(writers+readers)
 		GinkgoWriter.Printf("%.2f scripts per acquisition\n", per)
