@@ -98,8 +98,9 @@ func (h *Hub) placement(ctx context.Context, name string, sharded bool) (string,
 func (h *Hub) connFor(key string, rdb redis.UniversalClient) (*conn, error) {
 	h.mu.Lock()
 	c := h.conns[key]
+	live := c != nil && !c.dead // dead is written under mu by a failing reader
 	h.mu.Unlock()
-	if c != nil && !c.dead {
+	if live {
 		return c, nil
 	}
 	if h.closedConns {

@@ -12,8 +12,9 @@
 //
 // Each message wakes waiters of its channel only: by default one (the one
 // that has waited longest), as Redisson's per-channel semaphore does; the
-// Wake function (WithWake) may ask for n of them or all of them, from the
-// channel and the message. Wakes that find nobody blocked are kept for the
+// Wake function (WithWake) may ask for n of them, all of them, or every
+// shared Sub (Sub.Share: a read-write lock's readers) and one other, from
+// the channel and the message. Wakes that find nobody blocked are kept for the
 // next Waits (at most one per Sub of the channel). When a channel had to be
 // subscribed again (its connection failed, its slot moved to another
 // master, the Sentinel primary changed), every waiter on it is woken once
@@ -61,8 +62,13 @@ type Option func(*Hub)
 // waiter of its channel.
 const WakeAll = -1
 
+// WakeShared is what a Wake function returns for a message that wakes every
+// shared Sub of its channel (see Sub.Share) and, of the others, one: the
+// one blocked longest, as a message that wakes one would.
+const WakeShared = -2
+
 // WithWake sets the function that decides how many waiters of a channel a
-// message wakes: WakeAll, 0, or up to n. Default: one.
+// message wakes: WakeAll, WakeShared, 0, or up to n. Default: one.
 func WithWake(f func(channel, payload string) int) Option {
 	return func(h *Hub) { h.wake = f }
 }
@@ -186,8 +192,8 @@ type Sub struct {
 	// until Used: a wake that it holds, or that is on its way to it, and
 	// its waiter has not acted on. newcomer is set by QueueBehind until
 	// Tried: the Sub's waiter has not made an attempt yet, so others do not
-	// queue behind it. Under Hub.mu.
-	woken, newcomer bool
+	// queue behind it. shared is set by Share. Under Hub.mu.
+	woken, newcomer, shared bool
 }
 
 // Subscribe takes a reference to the channel and returns once Redis has
@@ -395,10 +401,13 @@ func (h *Hub) deliver(name, payload string) {
 	if ch.expect > 0 {
 		ch.expect--
 	}
-	if n := h.wake(name, payload); n == WakeAll {
+	switch n := h.wake(name, payload); n {
+	case WakeAll:
 		ch.wakeAll()
-	} else {
-		ch.wakeN(n)
+	case WakeShared:
+		ch.wakeShared()
+	default:
+		ch.wakeN(max(n, 0))
 	}
 }
 
@@ -413,6 +422,34 @@ func (ch *channel) wakeAll() {
 		s.signal()
 	}
 	ch.queue = ch.queue[:0]
+}
+
+// wakeShared marks every shared Sub of the channel woken, blocked in Wait
+// or not, and wakes the longest-blocked other Sub (or, if there are others
+// but none is blocked, keeps a permit, as wakeN does): a message that every
+// shared waiter may act on, but only one of the others.
+func (ch *channel) wakeShared() {
+	others := false
+	for s := range ch.subs {
+		if s.shared {
+			s.signal()
+		} else {
+			others = true
+		}
+	}
+	if !others {
+		ch.queue = ch.queue[:0] // every Sub was shared, and is woken
+		return
+	}
+	rest := ch.queue[:0]
+	for _, s := range ch.queue {
+		if !s.shared {
+			rest = append(rest, s)
+		}
+	}
+	clear(ch.queue[len(rest):])
+	ch.queue = rest
+	ch.wakeN(1)
 }
 
 // wakeN wakes the n longest-blocked Subs; wakes that find nobody blocked
@@ -550,6 +587,16 @@ func (h *Hub) Unexpect(name string) {
 	if ch := h.chans[name]; ch != nil && ch.expect > 0 {
 		ch.expect--
 	}
+}
+
+// Share marks the Sub as a shared waiter (a read-write lock's reader): a
+// message its Wake function answers with WakeShared wakes it, whatever
+// else it wakes. Call it before the Sub's first Wait.
+func (s *Sub) Share() {
+	h := s.hub
+	h.mu.Lock()
+	s.shared = true
+	h.mu.Unlock()
 }
 
 // Tried reports that the Sub's waiter made an attempt: it no longer counts

@@ -99,6 +99,7 @@ func (a *attempt) wait(wait time.Duration) (bool, error) {
 		},
 		retryable: a.retryable,
 		queue:     a.h.queues() && c.holds.count(a.key) == 0,
+		shared:    a.h.kind == kindRead,
 	})
 }
 

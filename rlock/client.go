@@ -58,13 +58,20 @@ type Client struct {
 // a message on a channel with waiters that wait for different things
 // (faster multilocks on one group, for other values) wakes every waiter of
 // this Client on it: each tries once, so the one the unlock freed is not
-// left asleep while a waiter for values still held took the wake.
+// left asleep while a waiter for values still held took the wake; and that
+// a read-write lock's "1" (a write unlock), which wakes every waiter in
+// Redisson, wakes every reader of this Client but one writer only, as "0"
+// does: one writer can take the lock, and waking them all cost a script per
+// waiting writer per hand-off (docs/locks.md).
 func (c *Client) wakes(channel, payload string) int {
 	c.wakeAllMu.Lock()
 	all := c.wakeAll[channel] > 0
 	c.wakeAllMu.Unlock()
-	if all {
+	switch {
+	case all:
 		return pubsub.WakeAll
+	case payload == layout.ReadUnlockMessage && layout.IsRWChannel(channel):
+		return pubsub.WakeShared
 	}
 	return layout.Wakes(channel, payload)
 }

@@ -164,12 +164,12 @@ func (h *handle) leaseData() leaseData {
 
 // queues reports whether a new waiter on this kind queues behind the
 // Client's waiters already on the lock instead of racing them (see
-// waitSpec.queue): for the exclusive locks woken one waiter per unlock.
-// Not for a read-write lock, whose readers share it (a reader must not wait
-// behind a writer of its own Client that Redisson would let it pass), nor
-// for a fair lock, whose queue is in Redis.
+// waitSpec.queue): for the exclusive locks and a read-write lock's writers,
+// woken one per unlock in a Client. Not for its readers (a reader must not
+// wait behind a writer of its own Client that Redisson would let it pass),
+// nor for a fair lock, whose queue is in Redis.
 func (h *handle) queues() bool {
-	return h.kind == kindLock || h.kind == kindNonReentrant || h.kind == kindFenced
+	return h.kind == kindLock || h.kind == kindNonReentrant || h.kind == kindFenced || h.kind == kindWrite
 }
 
 // channel is where waiters of field wait for unlock messages.

@@ -4,7 +4,7 @@ package rlock
 // readers or one writer, both reentrant, in one hash; the writer may also
 // read (a downgrade), a reader cannot upgrade. Waiters sleep on
 // redisson_rwlock:{name}: a read unlock that frees the lock wakes one, a
-// write unlock every reader.
+// write unlock every reader and one writer of each Client (docs/locks.md).
 type ReadWriteLock struct {
 	c    *Client
 	name string

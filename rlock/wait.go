@@ -26,6 +26,9 @@ type waitSpec struct {
 	// the channel wait behind them before its first attempt, rather than
 	// race them for the lock (see Client.waitFor).
 	queue bool
+	// shared marks a read-write lock's reader: a write unlock wakes every
+	// reader of this Client and one writer (see Client.wakes).
+	shared bool
 }
 
 // queuePause is the default of Client.queuePause: it bounds the first wait
@@ -59,6 +62,7 @@ func (c *Client) waitFor(ctx context.Context, w waitSpec) (bool, error) {
 	var sub *pubsub.Sub
 	if !w.once {
 		sub = c.hub.SubscribeIfReady(w.channel)
+		w.share(sub)
 	}
 	defer func() {
 		if sub != nil {
@@ -87,9 +91,17 @@ func (c *Client) waitFor(ctx context.Context, w waitSpec) (bool, error) {
 		if sub, serr = c.subscribe(ctx, w.channel, w.deadline); sub == nil {
 			return false, waitEnded(serr, err)
 		}
+		w.share(sub)
 		start = retry
 	}
 	return c.waitOn(ctx, w, sub, start, pause, err, f)
+}
+
+// share marks a shared waiter's Sub (nil: none) as such.
+func (w *waitSpec) share(sub *pubsub.Sub) {
+	if sub != nil && w.shared {
+		sub.Share()
+	}
 }
 
 // rideOut retries an attempt that failed with err, within the retry

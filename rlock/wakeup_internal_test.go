@@ -181,10 +181,11 @@ var _ = Describe("a goroutine that unlocks and locks again at once", func() {
 	var c *Client
 	BeforeEach(func() { c = internalClient() })
 
-	It("queues behind the waiter its unlock woke, for a Lock and a FencedLock", func() {
+	It("queues behind the waiter its unlock woke, for a Lock, a FencedLock and a WriteLock", func() {
 		kinds := map[string]func(name string) Locker{
 			"Lock":       func(name string) Locker { return c.NewLock(name) },
 			"FencedLock": func(name string) Locker { return c.NewFencedLock(name) },
+			"WriteLock":  func(name string) Locker { return c.NewReadWriteLock(name).WriteLock() },
 		}
 		for kind, newLock := range kinds {
 			ctx := context.Background()
@@ -193,6 +194,9 @@ var _ = Describe("a goroutine that unlocks and locks again at once", func() {
 				// publish messages that must not reach the next one.
 				l := newLock("queue:" + kind + ":" + strconv.Itoa(i))
 				ch := layout.Channel(l.Name())
+				if kind == "WriteLock" {
+					ch = layout.RWChannel(l.Name())
+				}
 				h, w := ctxowner.New(ctx), ctxowner.New(ctx)
 				Expect(l.Lock(h)).To(Succeed())
 				got := lockThenUnlock(l, w)

@@ -60,6 +60,9 @@ func Channel(name string) string { return PrefixName(channelPrefix, name) }
 // RWChannel is the channel of a read-write lock: redisson_rwlock:{name}.
 func RWChannel(name string) string { return PrefixName(rwChannelPrefix, name) }
 
+// IsRWChannel reports whether channel is a read-write lock's channel.
+func IsRWChannel(channel string) bool { return strings.HasPrefix(channel, rwChannelPrefix+":") }
+
 // FairChannel is the channel on which the fair-lock waiter with the given
 // holder field is woken: redisson_lock__channel:{name}:<field>.
 func FairChannel(name, field string) string { return Channel(name) + ":" + field }
