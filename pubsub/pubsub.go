@@ -36,6 +36,7 @@ import (
 	"errors"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -126,6 +127,8 @@ type Hub struct {
 	// confirmation): re-subscribing pauses longer the more there were.
 	failures int
 	done     chan struct{} // closed by Close
+	// refusedOnce is set once a refused subscription was logged.
+	refusedOnce atomic.Bool
 }
 
 // readyTimeout bounds how long Subscribe waits for Redis to confirm a

@@ -183,6 +183,9 @@ const (
 // its outcome is final and done is closed.
 func (s *sender) after(o *op, from *batcher) {
 	o.asking = false
+	if o.unpublished != "" {
+		s.c.publishRefused(o.unpublished)
+	}
 	if s.nodes == nil || (o.ctx.Err() != nil && !isCleanup(o.ctx)) || time.Since(o.first) > redirectBudget {
 		close(o.done)
 		return

@@ -22,6 +22,7 @@
 --                    a negative count is returned as is, and reset to 0)
 -- ARGV[3]  publish command: "publish" or "spublish"
 -- Returns: what each operation above says.
+--#include notify
 local op, n = ARGV[1], tonumber(ARGV[2])
 if op == 'acquire' then
     local value = redis.call('get', KEYS[1])
@@ -35,7 +36,7 @@ elseif op == 'release' or op == 'releaseifexists' then
         return 0
     end
     local value = redis.call('incrby', KEYS[1], n)
-    redis.call(ARGV[3], KEYS[2], value)
+    notify(ARGV[3], KEYS[2], value)
     if op == 'releaseifexists' then
         return 1
     end
@@ -47,14 +48,14 @@ elseif op == 'set' or op == 'setttl' then
         else
             redis.call('set', KEYS[1], n)
         end
-        redis.call(ARGV[3], KEYS[2], n)
+        notify(ARGV[3], KEYS[2], n)
         return 1
     end
     return 0
 elseif op == 'add' then
     local value = tonumber(redis.call('get', KEYS[1]) or '0') + n
     redis.call('set', KEYS[1], value)
-    redis.call(ARGV[3], KEYS[2], value)
+    notify(ARGV[3], KEYS[2], value)
     return value
 elseif op == 'drain' then
     local value = redis.call('get', KEYS[1])
@@ -65,3 +66,4 @@ elseif op == 'drain' then
     return tonumber(value)
 end
 return redis.error_reply('semaphore.lua: unknown operation ' .. tostring(op))
+--#include notify_end
