@@ -50,6 +50,15 @@
 -- Returns: what each operation above says.
 --#include notify
 local never = 922337203685477
+-- Permits stay within +-(2^53-1), the integers a Lua number carries
+-- exactly: a sum beyond is refused before anything is written.
+local function out_of_range(v)
+    if v > 9007199254740991 or v < -9007199254740991 then
+        return redis.error_reply('ERR goredisson: permits out of range: ' ..
+            string.format('%.0f', v) .. ' is beyond +-(2^53-1)')
+    end
+    return nil
+end
 local t = redis.call('time')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 -- sweep puts up to limit (-1: all) expired permits back and publishes the
@@ -171,6 +180,10 @@ elseif op == 'setpermits' then
         return 1
     end
     local permits = taken() + tonumber(available)
+    local refused = out_of_range(tonumber(ARGV[3]) - permits) or out_of_range(tonumber(ARGV[3]) - taken())
+    if refused then
+        return refused
+    end
     if permits ~= tonumber(ARGV[3]) then
         redis.call('incrby', KEYS[1], tonumber(ARGV[3]) - permits)
         notify(ARGV[2], KEYS[3], ARGV[3])
@@ -178,6 +191,10 @@ elseif op == 'setpermits' then
     return 1
 elseif op == 'add' then
     local value = tonumber(redis.call('get', KEYS[1]) or '0')
+    local refused = out_of_range(value + tonumber(ARGV[3])) or out_of_range(value + tonumber(ARGV[3]) + taken())
+    if refused then
+        return refused
+    end
     redis.call('set', KEYS[1], value + tonumber(ARGV[3]))
     if tonumber(ARGV[3]) > 0 then
         notify(ARGV[2], KEYS[3], ARGV[3])

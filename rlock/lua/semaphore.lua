@@ -24,6 +24,15 @@
 -- Returns: what each operation above says.
 --#include notify
 local op, n = ARGV[1], tonumber(ARGV[2])
+-- Permits stay within ±(2^53-1), the integers a Lua number carries
+-- exactly: a sum beyond is refused before anything is written.
+local function out_of_range(v)
+    if v > 9007199254740991 or v < -9007199254740991 then
+        return redis.error_reply('ERR goredisson: permits out of range: ' ..
+            string.format('%.0f', v) .. ' is beyond +-(2^53-1)')
+    end
+    return nil
+end
 if op == 'acquire' then
     local value = redis.call('get', KEYS[1])
     if value ~= false and tonumber(value) >= n then
@@ -34,6 +43,10 @@ if op == 'acquire' then
 elseif op == 'release' or op == 'releaseifexists' then
     if op == 'releaseifexists' and redis.call('exists', KEYS[1]) == 0 then
         return 0
+    end
+    local refused = out_of_range(tonumber(redis.call('get', KEYS[1]) or '0') + n)
+    if refused then
+        return refused
     end
     local value = redis.call('incrby', KEYS[1], n)
     notify(ARGV[3], KEYS[2], value)
@@ -54,6 +67,10 @@ elseif op == 'set' or op == 'setttl' then
     return 0
 elseif op == 'add' then
     local value = tonumber(redis.call('get', KEYS[1]) or '0') + n
+    local refused = out_of_range(value)
+    if refused then
+        return refused
+    end
     redis.call('set', KEYS[1], value)
     notify(ARGV[3], KEYS[2], value)
     return value
