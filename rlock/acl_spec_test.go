@@ -57,8 +57,15 @@ func (b *logBuffer) logger() *slog.Logger {
 // Client logged in as that user, with its logs.
 func aclUser(e *spectest.Env, rules ...string) (*rlock.Client, *redis.Client, *logBuffer) {
 	GinkgoHelper()
+	return aclUserNamed(e, "a", rules...)
+}
+
+// aclUserNamed is aclUser for a second user of the same spec (suffix
+// tells them apart).
+func aclUserNamed(e *spectest.Env, suffix string, rules ...string) (*rlock.Client, *redis.Client, *logBuffer) {
+	GinkgoHelper()
 	ctx := context.Background()
-	user := fmt.Sprintf("acl%d", GinkgoRandomSeed()+int64(CurrentSpecReport().LeafNodeLocation.LineNumber)+int64(GinkgoParallelProcess())*100000)
+	user := fmt.Sprintf("acl%d%s", GinkgoParallelProcess(), suffix)
 	args := []any{"acl", "setuser", user, "reset", "on", ">pw"}
 	for _, r := range rules {
 		args = append(args, r)

@@ -39,8 +39,11 @@ type op struct {
 	// unpublished is set when the script's publish was refused (see
 	// lib/notify.lua): "<channel>: <error>".
 	unpublished string
-	err         error // set when no reply was read: the outcome is unknown unless notSent(err)
-	done        chan struct{}
+	// probed is set once a key refusal was looked into (see
+	// Client.nameRefusedKeys).
+	probed bool
+	err    error // set when no reply was read: the outcome is unknown unless notSent(err)
+	done   chan struct{}
 }
 
 // Write collects the raw reply (RawWriteToCmd writes to it).
