@@ -173,7 +173,7 @@ var _ = Describe("an ACL user granted exactly the rules docs/layout.md lists (na
 			// both Clients' logs.
 			users := func(rules []string) (a, b *rlock.Client, logs func() string) {
 				GinkgoHelper()
-				all := append([]string{"resetchannels", "+@all"}, rules...)
+				all := append([]string{"resetchannels", "+@scripting", "+@pubsub", "+@read", "+@write", "+@connection", "+time"}, rules...)
 				a, _, la := aclUser(e, all...)
 				b, _, lb := aclUserNamed(e, "b", all...)
 				return a, b, func() string { return la.String() + lb.String() }
