@@ -14,7 +14,7 @@ import (
 // belong to nobody, as in Redisson; a semaphore with none set has none. A
 // wait that ends takes nothing (an acquire in flight is given back once its
 // reply comes; docs/synchronizers.md says what a reply that never comes
-// means).
+// means). Counts beyond ±(2^53-1) are ErrInvalidArgument, in both semaphores.
 type Semaphore struct{ Object }
 
 // NewSemaphore returns the semaphore of the given name [getSemaphore].
