@@ -24,15 +24,18 @@ func (c *Client) publishRefused(what string) {
 }
 
 // keyRefused reports whether the op came back refused by an ACL for one of
-// its keys: at the call ("NOPERM ... keys"), or inside a script ("... can't
-// access at least one of the keys"). Redis does not say which key.
+// its keys: at the call ("NOPERM ... keys", Valkey "NOPERM ... a key"), or
+// inside a script (Redis "... can't access at least one of the keys",
+// Valkey "ACL failure in script: ... a key"). Neither says which key.
 func (o *op) keyRefused() bool {
 	e, ok := o.v.(replyError)
 	if o.err != nil || !ok {
 		return false
 	}
 	msg := string(e)
-	return (hasPrefix(msg, "NOPERM") && strings.Contains(msg, "keys")) || strings.Contains(msg, "can't access at least one of the keys")
+	return (hasPrefix(msg, "NOPERM") && strings.Contains(msg, "key")) ||
+		strings.Contains(msg, "can't access at least one of the keys") ||
+		(strings.Contains(msg, "ACL failure in script") && strings.Contains(msg, "key"))
 }
 
 // keys returns the keys the op names: a script's declared keys, a plain
