@@ -309,7 +309,8 @@ func (h *Hub) errorReply(c *conn, msg string) {
 // permissions (an ACL user, docs/layout.md): the reply does not say which
 // channel, so every channel waiting for its confirmation on c goes on
 // unconfirmed now, as after readyTimeout, rather than holding its waiters
-// for it (their waits are bounded by the lock's TTL). The first refusal is
+// for it, and its waiters poll (refusedPoll) since no message will wake
+// them. The first refusal is
 // logged as a warning naming the channels; later ones at debug level.
 func (h *Hub) refused(c *conn, msg string) {
 	h.mu.Lock()
@@ -317,6 +318,7 @@ func (h *Hub) refused(c *conn, msg string) {
 	for _, ch := range h.chans {
 		if ch.conn == c && ch.pending > 0 {
 			ch.pending = 0
+			ch.refused = true
 			if ch.want && !isClosed(ch.ready) {
 				close(ch.ready)
 			}
@@ -325,7 +327,7 @@ func (h *Hub) refused(c *conn, msg string) {
 	}
 	h.mu.Unlock()
 	if h.refusedOnce.CompareAndSwap(false, true) {
-		h.log.Warn("goredisson: subscription refused: the Redis user may not subscribe to the lock channels, so unlocks wake no waiter (they wait up to the lock's TTL); grant the channels docs/layout.md lists (ACL users)",
+		h.log.Warn("goredisson: subscription refused: the Redis user may not subscribe to the lock channels, so unlocks wake no waiter (they poll every second); grant the channels docs/layout.md lists (ACL users)",
 			"channels", strings.Join(names, ","), "err", msg)
 		return
 	}

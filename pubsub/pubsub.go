@@ -155,7 +155,15 @@ type channel struct {
 	// on the channel (see Expect) and that have not arrived yet.
 	expect int
 	idle   *time.Timer
+	// refused is set when Redis refused the channel's subscription (an ACL
+	// user without it): no message will come, so Wait polls (refusedPoll).
+	refused bool
 }
+
+// refusedPoll bounds a Wait on a channel whose subscription was refused:
+// its waiters try again at least this often instead of sleeping out the
+// lock's TTL.
+const refusedPoll = time.Second
 
 // New returns a Hub for rdb. No connection is opened until the first Subscribe.
 func New(rdb redis.UniversalClient, opts ...Option) *Hub {
@@ -366,6 +374,7 @@ func (h *Hub) confirmed(c *conn, name string) {
 		return // a connection the channel has left
 	}
 	h.failures = 0
+	ch.refused = false
 	if ch.pending > 0 {
 		ch.pending--
 		if ch.pending == 0 && ch.want && !isClosed(ch.ready) {
@@ -480,6 +489,9 @@ func (s *Sub) Wait(ctx context.Context, timeout time.Duration) (bool, error) {
 		return true, nil
 	}
 	s.ch.queue = append(s.ch.queue, s)
+	if s.ch.refused && (timeout < 0 || timeout > refusedPoll) {
+		timeout = refusedPoll
+	}
 	h.mu.Unlock()
 
 	var tc <-chan time.Time
