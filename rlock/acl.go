@@ -9,9 +9,10 @@ import (
 // ACL users (docs/layout.md, "ACL users"): a Redis user that may not
 // publish or subscribe on the lock channels still locks and unlocks; its
 // releases take effect and return nil, its waiters are not woken by
-// unlocks: those whose subscription was refused poll every second. The Client says so once, by a
-// warning, the first time Redis refuses one of its publishes (here) or
-// subscriptions (package pubsub).
+// unlocks: those whose subscription was refused poll every second. The
+// Client says so once, by a warning, the first time Redis refuses one of
+// its publishes (here) or subscriptions (package pubsub). A key refusal
+// names the keys the user may not access (nameRefusedKeys).
 
 // publishRefused logs, once per Client, that a script's publish was
 // refused; what is "<channel>: <Redis error>".
