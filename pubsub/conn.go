@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -283,6 +284,10 @@ func (h *Hub) unsubscribed(c *conn, name string) {
 // errorReply handles an error reply on a subscription connection: MOVED
 // for an SSUBSCRIBE sent to a master that no longer serves the slot.
 func (h *Hub) errorReply(c *conn, msg string) {
+	if strings.HasPrefix(msg, "NOPERM") {
+		h.refused(c, msg)
+		return
+	}
 	r, ok := cluster.ParseRedirect(msg)
 	if !ok || h.nodes == nil {
 		h.log.Warn("goredisson: subscription refused", "node", c.key, "err", msg)
@@ -299,6 +304,35 @@ func (h *Hub) errorReply(c *conn, msg string) {
 	}
 	h.mu.Unlock()
 	go h.rehome(nil, moved)
+}
+
+// refused handles a SUBSCRIBE the server refused for want of channel
+// permissions (an ACL user, docs/layout.md): the reply does not say which
+// channel, so every channel waiting for its confirmation on c goes on
+// unconfirmed now, as after readyTimeout, rather than holding its waiters
+// for it, and its waiters poll (refusedPoll) since no message will wake
+// them. The first refusal is
+// logged as a warning naming the channels; later ones at debug level.
+func (h *Hub) refused(c *conn, msg string) {
+	h.mu.Lock()
+	var names []string
+	for _, ch := range h.chans {
+		if ch.conn == c && ch.pending > 0 {
+			ch.pending = 0
+			ch.refused = true
+			if ch.want && !isClosed(ch.ready) {
+				close(ch.ready)
+			}
+			names = append(names, ch.name)
+		}
+	}
+	h.mu.Unlock()
+	if h.refusedOnce.CompareAndSwap(false, true) {
+		h.log.Warn("goredisson: subscription refused: the Redis user may not subscribe to the lock channels, so unlocks wake no waiter (they poll every second); grant the channels docs/layout.md lists (ACL users)",
+			"channels", strings.Join(names, ","), "err", msg)
+		return
+	}
+	h.log.Debug("goredisson: subscription refused", "channels", strings.Join(names, ","), "err", msg)
 }
 
 // detach takes ch off its connection, which no longer carries it. Called

@@ -37,6 +37,7 @@ import (
 	"errors"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -132,6 +133,8 @@ type Hub struct {
 	// confirmation): re-subscribing pauses longer the more there were.
 	failures int
 	done     chan struct{} // closed by Close
+	// refusedOnce is set once a refused subscription was logged.
+	refusedOnce atomic.Bool
 }
 
 // readyTimeout bounds how long Subscribe waits for Redis to confirm a
@@ -158,7 +161,15 @@ type channel struct {
 	// on the channel (see Expect) and that have not arrived yet.
 	expect int
 	idle   *time.Timer
+	// refused is set when Redis refused the channel's subscription (an ACL
+	// user without it): no message will come, so Wait polls (refusedPoll).
+	refused bool
 }
+
+// refusedPoll bounds a Wait on a channel whose subscription was refused:
+// its waiters try again at least this often instead of sleeping out the
+// lock's TTL.
+const refusedPoll = time.Second
 
 // New returns a Hub for rdb. No connection is opened until the first Subscribe.
 func New(rdb redis.UniversalClient, opts ...Option) *Hub {
@@ -369,6 +380,7 @@ func (h *Hub) confirmed(c *conn, name string) {
 		return // a connection the channel has left
 	}
 	h.failures = 0
+	ch.refused = false
 	if ch.pending > 0 {
 		ch.pending--
 		if ch.pending == 0 && ch.want && !isClosed(ch.ready) {
@@ -514,6 +526,9 @@ func (s *Sub) Wait(ctx context.Context, timeout time.Duration) (bool, error) {
 		return true, nil
 	}
 	s.ch.queue = append(s.ch.queue, s)
+	if s.ch.refused && (timeout < 0 || timeout > refusedPoll) {
+		timeout = refusedPoll
+	}
 	h.mu.Unlock()
 
 	var tc <-chan time.Time

@@ -43,6 +43,8 @@ type Client struct {
 	// renewLoaded is set once a renewal has sent SCRIPT LOAD ahead of its
 	// scripts (see Client.renew).
 	renewLoaded atomic.Bool
+	// pubRefused is set once a refused publish was logged (see acl.go).
+	pubRefused atomic.Bool
 	// queuePause bounds a queued waiter's first wait (see waitSpec.queue):
 	// queuePause, except in specs that need a lost wake to show.
 	queuePause time.Duration

@@ -183,6 +183,18 @@ const (
 // its outcome is final and done is closed.
 func (s *sender) after(o *op, from *batcher) {
 	o.asking = false
+	if o.unpublished != "" {
+		s.c.publishRefused(o.unpublished)
+	}
+	if !o.probed && o.keyRefused() {
+		// Name the keys the user may not access, off the flusher.
+		o.probed = true
+		go func() {
+			s.c.nameRefusedKeys(o)
+			s.after(o, from)
+		}()
+		return
+	}
 	if s.nodes == nil || (o.ctx.Err() != nil && !isCleanup(o.ctx)) || time.Since(o.first) > redirectBudget {
 		close(o.done)
 		return

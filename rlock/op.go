@@ -35,9 +35,15 @@ type op struct {
 
 	raw   []byte // the raw reply
 	small [64]byte
-	v     any   // the parsed reply (a replyError for an error reply)
-	err   error // set when no reply was read: the outcome is unknown unless notSent(err)
-	done  chan struct{}
+	v     any // the parsed reply (a replyError for an error reply)
+	// unpublished is set when the script's publish was refused (see
+	// lib/notify.lua): "<channel>: <error>".
+	unpublished string
+	// probed is set once a key refusal was looked into (see
+	// Client.nameRefusedKeys).
+	probed bool
+	err    error // set when no reply was read: the outcome is unknown unless notSent(err)
+	done   chan struct{}
 }
 
 // Write collects the raw reply (RawWriteToCmd writes to it).
@@ -107,12 +113,25 @@ func (o *op) routeKey() (string, bool) {
 
 // finish records the command's outcome from its go-redis result.
 func (o *op) finish(err error) {
-	o.v, o.err = nil, err
+	o.v, o.err, o.unpublished = nil, err, ""
 	if err != nil {
 		return
 	}
 	o.v, o.err = parseReply(o.raw)
+	// A script whose publish was refused (lib/notify.lua) wraps its reply.
+	if a, ok := o.v.([]any); ok && len(a) >= 2 && o.s != nil {
+		if mark, _ := a[0].(string); mark == unpublishedMark {
+			o.unpublished, _ = a[1].(string)
+			o.v = nil
+			if len(a) > 2 {
+				o.v = a[2]
+			}
+		}
+	}
 }
+
+// unpublishedMark starts the reply of a script whose publish was refused.
+const unpublishedMark = "goredisson:unpublished"
 
 // noScript reports whether the op came back NOSCRIPT.
 func (o *op) noScript() bool {

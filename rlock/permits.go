@@ -50,8 +50,15 @@ func (p *PermitExpirableSemaphore) call(ctx context.Context, name, op string, ar
 	if err := h.check(ctx, name); err != nil {
 		return 0, err
 	}
+	if len(args) > 0 {
+		if n, ok := args[0].(int); ok {
+			if err := checkCount(n); err != nil {
+				return 0, opErr(name, h.name, err)
+			}
+		}
+	}
 	v, err := p.run(ctx, op, args...)
-	return v, opErr(name, h.name, err)
+	return v, opErr(name, h.name, countErr(err))
 }
 
 // TrySetPermits sets the permits if none were set [trySetPermits].
@@ -135,6 +142,8 @@ func (p *PermitExpirableSemaphore) acquire(ctx context.Context, op string, n int
 	switch {
 	case n < 1:
 		return nil, false, opErr(op, h.name, fmt.Errorf("%w: %d permits (at least 1)", ErrInvalidArgument, n))
+	case checkCount(n) != nil:
+		return nil, false, opErr(op, h.name, checkCount(n))
 	case lease > 0 && lease < time.Millisecond:
 		return nil, false, opErr(op, h.name, fmt.Errorf("%w: lease %v is below 1ms (use <= 0 for a permit that never expires)", ErrInvalidArgument, lease))
 	}

@@ -14,7 +14,7 @@ import (
 // belong to nobody, as in Redisson; a semaphore with none set has none. A
 // wait that ends takes nothing (an acquire in flight is given back once its
 // reply comes; docs/synchronizers.md says what a reply that never comes
-// means).
+// means). Counts beyond ±(2^53-1) are ErrInvalidArgument, in both semaphores.
 type Semaphore struct{ Object }
 
 // NewSemaphore returns the semaphore of the given name [getSemaphore].
@@ -39,8 +39,11 @@ func (s *Semaphore) op(ctx context.Context, name, op string, n int, more ...any)
 	if err := h.check(ctx, name); err != nil {
 		return 0, err
 	}
+	if err := checkCount(n); err != nil {
+		return 0, opErr(name, h.name, err)
+	}
 	v, err := h.run(ctx, semaphoreScript, s.keys(), append([]any{op, n, h.c.opts.publishCommand}, more...)...)
-	return v, opErr(name, h.name, err)
+	return v, opErr(name, h.name, countErr(err))
 }
 
 // TrySetPermits sets the permits if none were set (the key does not exist)
@@ -158,6 +161,9 @@ func (s *Semaphore) acquire(ctx context.Context, op string, n int, wait time.Dur
 	}
 	if n < 0 {
 		return false, opErr(op, h.name, fmt.Errorf("%w: %d permits", ErrInvalidArgument, n))
+	}
+	if err := checkCount(n); err != nil {
+		return false, opErr(op, h.name, err)
 	}
 	if err := checkWait(wait); err != nil {
 		return false, opErr(op, h.name, err)

@@ -10,6 +10,7 @@ package redistest
 import (
 	"bytes"
 	"context"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"net"
@@ -35,6 +36,8 @@ type Server struct {
 	dir      string
 	extra    []string
 	sentinel string // sentinel.conf text: run as a Sentinel
+	tls      bool   // TLS only (WithTLS)
+	roots    *x509.CertPool
 
 	mu  sync.Mutex
 	cmd *exec.Cmd
@@ -146,6 +149,13 @@ func (s *Server) start() error {
 	} else {
 		args = append(common, "--save", "", "--appendonly", "no")
 	}
+	if s.tls {
+		t, err := s.tlsArgs()
+		if err != nil {
+			return err
+		}
+		args = append(args, t...) // its --port 0 overrides the first
+	}
 	args = append(args, s.extra...)
 	cmd := exec.Command(s.bin, args...)
 	s.mu.Lock()
@@ -165,7 +175,7 @@ func (s *Server) start() error {
 	s.cmd = cmd
 	s.mu.Unlock()
 
-	rdb := redis.NewClient(&redis.Options{Addr: s.Addr, MaxRetries: -1, DialTimeout: 200 * time.Millisecond})
+	rdb := redis.NewClient(&redis.Options{Addr: s.Addr, MaxRetries: -1, DialTimeout: 200 * time.Millisecond, TLSConfig: s.TLSConfig()})
 	defer rdb.Close()
 	deadline := time.Now().Add(10 * time.Second)
 	for {
@@ -215,7 +225,7 @@ func (s *Server) Pid() int {
 
 // Client returns a new go-redis client for the server; the caller closes it.
 func (s *Server) Client() *redis.Client {
-	return redis.NewClient(&redis.Options{Addr: s.Addr})
+	return redis.NewClient(&redis.Options{Addr: s.Addr, TLSConfig: s.TLSConfig()})
 }
 
 // Kill sends SIGKILL to the server and waits until it has exited.

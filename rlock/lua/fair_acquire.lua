@@ -29,6 +29,7 @@
 --          that, or until the head's timeout if sooner), or -3 when the call
 --          was cancelled; the error NON_REENTRANT_REACQUIRE for a refused
 --          re-entry, as Redisson's.
+--#include notify
 --#include cancel
 --#include lease
 --#include reenter
@@ -109,3 +110,4 @@ elseif pttl == -2 or pttl == 0 then
     return math.min(purged, 50)
 end
 return purged
+--#include notify_end

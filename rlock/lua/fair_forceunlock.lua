@@ -7,6 +7,7 @@
 -- ARGV[1]  unlock message ("0")
 -- ARGV[2]  publish command: "publish" or "spublish"
 -- Returns: 1 when a lock was deleted, 0 when there was none.
+--#include notify
 --#include fair_queue
 purge(KEYS[3], KEYS[4], now_ms())
 if redis.call('del', KEYS[1]) == 1 then
@@ -14,3 +15,4 @@ if redis.call('del', KEYS[1]) == 1 then
     return 1
 end
 return 0
+--#include notify_end

@@ -16,6 +16,7 @@
 -- ARGV[8]  unlock message ("0")
 -- ARGV[9]  threadWaitTime in ms of the waiter that gives up
 -- Returns: see lib/settle.lua; 0 for 'g'.
+--#include notify
 --#include cancel
 --#include fair_queue
 --#include lease
@@ -42,3 +43,4 @@ if ARGV[1] == 'g' then
     return 0
 end
 --#include settle
+--#include notify_end

@@ -9,6 +9,7 @@
 -- ARGV[2]  publish command: "publish" or "spublish"
 -- ARGV[3..] the value fields
 -- Returns: 1 when any value was held, else 0.
+--#include notify
 --#include faster
 local removed = 0
 for i = 3, #ARGV do
@@ -19,8 +20,9 @@ for i = 3, #ARGV do
         removed = removed + 1
     end
 end
-redis.call(ARGV[2], KEYS[2], ARGV[1])
+notify(ARGV[2], KEYS[2], ARGV[1])
 if removed > 0 then
     return 1
 end
 return 0
+--#include notify_end

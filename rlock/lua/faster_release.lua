@@ -16,6 +16,7 @@
 -- ARGV[8]  unlock message ("0")
 -- ARGV[9..] the value fields
 -- Returns: see lib/settle.lua.
+--#include notify
 --#include cancel
 --#include faster
 local now = now_ms()
@@ -24,7 +25,7 @@ local function holds()
 end
 local function release()
     if redis.call('exists', KEYS[1]) == 0 then
-        redis.call(ARGV[7], KEYS[3], ARGV[8])
+        notify(ARGV[7], KEYS[3], ARGV[8])
         return -1
     end
     if holds() == 0 then
@@ -46,7 +47,7 @@ local function release()
             left = n
         end
     end
-    redis.call(ARGV[7], KEYS[3], ARGV[8])
+    notify(ARGV[7], KEYS[3], ARGV[8])
     if left > 0 then
         extend_key(KEYS[1], ARGV[6])
     end
@@ -54,3 +55,4 @@ local function release()
 end
 local left = nil
 --#include settle
+--#include notify_end

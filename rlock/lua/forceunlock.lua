@@ -5,8 +5,10 @@
 -- ARGV[1]  unlock message ("0")
 -- ARGV[2]  publish command: "publish" or "spublish"
 -- Returns: 1 when a lock was deleted, 0 when there was none.
+--#include notify
 if redis.call('del', KEYS[1]) == 1 then
-    redis.call(ARGV[2], KEYS[2], ARGV[1])
+    notify(ARGV[2], KEYS[2], ARGV[1])
     return 1
 end
 return 0
+--#include notify_end

@@ -15,6 +15,7 @@
 --                      "1" was published), else 0
 -- ARGV[2]  publish command: "publish" or "spublish"
 -- Returns: what each operation above says.
+--#include notify
 local op = ARGV[1]
 if op == 'countdown' then
     local v = redis.call('decr', KEYS[1])
@@ -22,21 +23,22 @@ if op == 'countdown' then
         redis.call('del', KEYS[1])
     end
     if v == 0 then
-        redis.call(ARGV[2], KEYS[2], '0')
+        notify(ARGV[2], KEYS[2], '0')
     end
     return v
 elseif op == 'set' then
     if redis.call('exists', KEYS[1]) == 0 then
         redis.call('set', KEYS[1], ARGV[3])
-        redis.call(ARGV[2], KEYS[2], '1')
+        notify(ARGV[2], KEYS[2], '1')
         return 1
     end
     return 0
 elseif op == 'delete' then
     if redis.call('del', KEYS[1]) == 1 then
-        redis.call(ARGV[2], KEYS[2], '1')
+        notify(ARGV[2], KEYS[2], '1')
         return 1
     end
     return 0
 end
 return redis.error_reply('latch.lua: unknown operation ' .. tostring(op))
+--#include notify_end

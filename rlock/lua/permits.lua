@@ -48,7 +48,17 @@
 --                    when it is unknown or expired
 -- ARGV[2]  publish command: "publish" or "spublish"
 -- Returns: what each operation above says.
+--#include notify
 local never = 922337203685477
+-- Permits stay within +-(2^53-1), the integers a Lua number carries
+-- exactly: a sum beyond is refused before anything is written.
+local function out_of_range(v)
+    if v > 9007199254740991 or v < -9007199254740991 then
+        return redis.error_reply('ERR goredisson: permits out of range: ' ..
+            string.format('%.0f', v) .. ' is beyond +-(2^53-1)')
+    end
+    return nil
+end
 local t = redis.call('time')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 -- sweep puts up to limit (-1: all) expired permits back and publishes the
@@ -59,7 +69,7 @@ local function sweep(limit)
         redis.call('zrem', KEYS[2], unpack(expired))
         local value = redis.call('incrby', KEYS[1], #expired)
         if value > 0 then
-            redis.call(ARGV[2], KEYS[3], value)
+            notify(ARGV[2], KEYS[3], value)
         end
         return value
     end
@@ -105,7 +115,7 @@ elseif op == 'release' then
         return 0
     end
     local value = redis.call('incrby', KEYS[1], 1)
-    redis.call(ARGV[2], KEYS[3], value)
+    notify(ARGV[2], KEYS[3], value)
     if tonumber(expires) <= now then
         return 0
     end
@@ -124,7 +134,7 @@ elseif op == 'releasemany' then
     end
     local removed = redis.call('zrem', KEYS[2], unpack(ids))
     redis.call('incrby', KEYS[1], removed)
-    redis.call(ARGV[2], KEYS[3], removed)
+    notify(ARGV[2], KEYS[3], removed)
     return removed
 elseif op == 'settle' then
     redis.call('hset', KEYS[4], ARGV[3], 1)
@@ -136,7 +146,7 @@ elseif op == 'settle' then
     local removed = redis.call('zrem', KEYS[2], unpack(ids))
     if removed > 0 then
         local value = redis.call('incrby', KEYS[1], removed)
-        redis.call(ARGV[2], KEYS[3], value)
+        notify(ARGV[2], KEYS[3], value)
     end
     return removed
 elseif op == 'available' then
@@ -158,7 +168,7 @@ elseif op == 'acquired' then
 elseif op == 'set' then
     if redis.call('get', KEYS[1]) == false then
         redis.call('set', KEYS[1], ARGV[3])
-        redis.call(ARGV[2], KEYS[3], ARGV[3])
+        notify(ARGV[2], KEYS[3], ARGV[3])
         return 1
     end
     return 0
@@ -166,20 +176,28 @@ elseif op == 'setpermits' then
     local available = redis.call('get', KEYS[1])
     if available == false then
         redis.call('set', KEYS[1], ARGV[3])
-        redis.call(ARGV[2], KEYS[3], ARGV[3])
+        notify(ARGV[2], KEYS[3], ARGV[3])
         return 1
     end
     local permits = taken() + tonumber(available)
+    local refused = out_of_range(tonumber(ARGV[3]) - permits) or out_of_range(tonumber(ARGV[3]) - taken())
+    if refused then
+        return refused
+    end
     if permits ~= tonumber(ARGV[3]) then
         redis.call('incrby', KEYS[1], tonumber(ARGV[3]) - permits)
-        redis.call(ARGV[2], KEYS[3], ARGV[3])
+        notify(ARGV[2], KEYS[3], ARGV[3])
     end
     return 1
 elseif op == 'add' then
     local value = tonumber(redis.call('get', KEYS[1]) or '0')
+    local refused = out_of_range(value + tonumber(ARGV[3])) or out_of_range(value + tonumber(ARGV[3]) + taken())
+    if refused then
+        return refused
+    end
     redis.call('set', KEYS[1], value + tonumber(ARGV[3]))
     if tonumber(ARGV[3]) > 0 then
-        redis.call(ARGV[2], KEYS[3], ARGV[3])
+        notify(ARGV[2], KEYS[3], ARGV[3])
     end
     return 1
 elseif op == 'update' then
@@ -201,3 +219,4 @@ elseif op == 'leasetime' then
     return tonumber(expires) - now
 end
 return redis.error_reply('permits.lua: unknown operation ' .. tostring(op))
+--#include notify_end

@@ -11,12 +11,13 @@
 -- ARGV[7]  message ("0")
 -- ARGV[8]  the key prefix of every holder's timeout keys: {name}
 -- Returns: see lib/settle.lua.
+--#include notify
 --#include cancel
 --#include hold
 local function release()
     local mode = redis.call('hget', KEYS[1], 'mode')
     if mode == false then
-        redis.call(ARGV[6], KEYS[3], ARGV[7])
+        notify(ARGV[6], KEYS[3], ARGV[7])
         return -1
     end
     if redis.call('hexists', KEYS[1], ARGV[2]) == 0 then
@@ -46,8 +47,9 @@ local function release()
         end
     end
     redis.call('del', KEYS[1])
-    redis.call(ARGV[6], KEYS[3], ARGV[7])
+    notify(ARGV[6], KEYS[3], ARGV[7])
     return 0
 end
 local left = nil
 --#include settle
+--#include notify_end

@@ -14,6 +14,7 @@
 -- ARGV[7]  publish command: "publish", "spublish", or "" (SpinLock: none)
 -- ARGV[8]  unlock message ("0")
 -- Returns: see lib/settle.lua.
+--#include notify
 --#include cancel
 --#include lease
 --#include hold
@@ -24,9 +25,10 @@ local function release()
     end
     redis.call('del', KEYS[1])
     if ARGV[7] ~= '' then
-        redis.call(ARGV[7], KEYS[3], ARGV[8])
+        notify(ARGV[7], KEYS[3], ARGV[8])
     end
     return 0
 end
 local left = nil
 --#include settle
+--#include notify_end

@@ -7,9 +7,11 @@
 -- ARGV[2]  message to publish
 -- ARGV[3]  publish command: "publish" or "spublish"
 -- Returns: 1 when a lock in that mode was deleted, else 0.
+--#include notify
 if redis.call('hget', KEYS[1], 'mode') == ARGV[1] then
     redis.call('del', KEYS[1])
-    redis.call(ARGV[3], KEYS[2], ARGV[2])
+    notify(ARGV[3], KEYS[2], ARGV[2])
     return 1
 end
 return 0
+--#include notify_end

@@ -22,7 +22,17 @@
 --                    a negative count is returned as is, and reset to 0)
 -- ARGV[3]  publish command: "publish" or "spublish"
 -- Returns: what each operation above says.
+--#include notify
 local op, n = ARGV[1], tonumber(ARGV[2])
+-- Permits stay within ±(2^53-1), the integers a Lua number carries
+-- exactly: a sum beyond is refused before anything is written.
+local function out_of_range(v)
+    if v > 9007199254740991 or v < -9007199254740991 then
+        return redis.error_reply('ERR goredisson: permits out of range: ' ..
+            string.format('%.0f', v) .. ' is beyond +-(2^53-1)')
+    end
+    return nil
+end
 if op == 'acquire' then
     local value = redis.call('get', KEYS[1])
     if value ~= false and tonumber(value) >= n then
@@ -34,8 +44,12 @@ elseif op == 'release' or op == 'releaseifexists' then
     if op == 'releaseifexists' and redis.call('exists', KEYS[1]) == 0 then
         return 0
     end
+    local refused = out_of_range(tonumber(redis.call('get', KEYS[1]) or '0') + n)
+    if refused then
+        return refused
+    end
     local value = redis.call('incrby', KEYS[1], n)
-    redis.call(ARGV[3], KEYS[2], value)
+    notify(ARGV[3], KEYS[2], value)
     if op == 'releaseifexists' then
         return 1
     end
@@ -47,14 +61,18 @@ elseif op == 'set' or op == 'setttl' then
         else
             redis.call('set', KEYS[1], n)
         end
-        redis.call(ARGV[3], KEYS[2], n)
+        notify(ARGV[3], KEYS[2], n)
         return 1
     end
     return 0
 elseif op == 'add' then
     local value = tonumber(redis.call('get', KEYS[1]) or '0') + n
+    local refused = out_of_range(value)
+    if refused then
+        return refused
+    end
     redis.call('set', KEYS[1], value)
-    redis.call(ARGV[3], KEYS[2], value)
+    notify(ARGV[3], KEYS[2], value)
     return value
 elseif op == 'drain' then
     local value = redis.call('get', KEYS[1])
@@ -65,3 +83,4 @@ elseif op == 'drain' then
     return tonumber(value)
 end
 return redis.error_reply('semaphore.lua: unknown operation ' .. tostring(op))
+--#include notify_end

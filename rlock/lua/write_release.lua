@@ -11,13 +11,14 @@
 -- ARGV[7]  publish command: "publish" or "spublish"
 -- ARGV[8]  message ("1")
 -- Returns: see lib/settle.lua.
+--#include notify
 --#include cancel
 --#include lease
 --#include hold
 local function release()
     local mode = redis.call('hget', KEYS[1], 'mode')
     if mode == false then
-        redis.call(ARGV[7], KEYS[3], ARGV[8])
+        notify(ARGV[7], KEYS[3], ARGV[8])
         return -1
     end
     if mode ~= 'write' then
@@ -30,7 +31,7 @@ local function release()
     redis.call('hdel', KEYS[1], ARGV[2])
     if redis.call('hlen', KEYS[1]) == 1 then
         redis.call('del', KEYS[1])
-        redis.call(ARGV[7], KEYS[3], ARGV[8])
+        notify(ARGV[7], KEYS[3], ARGV[8])
     else
         redis.call('hset', KEYS[1], 'mode', 'read')
     end
@@ -38,3 +39,4 @@ local function release()
 end
 local left = nil
 --#include settle
+--#include notify_end

@@ -38,7 +38,7 @@ end
 local function wake_head(queue, channel, publish, message)
     local head = redis.call('lindex', queue, 0)
     if head then
-        redis.call(publish, channel .. ':' .. head, message)
+        notify(publish, channel .. ':' .. head, message)
     end
 end
 

@@ -1,0 +1,35 @@
+package rlock
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// maxCount bounds the permits of the semaphores: the scripts add them up
+// as Lua numbers (doubles), which carry every integer of ±(2^53-1) exactly
+// and no sum beyond it. A CountDownLatch's count is only counted down by
+// Redis's DECR and is carried exactly up to math.MaxInt64.
+const maxCount = 1<<53 - 1
+
+// checkCount refuses a count the scripts cannot carry exactly.
+func checkCount(n int) error {
+	if n > maxCount || n < -maxCount {
+		return fmt.Errorf("%w: %d permits: beyond ±(2^53-1), the integers Lua numbers carry exactly", ErrInvalidArgument, n)
+	}
+	return nil
+}
+
+// errCountRange starts a script's error reply for a sum of permits that
+// would leave ±(2^53-1) (see semaphore.lua, permits.lua): nothing was
+// written.
+const errCountRange = "ERR goredisson: permits out of range"
+
+// countErr makes a script's out-of-range reply an ErrInvalidArgument.
+func countErr(err error) error {
+	var re replyError
+	if errors.As(err, &re) && strings.HasPrefix(string(re), errCountRange) {
+		return fmt.Errorf("%w: %s", ErrInvalidArgument, strings.TrimPrefix(string(re), "ERR goredisson: "))
+	}
+	return err
+}
