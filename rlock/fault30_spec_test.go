@@ -346,6 +346,8 @@ var _ = Describe("issue 30: releases whose outcome is unknown", Label("fault"), 
 		defer endStorm()
 		var wg sync.WaitGroup
 		var kills, cycles, unsureReleases atomic.Int64
+		var mu sync.Mutex
+		var otherErrs []error // releases that said neither released nor unknown
 		wg.Add(1)
 		go func() {
 			defer GinkgoRecover()
@@ -368,19 +370,24 @@ var _ = Describe("issue 30: releases whose outcome is unknown", Label("fault"), 
 					}
 					time.Sleep(time.Millisecond)
 					if err := p.Release(ctx, id); err != nil {
-						Expect(err).To(MatchError(rlock.ErrUnknownOutcome), "a release by id said something else than released or unknown")
 						unsureReleases.Add(1)
+						if !errors.Is(err, rlock.ErrUnknownOutcome) {
+							mu.Lock()
+							otherErrs = append(otherErrs, err)
+							mu.Unlock()
+						}
 					}
 					cycles.Add(1)
 				}
 			}()
 		}
 		spectest.WaitAll(&wg)
-		GinkgoWriter.Printf("storm: %d connections killed, %d acquire-release cycles, %d releases unsure\n", kills.Load(), cycles.Load(), unsureReleases.Load())
+		GinkgoWriter.Printf("storm: %d connections killed, %d acquire-release cycles, %d releases failed (%d not ErrUnknownOutcome)\n", kills.Load(), cycles.Load(), unsureReleases.Load(), len(otherErrs))
 		Expect(kills.Load()).To(BeNumerically(">", 10))
 		Expect(cycles.Load()).To(BeNumerically(">", 5))
 		Eventually(func() (int, error) { return p.AvailablePermits(ctx) }).WithTimeout(15*time.Second).Should(Equal(permits),
 			"permits taken for good")
 		Expect(p.AcquiredPermits(ctx)).To(BeZero())
+		Expect(otherErrs).To(BeEmpty(), "a release by id said something else than released or unknown")
 	})
 })
