@@ -134,12 +134,19 @@ var _ = Describe("issue 30: a failed Unlock", Label("fault"), func() {
 		owner := ctxowner.New(ctx)
 		l := a.NewLock(name)
 		Expect(l.Lock(owner)).To(Succeed())
+		lctx, stop := rlock.LostContext(owner, l)
+		DeferCleanup(stop)
 		fillToOOM(raw)
 		Expect(l.Unlock(owner)).NotTo(Succeed())
+		// Until the memory is freed, the next call cannot settle it, and
+		// says so.
+		Expect(l.Lock(owner)).To(MatchError(ContainSubstring("OOM")))
 		freeOOM(raw)
 		// The next call releases the old hold first, then takes a new one:
-		// one hold, not a re-entry on a hold the owner gave up.
+		// one hold, not a re-entry on a hold the owner gave up; the old
+		// hold's LostContext ended by then.
 		Expect(l.Lock(owner)).To(Succeed())
+		Expect(lctx.Done()).To(BeClosed())
 		Expect(l.HoldCount(owner)).To(Equal(1))
 		Expect(l.Unlock(owner)).To(Succeed())
 		Expect(raw.Exists(ctx, name).Val()).To(BeZero())
