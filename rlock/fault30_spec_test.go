@@ -12,6 +12,7 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	"github.com/onsi/gomega/gleak"
 	"github.com/redis/go-redis/v9"
 
 	"github.com/goredisson/goredisson/ctxowner"
@@ -91,6 +92,10 @@ var _ = Describe("issue 30: a failed Unlock", Label("fault"), func() {
 		srvAddr string
 	)
 	BeforeEach(func() {
+		before := gleak.Goroutines()
+		DeferCleanup(func() {
+			Eventually(gleak.Goroutines).WithTimeout(10 * time.Second).ShouldNot(gleak.HaveLeaked(before))
+		})
 		ctx = context.Background()
 		srv := spectest.StartServers(1)[0]
 		srvAddr = srv.Addr
@@ -176,7 +181,13 @@ var _ = Describe("issue 30: a failed Unlock", Label("fault"), func() {
 
 var _ = Describe("issue 30: WRONGTYPE and connection set-up failures", Label("fault"), func() {
 	var ctx context.Context
-	BeforeEach(func() { ctx = context.Background() })
+	BeforeEach(func() {
+		before := gleak.Goroutines()
+		DeferCleanup(func() {
+			Eventually(gleak.Goroutines).WithTimeout(10 * time.Second).ShouldNot(gleak.HaveLeaked(before))
+		})
+		ctx = context.Background()
+	})
 
 	It("takes a lock key overwritten by another application as lost at the next renewal", func() {
 		e := spectest.NewEnv()
@@ -259,7 +270,13 @@ var _ = Describe("issue 30: WRONGTYPE and connection set-up failures", Label("fa
 
 var _ = Describe("issue 30: releases whose outcome is unknown", Label("fault"), func() {
 	var ctx context.Context
-	BeforeEach(func() { ctx = context.Background() })
+	BeforeEach(func() {
+		before := gleak.Goroutines()
+		DeferCleanup(func() {
+			Eventually(gleak.Goroutines).WithTimeout(10 * time.Second).ShouldNot(gleak.HaveLeaked(before))
+		})
+		ctx = context.Background()
+	})
 
 	type unsure struct {
 		setup func(c *rlock.Client, raw *redis.Client, name string) (call func() error, ran func() bool)
