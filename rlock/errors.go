@@ -32,6 +32,10 @@ var (
 	ErrReplicaSync = errors.New("too few replicas confirmed the acquisition")
 	// ErrNoQuorum: a RedLock's masters failed too often for a majority.
 	ErrNoQuorum = errors.New("no quorum of masters reachable")
+	// ErrUnknownOutcome: a release, count-down or permit release whose
+	// reply was lost (the connection died): it may or may not have taken
+	// effect (docs/guarantees.md says what is done about it).
+	ErrUnknownOutcome = errors.New("outcome unknown: it may not have taken effect")
 )
 
 // Error describes a failed operation on a lock. Err is the cause: a sentinel

@@ -108,3 +108,30 @@ func ExampleClient_NewNonReentrantFairLock() {
 	// true
 	// holds: 1
 }
+
+// A release whose reply was lost (the connection died) may have taken
+// effect: it must not be taken as "not released" and sent again, which
+// could create a permit.
+func ExampleErrUnknownOutcome() {
+	rdb := redis.NewClient(&redis.Options{Addr: redisAddr})
+	defer rdb.Close()
+	client, _ := rlock.NewClient(rdb)
+	defer client.Close()
+	ctx := context.Background()
+
+	slots := client.NewSemaphore("example:upload-slots")
+	_, _ = slots.TrySetPermits(ctx, 1)
+	_ = slots.Acquire(ctx, 1)
+	err := slots.Release(ctx, 1)
+	switch {
+	case errors.Is(err, rlock.ErrUnknownOutcome):
+		fmt.Println("released or not: check AvailablePermits, do not release again")
+	case err != nil:
+		fmt.Println("not released:", err)
+	default:
+		fmt.Println("released")
+	}
+	_, _ = slots.Delete(ctx)
+	// Output:
+	// released
+}

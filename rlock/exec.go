@@ -664,11 +664,17 @@ func (c *Client) commandInt(ctx context.Context, args ...any) (int64, error) {
 }
 
 // notSent reports whether err proves that a command never reached Redis: no
-// connection could be made or taken from the pool, or its node could not
-// be found. Its outcome is known.
+// connection could be made or taken from the pool, or set up (a refused
+// AUTH or HELLO: go-redis returns a Redis error for a raw command only
+// then, its replies being raw), or its node could not be found. Its
+// outcome is known.
 func notSent(err error) bool {
 	var op *net.OpError
 	if errors.As(err, &op) && op.Op == "dial" {
+		return true
+	}
+	var re redis.Error
+	if errors.As(err, &re) {
 		return true
 	}
 	var ns notSentError

@@ -319,14 +319,14 @@ func (c *Client) releaseLease(h *hold) time.Duration {
 	return 0
 }
 
-// runUnsettled runs the kept settles of the owner's lost calls on the lock,
+// runUnsettled runs the kept settles of the owner's lost or failed calls on the lock,
 // in order, and fails (keeping the rest) when one still cannot reach Redis:
 // until they are done, a new call could count a hold twice. The caller has
 // entered the hold.
 func (c *Client) runUnsettled(ctx context.Context, k holdKey, h *hold) error {
 	for len(h.unsettled) > 0 {
 		if err := h.unsettled[0](ctx); err != nil {
-			return fmt.Errorf("settling an earlier call whose reply was lost: %w", err)
+			return fmt.Errorf("settling an earlier call of this owner on the lock (a release that failed, or a call whose reply was lost): %w", err)
 		}
 		c.holds.update(k, func() { h.unsettled = h.unsettled[1:] })
 	}

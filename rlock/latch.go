@@ -48,7 +48,7 @@ func (l *CountDownLatch) TrySetCount(ctx context.Context, n int64) (bool, error)
 
 // CountDown decrements the count; the last one opens the latch and wakes
 // every waiter [countDown]. It is cleanup, like Unlock; a count-down whose
-// reply was lost is not sent again (the error says so).
+// reply was lost is not sent again: ErrUnknownOutcome.
 func (l *CountDownLatch) CountDown(ctx context.Context) error {
 	h := l.handle()
 	if err := h.check(ctx, "countdown"); err != nil {
@@ -56,10 +56,7 @@ func (l *CountDownLatch) CountDown(ctx context.Context) error {
 	}
 	cctx, cancel := cleanupCall(ctx)
 	defer cancel()
-	_, err := h.run(cctx, latchScript, l.keys(), "countdown", h.c.opts.publishCommand)
-	if reason, ok := abandoned(err); ok {
-		err = fmt.Errorf("the count-down may not have taken effect: %w", reason)
-	}
+	_, err := h.runUnsure(cctx, latchScript, l.keys(), "countdown", h.c.opts.publishCommand)
 	return opErr("countdown", h.name, err)
 }
 

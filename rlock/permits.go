@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -236,9 +237,17 @@ func (p *PermitExpirableSemaphore) settle(lost *op, raws []any) {
 		}
 		op = "releasemany"
 	}
-	if _, err := p.run(ctx, op, raws...); err != nil {
-		c.logger().Warn("goredisson: could not give back the permits of an acquire whose caller had left; they free themselves at their lease",
-			"semaphore", p.s.name, "err", err)
+	// Both are idempotent: sent again until one is answered.
+	for attempt := 0; ; attempt++ {
+		_, err := p.run(ctx, op, raws...)
+		if err == nil {
+			return
+		}
+		if ctx.Err() != nil || c.sleep(ctx, min(time.Duration(attempt+1)*20*time.Millisecond, 200*time.Millisecond)) != nil {
+			c.logger().Warn("goredisson: could not give back the permits of an acquire whose caller had left; they free themselves at their lease",
+				"semaphore", p.s.name, "err", err)
+			return
+		}
 	}
 }
 
@@ -279,8 +288,10 @@ func decodeIDs(ids []string) ([]any, error) {
 }
 
 // release runs a release of ids (op "release" or "releasemany") as
-// cleanup: an ended ctx does not stop it (it runs bounded by 5 s), and one
-// whose reply was lost is not sent again.
+// cleanup: an ended ctx does not stop it (it runs bounded by 5 s). A release
+// is idempotent, so one whose reply was lost is sent again (within that
+// bound, else ErrUnknownOutcome); a single id found gone then counts as
+// released (the lost call released it, or it expired and went back).
 func (p *PermitExpirableSemaphore) release(ctx context.Context, name, op string, ids []string) (int64, error) {
 	h := p.handle()
 	if err := h.check(ctx, name); err != nil {
@@ -292,9 +303,30 @@ func (p *PermitExpirableSemaphore) release(ctx context.Context, name, op string,
 	if err == nil {
 		rctx, cancel := cleanupCall(ctx)
 		defer cancel()
-		n, err = p.run(rctx, op, raws...)
-		if reason, lost := abandoned(err); lost {
-			err = fmt.Errorf("the release may not have taken effect: %w", reason)
+		args := append([]any{op, h.c.opts.publishCommand}, raws...)
+		lost := false
+		for attempt := 0; ; attempt++ {
+			n, err = h.runUnsure(rctx, permitsScript, p.keys(), args...)
+			var re replyError
+			if errors.Is(err, ErrUnknownOutcome) || lost && err != nil && !errors.As(err, &re) {
+				lost = true
+				if h.c.sleep(rctx, min(time.Duration(attempt+1)*20*time.Millisecond, 200*time.Millisecond)) == nil {
+					continue
+				}
+				if !errors.Is(err, ErrUnknownOutcome) {
+					err = unknownOutcome(err)
+				}
+				break
+			}
+			if lost && err == nil && n == 0 {
+				if op == "release" {
+					n = 1 // gone: released by the lost call, or expired and put back
+				} else {
+					// All or none: released by the lost call, or refused.
+					err = fmt.Errorf("%w: a release whose reply was lost was sent again and found the permits gone", ErrUnknownOutcome)
+				}
+			}
+			break
 		}
 	}
 	err = opErr(name, h.name, err)

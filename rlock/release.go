@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/goredisson/goredisson/internal/layout"
+	"github.com/goredisson/goredisson/watchdog"
 )
 
 // cleanupTimeout bounds what is done after the caller's context may have
@@ -64,6 +65,7 @@ func (h *handle) unlock(ctx context.Context) error {
 	hs, err := c.holds.enter(rctx, k, c.done)
 	if err == nil {
 		var left int
+		last := hs.count == 1
 		if err = c.runUnsettled(rctx, k, hs); err == nil {
 			// The last release publishes an unlock message: until it comes
 			// back, a new waiter of this Client queues behind the waiter it
@@ -77,6 +79,19 @@ func (h *handle) unlock(ctx context.Context) error {
 			if expect && (err != nil || left != 0) {
 				c.hub.Unexpect(h.ch)
 			}
+		}
+		if err != nil && last && hs.count > 0 {
+			// The release of the last hold failed (or was not tried: an
+			// earlier settle could not run) and the ledger still counts
+			// the hold: as Redisson, stop renewing it whatever the
+			// outcome, so that it ends within one lease, and settle the
+			// release before the owner's next call.
+			n := c.seq.Add(1)
+			lease := c.releaseLease(hs)
+			held = c.giveUp(k, hs, func(ctx context.Context) error {
+				_, err := c.settle(ctx, h.releaseCall(ctx, modeSettleRelease, k.field, n, 1, lease, 0))
+				return err
+			})
 		}
 		c.holds.exit(k, hs)
 		if err == nil && left == 0 && h.extendsOnReentry() && c.holds.count(h.holdKey(c.field(ctx))) > 0 {
@@ -135,9 +150,14 @@ func (c *Client) releaseOnce(ctx context.Context, h *handle, k holdKey, hs *hold
 			// lost, means the lost release itself took it.
 			return c.releaseReply(k, hs, v, known == 1 && !wasLost)
 		}
-		c.keepUnsettled(k, hs, func(ctx context.Context) error { _, err := settle(ctx); return err })
-		held = c.released(k, hs, known-1)
-		return 0, held, fmt.Errorf("the release may not have taken effect (it is retried before the owner's next call on this lock, and the lease ends it otherwise): %w", serr)
+		settleLater := func(ctx context.Context) error { _, err := settle(ctx); return err }
+		if known == 1 {
+			held = c.giveUp(k, hs, settleLater)
+		} else {
+			c.keepUnsettled(k, hs, settleLater)
+			held = c.released(k, hs, known-1)
+		}
+		return 0, held, fmt.Errorf("%w (the release is settled before the owner's next call on this lock, and the lease ends it otherwise): %w", ErrUnknownOutcome, serr)
 	}
 }
 
@@ -147,6 +167,13 @@ func (c *Client) releaseOnce(ctx context.Context, h *handle, k holdKey, hs *hold
 // ends with ErrLockLost.
 func (c *Client) releaseReply(k holdKey, hs *hold, v any, noneMeansReleased bool) (int, time.Duration, error) {
 	if e, ok := v.(replyError); ok {
+		if e.wrongType() {
+			// Another application overwrote the lock's key: the hold is
+			// gone.
+			c.loseHold(k, hs)
+			c.released(k, hs, 0)
+			return 0, 0, fmt.Errorf("%w: %w", ErrLockLost, e)
+		}
 		return 0, 0, e
 	}
 	n, ok := v.(int64)
@@ -222,6 +249,40 @@ func (c *Client) settleAcquire(h *handle, k holdKey, hs *hold, lost *op, n uint6
 			c.keepUnsettled(k, hs, settle)
 		}
 	}()
+}
+
+// giveUp records that the owner gave up its last hold on the lock with a
+// release that failed or whose outcome is unknown: the ledger counts no
+// hold, settle is kept for the owner's next call, and the lease is no
+// longer renewed but still watched, so the hold's LostContext ends at its
+// deadline (it ends when the settle runs, if that comes first). It returns
+// how long the owner held the lock.
+func (c *Client) giveUp(k holdKey, hs *hold, settle func(context.Context) error) (held time.Duration) {
+	var e *watchdog.Entry
+	kd := kind(0)
+	c.holds.update(k, func() {
+		e, hs.entry = hs.entry, nil
+		hs.count, hs.renewed, kd = 0, false, hs.kind
+		if e != nil {
+			held = time.Since(hs.since)
+		}
+		hs.unsettled = append(hs.unsettled, func(ctx context.Context) error {
+			if e != nil {
+				// Ended before the release can take effect: nobody else
+				// can take the lock while its LostContext is live.
+				e.Lose()
+			}
+			return settle(ctx)
+		})
+	})
+	if e == nil {
+		return 0
+	}
+	e.Drain()
+	if e.Err() == nil {
+		c.observeHold("free", k, kd, held)
+	}
+	return held
 }
 
 // keepUnsettled keeps a settle that could not reach Redis for the owner's

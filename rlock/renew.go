@@ -45,7 +45,12 @@ func (c *Client) renew(ctx context.Context, leases []watchdog.Lease) ([]watchdog
 		case <-c.done:
 			return nil, ErrClosed
 		}
+		re, _ := o.v.(replyError)
 		switch n, _ := o.v.(int64); {
+		case o.outcome() == replied && re.wrongType():
+			// The key was overwritten by another application: the hold
+			// is gone.
+			out[i] = watchdog.Lost
 		case o.outcome() != replied || o.replyErr() != nil:
 			out[i] = watchdog.Failed
 			c.renewLoaded.Store(false)

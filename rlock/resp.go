@@ -20,6 +20,10 @@ func (e replyError) RedisError() {}
 // run, because the server does not have it cached.
 func (e replyError) noScript() bool { return hasPrefix(string(e), "NOSCRIPT") }
 
+// wrongType reports whether e is Redis's WRONGTYPE: the lock's key holds
+// another type (another application overwrote it).
+func (e replyError) wrongType() bool { return hasPrefix(string(e), "WRONGTYPE") }
+
 // notRun reports whether the reply says the command was not run at all on
 // this node: cluster redirections and transient refusals. Retrying it is
 // safe.

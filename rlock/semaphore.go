@@ -81,10 +81,8 @@ func (s *Semaphore) ReleaseIfExists(ctx context.Context, n int) (bool, error) {
 	case n > 0:
 		rctx, cancel := cleanupCall(ctx)
 		defer cancel()
-		v, err = s.op(rctx, "releaseifexists", "releaseifexists", n)
-		if reason, ok := abandoned(err); ok {
-			err = opErr("releaseifexists", h.name, fmt.Errorf("the release may not have taken effect: %w", reason))
-		}
+		v, err = h.runUnsure(rctx, semaphoreScript, s.keys(), "releaseifexists", n, h.c.opts.publishCommand)
+		err = opErr("releaseifexists", h.name, err)
 	}
 	h.observe(ctx, Event{Op: "release", Start: start, Err: err})
 	return v == 1, err
@@ -116,7 +114,7 @@ func (s *Semaphore) DrainPermits(ctx context.Context) (int, error) {
 
 // Release gives n permits back (a missing semaphore is made with n) and
 // wakes waiters [release(n)]. It is cleanup, like Unlock; a release whose
-// reply was lost is not sent again (the error says so). n < 0 is
+// reply was lost is not sent again: ErrUnknownOutcome. n < 0 is
 // ErrInvalidArgument.
 func (s *Semaphore) Release(ctx context.Context, n int) error {
 	h := s.handle()
@@ -131,10 +129,8 @@ func (s *Semaphore) Release(ctx context.Context, n int) error {
 	case n > 0:
 		rctx, cancel := cleanupCall(ctx)
 		defer cancel()
-		_, err = s.op(rctx, "release", "release", n)
-		if reason, ok := abandoned(err); ok {
-			err = opErr("release", h.name, fmt.Errorf("the release may not have taken effect: %w", reason))
-		}
+		_, err = h.runUnsure(rctx, semaphoreScript, s.keys(), "release", n, h.c.opts.publishCommand)
+		err = opErr("release", h.name, err)
 	}
 	h.observe(ctx, Event{Op: "release", Start: start, Err: err})
 	return err

@@ -50,6 +50,36 @@ func (s *syncHandle) run(ctx context.Context, sc *script, keys []string, args ..
 	return s.c.runInt(ctx, newScriptOp(ctx, sc, boxAll(keys), args...))
 }
 
+// runUnsure runs one of the synchronizer's scripts that must not run twice
+// (a release, a count-down): a call whose reply was lost, or that its
+// caller stopped waiting for, is ErrUnknownOutcome.
+func (s *syncHandle) runUnsure(ctx context.Context, sc *script, keys []string, args ...any) (int64, error) {
+	o := newScriptOp(ctx, sc, boxAll(keys), args...)
+	err := s.c.exec(ctx, o)
+	if reason, ok := abandoned(err); ok {
+		return 0, unknownOutcome(reason)
+	}
+	if err == nil && o.outcome() == unknown {
+		return 0, unknownOutcome(o.err)
+	}
+	if err != nil {
+		return 0, err
+	}
+	if err := o.replyErr(); err != nil {
+		return 0, err
+	}
+	n, ok := o.v.(int64)
+	if !ok {
+		return 0, errUnexpected(o.v)
+	}
+	return n, nil
+}
+
+// unknownOutcome is the error of a call whose outcome is unknown.
+func unknownOutcome(cause error) error {
+	return fmt.Errorf("%w: %w", ErrUnknownOutcome, cause)
+}
+
 // runInt sends o and returns its reply, which must be an integer.
 func (c *Client) runInt(ctx context.Context, o *op) (int64, error) {
 	v, err := c.run(ctx, o)

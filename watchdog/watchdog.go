@@ -125,6 +125,7 @@ type Entry struct {
 	when     time.Time // next renewal, for a renewed lease
 	index    int       // position in the heap, -1 when not in it
 	stopped  bool
+	drained  bool // given up by its holder (Drain): its loss is quiet
 	lost     chan struct{}
 	err      error
 }
@@ -280,6 +281,24 @@ func (e *Entry) Stop() {
 	}
 }
 
+// Drain stops renewing a lease its holder gave up without knowing that
+// Redis dropped it (its release failed): it is still watched, and Lost
+// closes at its deadline, or at Lose, without a log line or a WithOnLost
+// call.
+func (e *Entry) Drain() {
+	s := e.s
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if e.stopped {
+		return
+	}
+	e.drained, e.renewed = true, false
+	if e.index >= 0 {
+		heap.Fix(&s.due, e.index)
+		s.pokeFor(e)
+	}
+}
+
 // Lose ends the watch of a lease its holder found lost some other way (its
 // client saw Redis count fewer holds than it did), as a renewal that finds
 // the lease gone does: Lost closes and the WithOnLost function
@@ -323,7 +342,7 @@ func (e *Entry) lose(err error) {
 		heap.Remove(&e.s.due, e.index)
 	}
 	close(e.lost)
-	if e.s.onLost != nil {
+	if e.s.onLost != nil && !e.drained {
 		e.s.justLost = append(e.s.justLost, e)
 	}
 }
@@ -408,6 +427,10 @@ func (s *Scheduler) tick() {
 	for len(s.due) > 0 {
 		e := s.due[0]
 		if !e.deadline.After(now) {
+			if e.drained {
+				e.lose(errLost)
+				continue
+			}
 			s.log.Warn("goredisson: lock lease ran out without a confirmed renewal; the lock is lost",
 				"key", e.lease.Key, "field", e.lease.Field)
 			e.lose(errLost)
@@ -460,6 +483,10 @@ func (s *Scheduler) renewChunk(chunk []*Entry) {
 			e.deadline = Deadline(sent, s.lease)
 			e.when = now.Add(s.interval)
 		case Lost:
+			if e.drained {
+				e.lose(errLost)
+				continue
+			}
 			s.log.Warn("goredisson: lock lost, watchdog stops renewing it",
 				"key", e.lease.Key, "field", e.lease.Field)
 			e.lose(errLost)

@@ -187,6 +187,30 @@ var _ = Describe("Scheduler", func() {
 		Expect(e.Lost()).NotTo(BeClosed())
 	})
 
+	It("stops renewing a drained lease and closes its Lost at the deadline, quietly", func() {
+		var lostCalls sync.Map
+		quiet := watchdog.New(rec.renew, lease, watchdog.WithOnLost(func(l watchdog.Lease, _ error) { lostCalls.Store(l.Key, true) }))
+		DeferCleanup(quiet.Close)
+		e := quiet.Add(watchdog.Lease{Key: "drained"}, watchdog.Deadline(time.Now(), lease), true)
+		Eventually(count("drained")).Should(BeNumerically(">=", 1))
+		e.Drain()
+		n := count("drained")()
+		deadline := e.Deadline()
+		Eventually(e.Lost()).WithTimeout(lease + time.Second).Should(BeClosed())
+		Expect(time.Now()).To(BeTemporally(">=", deadline), "not before its deadline")
+		Expect(count("drained")()).To(BeNumerically("<=", n+1), "renewed after Drain (one renewal may have been in flight)")
+		Expect(e.Err()).To(MatchError(watchdog.ErrLost))
+		_, called := lostCalls.Load("drained")
+		Expect(called).To(BeFalse(), "the WithOnLost function was called for a lease its holder gave up")
+
+		early := quiet.Add(watchdog.Lease{Key: "settled"}, watchdog.Deadline(time.Now(), time.Hour), true)
+		early.Drain()
+		early.Lose()
+		Expect(early.Lost()).To(BeClosed())
+		_, called = lostCalls.Load("settled")
+		Expect(called).To(BeFalse())
+	})
+
 	It("reports the leases it still watched as lost with ErrClosed when closed", func() {
 		e := renewed("open")
 		s.Close()
