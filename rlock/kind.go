@@ -293,6 +293,13 @@ func (h *handle) releaseCall(ctx context.Context, mode, field string, n uint64, 
 	return newScriptOp(ctx, releaseScript, h.relKeys, mode, field, n, known, cancelTTLArg, c.ms(lease), c.pubArg, layout.UnlockMessage)
 }
 
+// settleCall returns a maker of the settle op in mode (modeSettleAcquire
+// or modeSettleRelease) of the lost call numbered n: Client.settle may send
+// it more than once, a new op each time.
+func (h *handle) settleCall(ctx context.Context, mode, field string, n uint64, known int, lease, fairWait time.Duration) func() *op {
+	return func() *op { return h.releaseCall(ctx, mode, field, n, known, lease, fairWait) }
+}
+
 // cancelTTLArg is cancelTTL in ms, boxed once.
 var cancelTTLArg any = cancelTTL.Milliseconds()
 

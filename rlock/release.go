@@ -89,7 +89,7 @@ func (h *handle) unlock(ctx context.Context) error {
 			n := c.seq.Add(1)
 			lease := c.releaseLease(hs)
 			held = c.giveUp(k, hs, func(ctx context.Context) error {
-				_, err := c.settle(ctx, h.releaseCall(ctx, modeSettleRelease, k.field, n, 1, lease, 0))
+				_, err := c.settle(ctx, h.settleCall(ctx, modeSettleRelease, k.field, n, 1, lease, 0))
 				return err
 			})
 		}
@@ -142,7 +142,7 @@ func (c *Client) releaseOnce(ctx context.Context, h *handle, k holdKey, hs *hold
 			return c.releaseReply(k, hs, o.v, false)
 		}
 		settle := func(ctx context.Context) (any, error) {
-			return c.settle(ctx, h.releaseCall(ctx, modeSettleRelease, k.field, n, known, lease, 0))
+			return c.settle(ctx, h.settleCall(ctx, modeSettleRelease, k.field, n, known, lease, 0))
 		}
 		v, serr := settle(ctx)
 		if serr == nil {
@@ -203,20 +203,39 @@ func (c *Client) awaitLost(ctx context.Context, lost *op) bool {
 	return false
 }
 
-// settle runs a settle op (a release script in a settle mode): it raises
-// the cancel floor so that the lost call does nothing if it still arrives,
-// and repairs the hold count. It returns the settle's reply.
-func (c *Client) settle(ctx context.Context, o *op) (any, error) {
-	if err := c.exec(ctx, o); err != nil {
-		return nil, err
+// settleSends is how many times settle sends a settle op whose reply did
+// not come back (the connection broke) before it gives up.
+const settleSends = 3
+
+// settle runs a settle op made by mk (a release script in a settle mode):
+// it raises the cancel floor so that the lost call does nothing if it still
+// arrives, and repairs the hold count. It returns the settle's reply.
+//
+// A settle is idempotent (the floor only rises, and the count it repairs
+// is compared with the count known before the lost call), so one whose
+// reply did not come back is sent again, on another connection, up to
+// settleSends times within ctx: go-redis does not check a pooled TLS
+// connection for a close before reusing it, so after the server closed
+// every connection of a Client the release and then the settle both went
+// out on dead ones.
+func (c *Client) settle(ctx context.Context, mk func() *op) (any, error) {
+	for attempt := 1; ; attempt++ {
+		o := mk()
+		if err := c.exec(ctx, o); err != nil {
+			return nil, err
+		}
+		if o.outcome() != replied {
+			if attempt < settleSends && ctx.Err() == nil &&
+				c.sleep(ctx, time.Duration(attempt)*20*time.Millisecond) == nil {
+				continue
+			}
+			return nil, fmt.Errorf("settle: %w", o.replyErr())
+		}
+		if err := o.replyErr(); err != nil {
+			return nil, err
+		}
+		return o.v, nil
 	}
-	if o.outcome() != replied {
-		return nil, fmt.Errorf("settle: %w", o.replyErr())
-	}
-	if err := o.replyErr(); err != nil {
-		return nil, err
-	}
-	return o.v, nil
 }
 
 // settleAcquire resolves, in the background, an acquire attempt whose reply
@@ -237,7 +256,7 @@ func (c *Client) settleAcquire(h *handle, k holdKey, hs *hold, lost *op, n uint6
 			}
 		}
 		settle := func(ctx context.Context) error {
-			v, err := c.settle(ctx, h.releaseCall(ctx, modeSettleAcquire, k.field, n, known, c.releaseLease(hs), fairWait))
+			v, err := c.settle(ctx, h.settleCall(ctx, modeSettleAcquire, k.field, n, known, c.releaseLease(hs), fairWait))
 			if err == nil && v == int64(1) {
 				c.logger().Debug("goredisson: gave back a hold taken by an acquire attempt whose caller had left", "lock", h.name, "field", k.field)
 			}
