@@ -50,6 +50,9 @@ type Client struct {
 	// all wake (see Client.wakes).
 	wakeAllMu sync.Mutex
 	wakeAll   map[string]int
+	// smallRedLockWarned is set once a RedLock over fewer than 3 masters
+	// logged its warning (see warnSmallRedLock).
+	smallRedLockWarned atomic.Bool
 }
 
 // wakes is the Hub's wake function: Redisson's (layout.Wakes), except that
