@@ -47,7 +47,7 @@ var _ = Describe("DoWait", func() {
 				return held.Err()
 			})
 		}()
-		Consistently(ran).WithTimeout(300 * time.Millisecond).ShouldNot(BeClosed(), "fn waits while another owner holds the lock")
+		Consistently(ran).WithTimeout(300*time.Millisecond).ShouldNot(BeClosed(), "fn waits while another owner holds the lock")
 		Expect(c.NewLock(name).Unlock(holder)).To(Succeed())
 		Eventually(done).WithTimeout(5 * time.Second).Should(Receive(Succeed()))
 		Expect(ran).To(BeClosed())
