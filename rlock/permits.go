@@ -144,10 +144,12 @@ func (p *PermitExpirableSemaphore) acquire(ctx context.Context, op string, n int
 	start, attempts, contended := time.Now(), 0, 0
 	h.observe(ctx, Event{Op: "wait", Start: start})
 	var ids []string
+	deadline := waitDeadline(wait)
+	ctx = boundCalls(ctx, deadline)
 	ok, err := h.c.waitFor(ctx, waitSpec{
 		channel:  layout.SemaphoreChannel(h.name),
 		once:     wait == 0,
-		deadline: waitDeadline(wait),
+		deadline: deadline,
 		try: func() (bool, time.Duration, bool, error) {
 			attempts++
 			var pause time.Duration
