@@ -116,7 +116,7 @@ var _ = Describe("Election", func() {
 				Expect(err).NotTo(HaveOccurred())
 				wonB <- l
 			}()
-			Consistently(wonB).WithTimeout(2 * lease).ShouldNot(Receive(), "b waits while a leads")
+			Consistently(wonB).WithTimeout(2*lease).ShouldNot(Receive(), "b waits while a leads")
 			Expect(leadA.Err()).NotTo(HaveOccurred())
 
 			resigned := time.Now()

@@ -73,7 +73,7 @@ var _ = Describe("The elector stalled past its lease (porting scenario)", Label(
 		runLiteral(a)
 		Eventually(a.leader.Load).Should(BeTrue())
 		runLiteral(b)
-		Eventually(func() int { n, _ := a.lock.HoldCount(a.owner); return n }).WithTimeout(4 * lockTime).
+		Eventually(func() int { n, _ := a.lock.HoldCount(a.owner); return n }).WithTimeout(4*lockTime).
 			Should(BeNumerically(">=", 3), "each renewal adds a hold (Redisson's tryLock is reentrant)")
 		a.stall.Store(true) // a's renewals stall; its callback goes on
 		Eventually(b.leader.Load).WithTimeout(4 * lockTime).Should(BeTrue())
