@@ -32,8 +32,10 @@ func (p *PermitExpirableSemaphore) handle() *syncHandle {
 	return &p.Object.s
 }
 
-func (p *PermitExpirableSemaphore) keys() []string {
-	n := p.s.name
+func (p *PermitExpirableSemaphore) keys() []string { return permitKeys(p.s.name) }
+
+// permitKeys are the keys of permits.lua for the semaphore n.
+func permitKeys(n string) []string {
 	return []string{n, layout.PermitTimeouts(n), layout.SemaphoreChannel(n), layout.Cancel(n)}
 }
 
