@@ -138,7 +138,7 @@ var _ = Describe("Kept permits (PermitExpirableSemaphore.AcquireKept)", func() {
 		held, stop := flushed.LostContext(ctx)
 		defer stop()
 		Expect(e.Raw.FlushAll(ctx).Err()).To(Succeed())
-		Eventually(held.Done()).WithTimeout(2 * lease).Should(BeClosed(), "within a renewal interval")
+		Eventually(held.Done()).WithTimeout(2*lease).Should(BeClosed(), "within a renewal interval")
 		Expect(context.Cause(held)).To(MatchError(rlock.ErrLockLost))
 		Expect(flushed.Release(ctx)).To(MatchError(rlock.ErrNotHeld))
 
