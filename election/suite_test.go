@@ -11,6 +11,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/goredisson/goredisson/election"
+	"github.com/goredisson/goredisson/internal/redistest"
 	"github.com/goredisson/goredisson/internal/spectest"
 	"github.com/goredisson/goredisson/internal/suite"
 	"github.com/goredisson/goredisson/rlock"
@@ -20,9 +21,21 @@ import (
 // suite process) and leaders in helper OS processes that are stopped with
 // SIGSTOP.
 
+// redisAddr is the address of the server of the package's examples (the
+// specs have their suite's own).
+var redisAddr string
+
 func TestMain(m *testing.M) {
 	spectest.RunHelper(helpers)
-	os.Exit(m.Run())
+	srv, err := redistest.Start()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "election tests need redis-server:", err)
+		os.Exit(1)
+	}
+	redisAddr = srv.Addr
+	code := m.Run()
+	_ = srv.Close()
+	os.Exit(code)
 }
 
 func TestElection(t *testing.T) {
