@@ -154,12 +154,17 @@ func (e *Election) handover(ctx, lead context.Context, record string) error {
 	switch {
 	case errors.Is(err, redis.Nil):
 		prev, err = pending, nil // no trace: wait
+	case lead.Err() != nil:
+		return context.Cause(lead)
 	case err != nil:
 		return err
 	}
 	if prev != resigned {
 		lease, err := e.l.RemainTTL(e.owner)
 		if err != nil {
+			if lead.Err() != nil {
+				return context.Cause(lead)
+			}
 			return err
 		}
 		if lease == rlock.NoExpiry || lease <= 0 {

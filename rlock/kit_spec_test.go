@@ -74,3 +74,19 @@ var _ = Describe("DoWait", func() {
 		Expect(rlock.DoWait(nilCtx, c.NewLock("x"), 0, func(context.Context) error { return nil })).To(MatchError(rlock.ErrInvalidArgument))
 	})
 })
+
+var _ = Describe("A fixed lease left to run out", func() {
+	It("is logged at Debug, not as a warning", func() {
+		e := spectest.NewEnv()
+		log, out := bufferLogger()
+		c := e.Client(rlock.WithLogger(log))
+		ctx := ctxowner.New(context.Background())
+		fixed := c.NewLock(spectest.UniqueName("fixed-ends"))
+		Expect(fixed.LockLease(ctx, 200*time.Millisecond)).To(Succeed())
+		held, stop := rlock.LostContext(ctx, fixed)
+		defer stop()
+		Eventually(held.Done()).WithTimeout(3 * time.Second).Should(BeClosed())
+		Eventually(out.String).Should(ContainSubstring("fixed lease ended"))
+		Expect(out.String()).NotTo(ContainSubstring("level=WARN"))
+	})
+})
