@@ -31,7 +31,7 @@ var _ = Describe("Election", func() {
 	client := func() *rlock.Client { return e.Client(rlock.WithWatchdogTimeout(lease)) }
 
 	Describe("bad input", func() {
-		It("refuses an empty value, a closed Client, a second Campaign and a Resign by a non-leader", func() {
+		It("refuses an empty value, a closed Client, a second Campaign and a Resign by a non-leader", Label("slow"), func() {
 			c := client()
 			el, err := election.New(e.Raw, c.NewLock(spectest.UniqueName("el-bad")))
 			Expect(err).NotTo(HaveOccurred())
@@ -93,7 +93,7 @@ var _ = Describe("Election", func() {
 		},
 	}
 	for kind, lockOn := range kinds {
-		It("elects one leader at a time over a "+kind+", hands over at once on Resign, and is observed", func() {
+		It("elects one leader at a time over a "+kind+", hands over at once on Resign, and is observed", Label("slow"), func() {
 			name := spectest.UniqueName("el-" + strings.ToLower(kind))
 			newLock := lockOn(name)
 			a, err := election.New(e.Raw, newLock(), election.WithPollInterval(50*time.Millisecond))

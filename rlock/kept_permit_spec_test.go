@@ -128,7 +128,7 @@ var _ = Describe("Kept permits (PermitExpirableSemaphore.AcquireKept)", func() {
 		Expect(k.Release(ctx)).To(MatchError(rlock.ErrNotHeld), "a lost permit's release")
 	})
 
-	It("ends the loss signal at the next renewal when the permit is flushed or released behind the holder's back, and answers a second release with ErrNotHeld", func() {
+	It("ends the loss signal at the next renewal when the permit is flushed or released behind the holder's back, and answers a second release with ErrNotHeld", Label("slow"), func() {
 		c := e.Client(rlock.WithWatchdogTimeout(lease))
 		sem := c.NewPermitExpirableSemaphore(spectest.UniqueName("lost-flush"))
 		Expect(sem.TrySetPermits(ctx, 2)).To(BeTrue())
