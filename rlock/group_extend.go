@@ -12,15 +12,14 @@ type extender interface {
 	Extend(ctx context.Context, lease time.Duration) error
 }
 
-// Extend sets the remaining lease of every lock's hold of ctx's owner to
-// lease from now (see Lock.Extend); all must succeed, else the error.
+// Extend sets the lease of every lock's hold of ctx's owner to lease from
+// now; all must succeed (see Lock.Extend).
 func (m *MultiLock) Extend(ctx context.Context, lease time.Duration) error {
 	return m.group().extend(ctx, lease, 0)
 }
 
-// Extend sets the remaining lease of ctx's owner's holds to lease from now
-// on every master at once, each bounded by the attempt timeout; it succeeds
-// when a quorum did (see Lock.Extend).
+// Extend sets the lease of ctx's owner's holds to lease from now on every
+// master at once; a quorum must succeed (see Lock.Extend).
 func (r *RedLock) Extend(ctx context.Context, lease time.Duration) error {
 	if r == nil {
 		return r.group().extend(ctx, lease, 0)

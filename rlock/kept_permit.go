@@ -9,10 +9,8 @@ import (
 	"github.com/goredisson/goredisson/watchdog"
 )
 
-// KeptPermit is a permit of a PermitExpirableSemaphore whose lease the
-// Client's watchdog renews (as it renews lock leases, in the same batches)
-// until Release: Redisson sees an ordinary permit whose lease moves
-// (updateLeaseTime). See docs/synchronizers.md.
+// KeptPermit is a permit whose lease the Client's watchdog renews until
+// Release (docs/synchronizers.md).
 type KeptPermit struct {
 	p     *PermitExpirableSemaphore
 	id    string
@@ -20,8 +18,8 @@ type KeptPermit struct {
 	once  sync.Once
 }
 
-// AcquireKept waits until a permit is free or ctx ends, takes it with a
-// watchdog lease and keeps it until Release.
+// AcquireKept waits until a permit is free or ctx ends and takes it with a
+// watchdog lease.
 func (p *PermitExpirableSemaphore) AcquireKept(ctx context.Context) (*KeptPermit, error) {
 	k, _, err := p.acquireKept(ctx, "acquire", -1)
 	return k, err
@@ -64,10 +62,7 @@ func (k *KeptPermit) ID() string {
 }
 
 // LostContext returns a context derived from ctx that ends, with a cause
-// wrapping ErrLockLost (ErrClosed when the Client closed), when the permit
-// is lost: its lease ran out unrenewed (before Redis could hand it to
-// another acquirer), or a renewal found it released, expired or flushed.
-// Release stops it; so does stop.
+// wrapping ErrLockLost (or ErrClosed), when the permit is lost.
 func (k *KeptPermit) LostContext(ctx context.Context) (lctx context.Context, stop context.CancelFunc) {
 	if ctx == nil {
 		ctx = context.Background()
@@ -97,8 +92,8 @@ func (k *KeptPermit) LostContext(ctx context.Context) (lctx context.Context, sto
 	}
 }
 
-// Release stops the renewals and gives the permit back [release(id)]. A
-// second Release, or one after the permit was lost, is ErrNotHeld.
+// Release stops the renewals and gives the permit back; a second Release,
+// or one after a loss, is ErrNotHeld.
 func (k *KeptPermit) Release(ctx context.Context) error {
 	if k == nil || k.entry == nil {
 		return opErr("release", "", fmt.Errorf("%w: nil permit", ErrInvalidArgument))

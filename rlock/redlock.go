@@ -60,9 +60,7 @@ func RedLockDriftFactor(f float64) RedLockOption {
 
 // NewRedLock returns a RedLock over locks, one per independent master
 // [RedissonRedLock], with the default options. No lock, a nil lock or the
-// same lock twice is ErrInvalidArgument. Over 1 or 2 locks (quorum 1 or 2,
-// as Redisson's) it is no safer than one lock: the first lock's Client logs
-// that once.
+// same lock twice is ErrInvalidArgument; under 3 locks it warns (locks.md).
 func NewRedLock(locks ...Locker) (*RedLock, error) {
 	g, err := newGroup("redlock", locks)
 	if err != nil {
