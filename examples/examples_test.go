@@ -32,7 +32,7 @@ var (
 	bins = map[string]string{}
 )
 
-var programs = []string{"flashsale", "stock", "cachebreakdown", "naivelocks"}
+var programs = []string{"flashsale", "stock", "cachebreakdown", "naivelocks", "elector"}
 
 var _ = BeforeSuite(func() {
 	srv = rlocktest.StartForSpec()
@@ -206,5 +206,15 @@ var _ = Describe("example programs without a Redis", Label("slow"), func() {
 			Eventually(s).WithTimeout(time.Minute).Should(gexec.Exit(1), name)
 			Expect(string(s.Err.Contents())).To(ContainSubstring(name+": redis at 127.0.0.1:1 is unreachable"), name)
 		}
+	})
+})
+
+var _ = Describe("the elector (three scheduler pods, one leader at a time)", Label("slow"), func() {
+	It("hands leadership over on Resign and after a crash, never to two pods at once", func() {
+		out := runExample("elector")
+		Expect(numbers(`terms: (\d+)`, out)).To(Equal([]int{3}))
+		Expect(out).To(ContainSubstring("at most one leader at a time: true"))
+		Expect(out).To(ContainSubstring("crashed without resigning"))
+		expectNoKeysLeft("elector:")
 	})
 })

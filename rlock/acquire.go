@@ -35,6 +35,7 @@ func (h *handle) acquire(ctx context.Context, op string, wait, lease time.Durati
 	}
 	if wait > 0 {
 		a.deadline = time.Now().Add(wait)
+		a.ctx = boundCalls(ctx, a.deadline)
 	}
 	if h.spins() {
 		held, err = a.spin(wait)

@@ -54,6 +54,9 @@ type Client struct {
 	wakeAll   map[string]int
 	// reg keeps the Client's registration (nil: WithClientRegistry(false)).
 	reg *registry
+	// smallRedLockWarned is set once a RedLock over fewer than 3 masters
+	// logged its warning (see warnSmallRedLock).
+	smallRedLockWarned atomic.Bool
 }
 
 // wakes is the Hub's wake function: Redisson's (layout.Wakes), except that
@@ -169,14 +172,14 @@ func (c *Client) ID() string { return c.id }
 // Close stops the watchdog and the subscriptions at once, without waiting
 // for Redis: waiters and calls in flight return ErrClosed, held locks are no
 // longer renewed (they expire within one watchdog timeout; their LostContext
-// ends with ErrClosed), later calls return ErrClosed. The go-redis client
-// stays open.
+// ends with ErrClosed), later calls return ErrClosed; a second Close returns
+// nil. The go-redis client stays open.
 func (c *Client) Close() error {
 	if c == nil {
 		return opErr("close", "", fmt.Errorf("%w: nil client", ErrInvalidArgument))
 	}
 	if !c.closed.CompareAndSwap(false, true) {
-		return opErr("close", "", ErrClosed)
+		return nil // closed already: Close is idempotent
 	}
 	close(c.done)
 	c.wd.Close()

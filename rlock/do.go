@@ -17,21 +17,31 @@ import (
 // on, runtime.Goexit), even if ctx has ended. It returns fn's error joined
 // with the unlock's.
 func Do(ctx context.Context, l Locker, wait, lease time.Duration, fn func(ctx context.Context) error) error {
+	return do(ctx, "do", l, fn, func(ctx context.Context) (bool, error) { return l.TryLock(ctx, wait, lease) })
+}
+
+// DoWait is Do that waits until l is held (LockLease(ctx, lease); lease <= 0:
+// watchdog): only ctx bounds the wait, and ctx's end is its error.
+func DoWait(ctx context.Context, l Locker, lease time.Duration, fn func(ctx context.Context) error) error {
+	return do(ctx, "dowait", l, fn, func(ctx context.Context) (bool, error) { return true, l.LockLease(ctx, lease) })
+}
+
+func do(ctx context.Context, op string, l Locker, fn func(ctx context.Context) error, acquire func(context.Context) (bool, error)) error {
 	switch {
 	case ctx == nil:
-		return opErr("do", nameOf(l), fmt.Errorf("%w: nil context", ErrInvalidArgument))
+		return opErr(op, nameOf(l), fmt.Errorf("%w: nil context", ErrInvalidArgument))
 	case l == nil || fn == nil:
-		return opErr("do", nameOf(l), fmt.Errorf("%w: nil lock or function", ErrInvalidArgument))
+		return opErr(op, nameOf(l), fmt.Errorf("%w: nil lock or function", ErrInvalidArgument))
 	}
 	if _, ok := ctxowner.From(ctx); !ok {
 		ctx = ctxowner.New(ctx)
 	}
-	ok, err := l.TryLock(ctx, wait, lease)
+	ok, err := acquire(ctx)
 	switch {
 	case err != nil:
 		return err
 	case !ok:
-		return opErr("do", l.Name(), ErrBusy)
+		return opErr(op, l.Name(), ErrBusy)
 	}
 	held, stop := LostContext(ctx, l)
 	defer stop()

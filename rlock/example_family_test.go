@@ -205,3 +205,23 @@ func ExampleDo() {
 	// writing the report
 	// <nil>
 }
+
+// DoWait is Do for "wait until held, run, unlock": the context bounds the
+// wait.
+func ExampleDoWait() {
+	rdb := redis.NewClient(&redis.Options{Addr: redisAddr})
+	defer rdb.Close()
+	client, _ := rlock.NewClient(rdb)
+	defer client.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+
+	err := rlock.DoWait(ctx, client.NewLock("example:ledger"), 0, func(ctx context.Context) error {
+		fmt.Println("posting the entry")
+		return nil
+	})
+	fmt.Println(err)
+	// Output:
+	// posting the entry
+	// <nil>
+}

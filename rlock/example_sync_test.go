@@ -52,6 +52,35 @@ func ExamplePermitExpirableSemaphore_UpdateLeaseTime() {
 	// true
 }
 
+// A workflow limiter (5 runs per tenant) keeps each run's permit for as
+// long as the run takes: the Client renews its lease, and the run's context
+// ends if the permit is lost.
+func ExamplePermitExpirableSemaphore_AcquireKept() {
+	rdb := redis.NewClient(&redis.Options{Addr: redisAddr})
+	defer rdb.Close()
+	client, _ := rlock.NewClient(rdb)
+	defer client.Close()
+	ctx := context.Background()
+
+	runs := client.NewPermitExpirableSemaphore("example:tenant-7:runs")
+	_, _ = runs.TrySetPermits(ctx, 5)
+	permit, err := runs.AcquireKept(ctx) // waits for a free permit
+	if err != nil {
+		panic(err)
+	}
+	work, stop := permit.LostContext(ctx)
+	defer stop()
+	// ... run the workflow with work, however long it takes.
+	fmt.Println("running:", work.Err() == nil)
+	fmt.Println("released:", permit.Release(ctx) == nil)
+	fmt.Println(errors.Is(permit.Release(ctx), rlock.ErrNotHeld))
+	_, _ = rdb.Del(ctx, "example:tenant-7:runs", "{example:tenant-7:runs}:timeout").Result()
+	// Output:
+	// running: true
+	// released: true
+	// true
+}
+
 // A faster multilock locks many values of one group at once, all or none,
 // with one script on one hash (Redisson's getMultiLock(group, values)): here
 // the students of a class, while one of their records is edited.

@@ -582,6 +582,28 @@ func (b *batcher) waited(ctx context.Context, ops []*op, want int, wait *redis.I
 // own outcome.
 const endGrace = 5 * time.Millisecond
 
+// callGrace is how long past the end of its wait (or past its send, when
+// the wait has ended) a call made for a wait is waited for (see boundCalls).
+const callGrace = 250 * time.Millisecond
+
+// errNoReply is the reason of a call abandoned at its wait's bound.
+var errNoReply = errors.New("no reply from Redis within the wait")
+
+// callBoundKey is the context key of boundCalls.
+type callBoundKey struct{}
+
+// boundCalls marks ctx as serving a wait that ends at deadline (zero: no
+// bound): exec gives each call up to callGrace past it (and at least
+// callGrace), so that a dial or a server that hangs cannot hold a wait far
+// past its end, whatever go-redis's timeouts are. A call given up is
+// abandoned (settled as any lost reply).
+func boundCalls(ctx context.Context, deadline time.Time) context.Context {
+	if deadline.IsZero() {
+		return ctx
+	}
+	return context.WithValue(ctx, callBoundKey{}, deadline)
+}
+
 // errAbandoned marks a call its caller stopped waiting for: its outcome is
 // unknown to the caller. It wraps the reason: ctx's error or ErrClosed.
 type errAbandoned struct{ reason error }
@@ -616,11 +638,19 @@ func (c *Client) exec(ctx context.Context, o *op) error {
 		return err
 	}
 	c.send.submit(o)
+	var bound <-chan time.Time
+	if d, ok := ctx.Value(callBoundKey{}).(time.Time); ok {
+		t := time.NewTimer(max(time.Until(d), 0) + callGrace)
+		defer t.Stop()
+		bound = t.C
+	}
 	select {
 	case <-o.done:
 		return nil
 	case <-closing:
 		return errAbandoned{ErrClosed}
+	case <-bound:
+		return errAbandoned{errNoReply}
 	case <-ctx.Done():
 	}
 	// A call that had not reached Redis yet (dialing, waiting for a

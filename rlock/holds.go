@@ -303,7 +303,11 @@ func (c *Client) lost(l watchdog.Lease, err error) {
 	if err == watchdog.ErrClosed {
 		cause = ErrClosed
 	}
-	c.observe(context.Background(), Event{Op: "lost", Kind: l.Data.(leaseData).kind.String(), Lock: l.Data.(leaseData).key,
+	k2 := l.Data.(leaseData).kind.String()
+	if l.Data.(leaseData).renew == renewPermit {
+		k2 = "permitsemaphore"
+	}
+	c.observe(context.Background(), Event{Op: "lost", Kind: k2, Lock: l.Data.(leaseData).key,
 		Start: time.Now(), Held: held, Err: cause})
 }
 

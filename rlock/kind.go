@@ -145,6 +145,7 @@ const (
 	renewHash   renewKind = iota // renew.lua: the hash, while the field holds it
 	renewRead                    // read_renew.lua: the hash and the reader's timeout keys
 	renewFaster                  // faster_renew.lua: a faster multilock's values in its group hash
+	renewPermit                  // permits.lua 'update': a kept permit's lease (see KeptPermit)
 )
 
 func (h *handle) renewKind() renewKind {

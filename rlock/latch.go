@@ -93,10 +93,12 @@ func (l *CountDownLatch) await(ctx context.Context, op string, wait time.Duratio
 	}
 	start := time.Now()
 	h.observe(ctx, Event{Op: "wait", Start: start})
+	deadline := waitDeadline(wait)
+	ctx = boundCalls(ctx, deadline)
 	ok, err := h.c.waitFor(ctx, waitSpec{
 		channel:  layout.LatchChannel(h.name),
 		once:     wait == 0,
-		deadline: waitDeadline(wait),
+		deadline: deadline,
 		try: func() (bool, time.Duration, bool, error) {
 			n, err := h.c.commandInt(ctx, "get", h.name)
 			return err == nil && n <= 0, h.safetyPause(), err == nil, err

@@ -33,8 +33,10 @@ func (p *PermitExpirableSemaphore) handle() *syncHandle {
 	return &p.Object.s
 }
 
-func (p *PermitExpirableSemaphore) keys() []string {
-	n := p.s.name
+func (p *PermitExpirableSemaphore) keys() []string { return permitKeys(p.s.name) }
+
+// permitKeys are the keys of permits.lua for the semaphore n.
+func permitKeys(n string) []string {
 	return []string{n, layout.PermitTimeouts(n), layout.SemaphoreChannel(n), layout.Cancel(n)}
 }
 
@@ -154,10 +156,12 @@ func (p *PermitExpirableSemaphore) acquire(ctx context.Context, op string, n int
 	start, attempts, contended := time.Now(), 0, 0
 	h.observe(ctx, Event{Op: "wait", Start: start})
 	var ids []string
+	deadline := waitDeadline(wait)
+	ctx = boundCalls(ctx, deadline)
 	ok, err := h.c.waitFor(ctx, waitSpec{
 		channel:  layout.SemaphoreChannel(h.name),
 		once:     wait == 0,
-		deadline: waitDeadline(wait),
+		deadline: deadline,
 		try: func() (bool, time.Duration, bool, error) {
 			attempts++
 			var pause time.Duration

@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"math/rand/v2"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -57,20 +59,22 @@ func RedLockDriftFactor(f float64) RedLockOption {
 }
 
 // NewRedLock returns a RedLock over locks, one per independent master
-// [RedissonRedLock], with the default options. Fewer than 3 locks, a nil
-// lock or the same lock twice is ErrInvalidArgument.
+// [RedissonRedLock], with the default options. No lock, a nil lock or the
+// same lock twice is ErrInvalidArgument; under 3 locks it warns (locks.md).
 func NewRedLock(locks ...Locker) (*RedLock, error) {
 	g, err := newGroup("redlock", locks)
 	if err != nil {
 		return nil, err
 	}
-	if len(locks) < 3 {
-		return nil, opErr("newredlock", g.name(), fmt.Errorf("%w: a RedLock needs at least 3 independent masters, got %d", ErrInvalidArgument, len(locks)))
-	}
 	g.need, g.majority = len(locks)/2+1, true
 	retry := defaultRetry
+	var c *Client
 	if h, ok := locks[0].(interface{ handle() *handle }); ok && h.handle() != nil && h.handle().c != nil {
-		retry = h.handle().c.opts.retry
+		c = h.handle().c
+		retry = c.opts.retry
+	}
+	if len(locks) < 3 {
+		warnSmallRedLock(c, g.name(), len(locks))
 	}
 	return &RedLock{g: g, attemptTimeout: 200 * time.Millisecond, drift: 0.01, retryWait: 200 * time.Millisecond, retry: retry}, nil
 }
@@ -91,6 +95,22 @@ func (r *RedLock) With(opts ...RedLockOption) (*RedLock, error) {
 		}
 	}
 	return &c, nil
+}
+
+// smallRedLockWarned records that a RedLock with no default Client warned.
+var smallRedLockWarned atomic.Bool
+
+// warnSmallRedLock logs, once per Client (the first lock's), that a RedLock
+// over fewer than 3 masters is no safer than a single lock.
+func warnSmallRedLock(c *Client, name string, n int) {
+	log, once := slog.Default(), &smallRedLockWarned
+	if c != nil {
+		log, once = c.logger(), &c.smallRedLockWarned
+	}
+	if once.CompareAndSwap(false, true) {
+		log.Warn("goredisson: a RedLock over fewer than 3 masters gives no more safety than a single lock (logged once per Client)",
+			"lock", name, "masters", n)
+	}
 }
 
 func (r *RedLock) group() *group {

@@ -169,10 +169,12 @@ func (s *Semaphore) acquire(ctx context.Context, op string, n int, wait time.Dur
 	}
 	start, attempts, contended := time.Now(), 0, 0
 	h.observe(ctx, Event{Op: "wait", Start: start})
+	deadline := waitDeadline(wait)
+	ctx = boundCalls(ctx, deadline)
 	ok, err := h.c.waitFor(ctx, waitSpec{
 		channel:  layout.SemaphoreChannel(h.name),
 		once:     wait == 0,
-		deadline: waitDeadline(wait),
+		deadline: deadline,
 		try: func() (bool, time.Duration, bool, error) {
 			attempts++
 			ok, reached, err := s.tryOnce(ctx, n)

@@ -33,7 +33,7 @@ func ExampleBeLocked() {
 	_ = lock.Lock(ctx)
 	g.Expect(lock).To(rlocktest.BeLocked())
 	g.Expect(lock).To(rlocktest.BeHeldBy(ctx))
-	g.Expect(lock).To(rlocktest.HaveHoldCount(2))
+	g.Expect(lock).To(rlocktest.HaveTotalHoldCount(2))
 	fmt.Println("held twice by job-1")
 	// Output:
 	// Expected lock "report" to be locked, but IsLocked returned false

@@ -129,21 +129,28 @@ func BeHeldBy(ctx context.Context) types.GomegaMatcher {
 	}}
 }
 
-// HaveHoldCount succeeds when the holds of all holders of the lock add up
-// to n: a lock taken twice by one owner has 2; a read lock held once by
-// each of three readers has 3; an unlocked lock has 0. It needs a lock
-// that can be inspected (every single-key lock type of package rlock).
-func HaveHoldCount(n int) types.GomegaMatcher {
-	return &lockMatcher{want: fmt.Sprintf("to have hold count %d", n), check: func(_ context.Context, l rlock.Locker, info *inspect.Info, infoErr error) (bool, string, error) {
+// HaveTotalHoldCount succeeds when the holds of all holders of the lock
+// add up to n (not the caller's own count, Lock.HoldCount): a lock taken
+// twice by one owner has 2; a read lock held once by each of three readers
+// has 3; an unlocked lock has 0. It needs a lock that can be inspected
+// (every single-key lock type of package rlock).
+func HaveTotalHoldCount(n int) types.GomegaMatcher {
+	return &lockMatcher{want: fmt.Sprintf("to have a total hold count (all holders) of %d", n), check: func(_ context.Context, l rlock.Locker, info *inspect.Info, infoErr error) (bool, string, error) {
 		if errors.Is(infoErr, rlock.ErrInvalidArgument) {
-			return false, "", fmt.Errorf("rlocktest: HaveHoldCount needs a single-key lock, got %T", l)
+			return false, "", fmt.Errorf("rlocktest: HaveTotalHoldCount needs a single-key lock, got %T", l)
 		}
 		if infoErr != nil {
 			return false, "", infoErr
 		}
-		return info.Holds() == n, fmt.Sprintf("the hold count is %d", info.Holds()), nil
+		return info.Holds() == n, fmt.Sprintf("all holders hold it %d times", info.Holds()), nil
 	}}
 }
+
+// HaveHoldCount is HaveTotalHoldCount.
+//
+// Deprecated: it reads like Lock.HoldCount (the caller's own count); use
+// HaveTotalHoldCount.
+func HaveHoldCount(n int) types.GomegaMatcher { return HaveTotalHoldCount(n) }
 
 // HaveTTLWithin succeeds when the lock is held with a remaining lease in
 // (0, d]: it fails for an unlocked lock and for a key without expiry.

@@ -50,7 +50,7 @@ var _ = Describe("rlocktest", func() {
 	It("matches a held, reentered lock and shows its fields and TTL when a matcher fails", func() {
 		lock := client.NewLock("orders:42")
 		Expect(lock).NotTo(rlocktest.BeLocked())
-		Expect(lock).To(rlocktest.HaveHoldCount(0))
+		Expect(lock).To(rlocktest.HaveTotalHoldCount(0))
 
 		owner := ctxowner.WithID(ctx, "worker-1")
 		Expect(lock.Lock(owner)).To(Succeed())
@@ -58,14 +58,14 @@ var _ = Describe("rlocktest", func() {
 		Expect(lock).To(rlocktest.BeLocked())
 		Expect(lock).To(rlocktest.BeHeldBy(owner))
 		Expect(lock).NotTo(rlocktest.BeHeldBy(ctxowner.WithID(ctx, "worker-2")))
-		Expect(lock).To(rlocktest.HaveHoldCount(2))
+		Expect(lock).To(rlocktest.HaveTotalHoldCount(2))
 		Expect(lock).To(rlocktest.HaveTTLWithin(30 * time.Second))
 		Expect(lock).NotTo(rlocktest.HaveTTLWithin(time.Second))
 
-		m := rlocktest.HaveHoldCount(3)
+		m := rlocktest.HaveTotalHoldCount(3)
 		Expect(m.Match(lock)).To(BeFalse())
 		msg := m.FailureMessage(lock)
-		Expect(msg).To(ContainSubstring(`Expected lock "orders:42" to have hold count 3, but the hold count is 2`))
+		Expect(msg).To(ContainSubstring(`Expected lock "orders:42" to have a total hold count (all holders) of 3, but all holders hold it 2 times`))
 		Expect(msg).To(ContainSubstring(`"` + client.ID() + `:ctx:worker-1": 2`))
 		Expect(msg).To(MatchRegexp(`TTL (29(\.\d+)?|30)s`), "a TTL read at once rounds to 30s exactly")
 
@@ -82,7 +82,7 @@ var _ = Describe("rlocktest", func() {
 		for _, id := range []string{"r1", "r2", "r3"} {
 			Expect(rw.ReadLock().Lock(ctxowner.WithID(ctx, id))).To(Succeed())
 		}
-		Expect(rw.ReadLock()).To(rlocktest.HaveHoldCount(3))
+		Expect(rw.ReadLock()).To(rlocktest.HaveTotalHoldCount(3))
 		Expect(rw.WriteLock()).NotTo(rlocktest.BeLocked(), "the write side is locked only in write mode")
 		m := rlocktest.BeLocked()
 		Expect(m.Match(rw.ReadLock())).To(BeTrue())
@@ -173,7 +173,7 @@ var _ = Describe("rlocktest", func() {
 		Expect(err).To(MatchError(ContainSubstring("expected an rlock.Locker, got string")))
 		multi, err := rlock.NewMultiLock(client.NewLock("a"), client.NewLock("b"))
 		Expect(err).NotTo(HaveOccurred())
-		_, err = rlocktest.HaveHoldCount(1).Match(multi)
+		_, err = rlocktest.HaveTotalHoldCount(1).Match(multi)
 		Expect(err).To(MatchError(ContainSubstring("needs a single-key lock")))
 	})
 })

@@ -1,8 +1,14 @@
 // Package rlocktest helps users' Ginkgo/Gomega suites test code that uses
 // goredisson: it starts and stops throwaway redis-server processes on free
-// loopback ports, and offers Gomega matchers on locks (BeLocked, BeHeldBy,
-// HaveHoldCount, HaveTTLWithin) whose failure messages show the lock's hash
-// fields and TTL.
+// loopback ports (Start, StartForSpec), and offers Gomega matchers whose
+// failure messages show the state in Redis:
+//
+//   - on a lock: BeLocked (anyone holds it), BeHeldBy(ctx) (ctx's owner
+//     holds it), HaveTotalHoldCount(n) (the holds of all holders together,
+//     not the caller's own count), HaveTTLWithin(d) (the remaining lease);
+//   - on a Semaphore or PermitExpirableSemaphore: HaveAvailablePermits(n);
+//     on a PermitExpirableSemaphore: HaveAcquiredPermits(n);
+//   - on a CountDownLatch: HaveCount(n).
 //
 // It needs a redis-server binary on PATH (Debian: apt-get install
 // redis-server), or its path in the REDIS_SERVER environment variable.

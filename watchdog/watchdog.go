@@ -431,8 +431,13 @@ func (s *Scheduler) tick() {
 				e.lose(errLost)
 				continue
 			}
-			s.log.Warn("goredisson: lock lease ran out without a confirmed renewal; the lock is lost",
-				"key", e.lease.Key, "field", e.lease.Field)
+			if e.renewed {
+				s.log.Warn("goredisson: lock lease ran out without a confirmed renewal; the lock is lost",
+					"key", e.lease.Key, "field", e.lease.Field)
+			} else { // a fixed lease ending as asked
+				s.log.Debug("goredisson: fixed lease ended",
+					"key", e.lease.Key, "field", e.lease.Field)
+			}
 			e.lose(errLost)
 			continue
 		}

@@ -78,7 +78,7 @@ func Binary() (string, error) {
 	}
 	p, err := exec.LookPath("redis-server")
 	if err != nil {
-		return "", fmt.Errorf("redistest: redis-server not found on PATH (apt-get install redis-server, or set REDIS_SERVER): %w", err)
+		return "", fmt.Errorf("redistest: redis-server not found on PATH; install it with: apt-get install -y redis-server redis-tools (Debian/Ubuntu, as root), or set REDIS_SERVER=/path/to/redis-server (%w)", err)
 	}
 	return p, nil
 }

@@ -1,0 +1,66 @@
+package election_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"testing"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/goredisson/goredisson/election"
+	"github.com/goredisson/goredisson/internal/redistest"
+	"github.com/goredisson/goredisson/internal/spectest"
+	"github.com/goredisson/goredisson/internal/suite"
+	"github.com/goredisson/goredisson/rlock"
+)
+
+// election's behaviour, against real redis-server processes (one per
+// suite process) and leaders in helper OS processes that are stopped with
+// SIGSTOP.
+
+// redisAddr is the address of the server of the package's examples (the
+// specs have their suite's own).
+var redisAddr string
+
+func TestMain(m *testing.M) {
+	spectest.RunHelper(helpers)
+	srv, err := redistest.Start()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "election tests need redis-server:", err)
+		os.Exit(1)
+	}
+	redisAddr = srv.Addr
+	code := m.Run()
+	_ = srv.Close()
+	os.Exit(code)
+}
+
+func TestElection(t *testing.T) {
+	suite.RunParallel(t, "election", 2)
+}
+
+var _ = BeforeSuite(spectest.StartServer)
+
+var helpers = map[string]spectest.HelperFunc{
+	// leader campaigns on the lock HELPER_LOCK with the value HELPER_VALUE,
+	// prints "leader <unix ns>" once it leads and "lost <unix ns> <cause>"
+	// when its leadership context ends, then stays until killed.
+	"leader": func(_ context.Context, c *rlock.Client) error {
+		rdb := redis.NewClient(&redis.Options{Addr: os.Getenv("HELPER_REDIS")})
+		e, err := election.New(rdb, c.NewLock(os.Getenv("HELPER_LOCK")))
+		if err != nil {
+			return err
+		}
+		lead, err := e.Campaign(context.Background(), os.Getenv("HELPER_VALUE"))
+		if err != nil {
+			return err
+		}
+		fmt.Println("leader", time.Now().UnixNano())
+		<-lead.Done()
+		fmt.Println("lost", time.Now().UnixNano(), context.Cause(lead))
+		select {}
+	},
+}

@@ -1,0 +1,121 @@
+// Command elector runs three instances ("pods") of a job scheduler that must
+// run on one instance at a time, with package election: each pod campaigns,
+// the leader runs jobs while its leadership context lives, and then either
+// resigns (a rolling restart: the next pod leads at once) or crashes
+// without resigning (the next pod leads once the crashed pod's lease has
+// run out, and one lease more). It prints each term and exits 1 if two
+// pods ever ran jobs at the same time.
+//
+//	go run ./examples/elector [--redis ADDR] [--lease 1s]
+//
+// Without --redis it starts a throwaway redis-server (it must be on PATH, or
+// named by REDIS_SERVER) and stops it at the end.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/goredisson/goredisson/election"
+	"github.com/goredisson/goredisson/rlock"
+	"github.com/goredisson/goredisson/rlocktest"
+)
+
+const lockName = "elector:jobs"
+
+func main() {
+	addr := flag.String("redis", "", "Redis address (default: start a throwaway redis-server)")
+	lease := flag.Duration("lease", time.Second, "the pods' watchdog lease")
+	flag.Parse()
+	if err := run(*addr, *lease); err != nil {
+		fmt.Fprintln(os.Stderr, "elector:", err)
+		os.Exit(1)
+	}
+}
+
+func run(addr string, lease time.Duration) error {
+	if addr == "" {
+		srv, err := rlocktest.Start()
+		if err != nil {
+			return err
+		}
+		defer srv.Close()
+		addr = srv.Addr()
+	}
+	ctx := context.Background()
+	var (
+		running  atomic.Int32 // pods running a job now
+		overlaps atomic.Int32 // jobs that found another pod's job running
+		terms    atomic.Int32
+		mu       sync.Mutex
+		lines    []string
+		wg       sync.WaitGroup
+	)
+	start := time.Now()
+	for i := 1; i <= 3; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			name := fmt.Sprintf("pod-%d", i)
+			rdb := redis.NewClient(&redis.Options{Addr: addr})
+			defer rdb.Close()
+			client, err := rlock.NewClient(rdb, rlock.WithWatchdogTimeout(lease))
+			if err != nil {
+				panic(err)
+			}
+			defer client.Close() // a second Close, after a crash, returns nil
+			e, err := election.New(rdb, client.NewLock(lockName))
+			if err != nil {
+				panic(err)
+			}
+			lead, err := e.Campaign(ctx, name) // blocks until this pod leads
+			if err != nil {
+				panic(err)
+			}
+			term := terms.Add(1)
+			jobs := 0
+			for range 3 { // run jobs while leading
+				if lead.Err() != nil {
+					break
+				}
+				if running.Add(1) > 1 {
+					overlaps.Add(1)
+				}
+				time.Sleep(100 * time.Millisecond)
+				running.Add(-1)
+				jobs++
+			}
+			how := "resigned"
+			if term == 2 {
+				how = "crashed without resigning"
+				_ = client.Close() // its lease runs out in Redis
+			} else if err := e.Resign(ctx); err != nil {
+				panic(err)
+			}
+			mu.Lock()
+			lines = append(lines, fmt.Sprintf("term %d: %s led from %.1fs, ran %d jobs, %s",
+				term, name, time.Since(start).Seconds(), jobs, how))
+			mu.Unlock()
+		}()
+	}
+	wg.Wait()
+	for _, l := range lines {
+		fmt.Println(l)
+	}
+	cleanup := redis.NewClient(&redis.Options{Addr: addr})
+	defer cleanup.Close()
+	_ = cleanup.Del(ctx, lockName+":leader").Err()
+	fmt.Println("terms:", terms.Load())
+	fmt.Println("at most one leader at a time:", overlaps.Load() == 0)
+	if overlaps.Load() != 0 {
+		return fmt.Errorf("%d jobs ran beside another pod's", overlaps.Load())
+	}
+	return nil
+}

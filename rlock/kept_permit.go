@@ -1,0 +1,108 @@
+package rlock
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/goredisson/goredisson/watchdog"
+)
+
+// KeptPermit is a permit whose lease the Client's watchdog renews until
+// Release (docs/synchronizers.md).
+type KeptPermit struct {
+	p     *PermitExpirableSemaphore
+	id    string
+	entry *watchdog.Entry
+	once  sync.Once
+}
+
+// AcquireKept waits until a permit is free or ctx ends and takes it with a
+// watchdog lease.
+func (p *PermitExpirableSemaphore) AcquireKept(ctx context.Context) (*KeptPermit, error) {
+	k, _, err := p.acquireKept(ctx, "acquire", -1)
+	return k, err
+}
+
+// TryAcquireKept is AcquireKept within wait (<= 0: one attempt); nil, false
+// when the wait ran out.
+func (p *PermitExpirableSemaphore) TryAcquireKept(ctx context.Context, wait time.Duration) (*KeptPermit, bool, error) {
+	return p.acquireKept(ctx, "tryacquire", max(wait, 0))
+}
+
+func (p *PermitExpirableSemaphore) acquireKept(ctx context.Context, op string, wait time.Duration) (*KeptPermit, bool, error) {
+	h := p.handle()
+	if err := h.check(ctx, op); err != nil {
+		return nil, false, err
+	}
+	c := h.c
+	lease := c.opts.watchdogTimeout
+	sent := time.Now() // no later than the moment Redis computes the permit's expiry
+	ids, ok, err := p.acquire(ctx, op, 1, wait, lease)
+	if err != nil || !ok || len(ids) == 0 {
+		return nil, ok, err
+	}
+	raws, err := decodeIDs(ids)
+	if err != nil {
+		return nil, false, opErr(op, h.name, err)
+	}
+	k := &KeptPermit{p: p, id: ids[0]}
+	k.entry = c.wd.Add(watchdog.Lease{Key: h.name, Field: ids[0],
+		Data: leaseData{renew: renewPermit, key: h.name, values: raws}}, watchdog.Deadline(sent, lease), true)
+	return k, true, nil
+}
+
+// ID returns the permit's id, as Acquire returns it.
+func (k *KeptPermit) ID() string {
+	if k == nil {
+		return ""
+	}
+	return k.id
+}
+
+// LostContext returns a context derived from ctx that ends, with a cause
+// wrapping ErrLockLost (or ErrClosed), when the permit is lost.
+func (k *KeptPermit) LostContext(ctx context.Context) (lctx context.Context, stop context.CancelFunc) {
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	lctx, cancel := context.WithCancelCause(ctx)
+	if k == nil || k.entry == nil {
+		cancel(opErr("lostcontext", "", ErrNotHeld))
+		return lctx, func() { cancel(context.Canceled) }
+	}
+	stopped := make(chan struct{})
+	go func() {
+		select {
+		case <-k.entry.Lost():
+			cause := ErrLockLost
+			if k.entry.Err() == watchdog.ErrClosed {
+				cause = ErrClosed
+			}
+			cancel(opErr("lost", k.p.s.name, fmt.Errorf("%w: permit %s", cause, k.id)))
+		case <-stopped:
+		case <-lctx.Done():
+		}
+	}()
+	var once sync.Once
+	return lctx, func() {
+		once.Do(func() { close(stopped) })
+		cancel(context.Canceled)
+	}
+}
+
+// Release stops the renewals and gives the permit back; a second Release,
+// or one after a loss, is ErrNotHeld.
+func (k *KeptPermit) Release(ctx context.Context) error {
+	if k == nil || k.entry == nil {
+		return opErr("release", "", fmt.Errorf("%w: nil permit", ErrInvalidArgument))
+	}
+	first := false
+	k.once.Do(func() { first = true })
+	if !first {
+		return opErr("release", k.p.s.name, &permitError{ids: []string{k.id}})
+	}
+	k.entry.Stop()
+	return k.p.Release(ctx, k.id)
+}
