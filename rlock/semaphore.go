@@ -78,11 +78,13 @@ func (s *Semaphore) ReleaseIfExists(ctx context.Context, n int) (bool, error) {
 	switch {
 	case n < 0:
 		err = opErr("releaseifexists", h.name, fmt.Errorf("%w: %d permits", ErrInvalidArgument, n))
+	case checkCount(n) != nil:
+		err = opErr("releaseifexists", h.name, checkCount(n))
 	case n > 0:
 		rctx, cancel := cleanupCall(ctx)
 		defer cancel()
 		v, err = h.runUnsure(rctx, semaphoreScript, s.keys(), "releaseifexists", n, h.c.opts.publishCommand)
-		err = opErr("releaseifexists", h.name, err)
+		err = opErr("releaseifexists", h.name, countErr(err))
 	}
 	h.observe(ctx, Event{Op: "release", Start: start, Err: err})
 	return v == 1, err
@@ -126,11 +128,13 @@ func (s *Semaphore) Release(ctx context.Context, n int) error {
 	switch {
 	case n < 0:
 		err = opErr("release", h.nameOr(), fmt.Errorf("%w: %d permits", ErrInvalidArgument, n))
+	case checkCount(n) != nil:
+		err = opErr("release", h.name, checkCount(n))
 	case n > 0:
 		rctx, cancel := cleanupCall(ctx)
 		defer cancel()
 		_, err = h.runUnsure(rctx, semaphoreScript, s.keys(), "release", n, h.c.opts.publishCommand)
-		err = opErr("release", h.name, err)
+		err = opErr("release", h.name, countErr(err))
 	}
 	h.observe(ctx, Event{Op: "release", Start: start, Err: err})
 	return err
