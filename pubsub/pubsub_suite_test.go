@@ -19,7 +19,7 @@ import (
 )
 
 func TestPubsub(t *testing.T) {
-	suite.Run(t, "pubsub")
+	suite.RunParallel(t, "pubsub", 2)
 }
 
 var server *redistest.Server
