@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -22,33 +23,49 @@ import (
 // The scenarios users come from, as programs: each example is built with
 // the race detector, run against a throwaway redis-server (rlocktest) as a
 // user would run it, and its printed outcome checked.
+//
+// The specs are spread over processes (internal/suite.RunParallel): most of
+// their time is the programs' own waits (leases, sleeps), one program at a
+// time in one process. Each process builds only the programs its specs run.
 
 func TestExamples(t *testing.T) {
-	suite.Run(t, "examples")
+	suite.RunParallel(t, "examples", 4)
 }
 
 var (
-	srv  *rlocktest.Server
-	bins = map[string]string{}
+	srv *rlocktest.Server
+
+	binsMu sync.Mutex
+	bins   = map[string]string{}
 )
 
 var programs = []string{"flashsale", "stock", "cachebreakdown", "naivelocks", "elector"}
 
 var _ = BeforeSuite(func() {
 	srv = rlocktest.StartForSpec()
-	for _, name := range programs {
-		bin, err := gexec.Build("github.com/goredisson/goredisson/examples/"+name, "-race")
-		Expect(err).NotTo(HaveOccurred())
-		bins[name] = bin
-	}
 	DeferCleanup(gexec.CleanupBuildArtifacts)
 })
+
+// bin returns the example program name built with the race detector,
+// building it on first use in this process.
+func bin(name string) string {
+	GinkgoHelper()
+	binsMu.Lock()
+	defer binsMu.Unlock()
+	if b, ok := bins[name]; ok {
+		return b
+	}
+	b, err := gexec.Build("github.com/goredisson/goredisson/examples/"+name, "-race")
+	Expect(err).NotTo(HaveOccurred())
+	bins[name] = b
+	return b
+}
 
 // runExample runs an example program against the suite's Redis and returns
 // its standard output; it must exit 0 within two minutes.
 func runExample(name string, args ...string) string {
 	GinkgoHelper()
-	cmd := exec.Command(bins[name], append([]string{"--redis", srv.Addr()}, args...)...)
+	cmd := exec.Command(bin(name), append([]string{"--redis", srv.Addr()}, args...)...)
 	s, err := gexec.Start(cmd, GinkgoWriter, GinkgoWriter)
 	Expect(err).NotTo(HaveOccurred())
 	Eventually(s).WithTimeout(2*time.Minute).Should(gexec.Exit(0), name+" failed; its output:\n"+string(s.Out.Contents()))
@@ -191,7 +208,7 @@ var _ = Describe("example programs as users copy them", Label("slow"), func() {
 	})
 
 	It("start a throwaway redis-server when no --redis is given", func() {
-		s, err := gexec.Start(exec.Command(bins["stock"]), GinkgoWriter, GinkgoWriter)
+		s, err := gexec.Start(exec.Command(bin("stock")), GinkgoWriter, GinkgoWriter)
 		Expect(err).NotTo(HaveOccurred())
 		Eventually(s).WithTimeout(time.Minute).Should(gexec.Exit(0))
 		Expect(string(s.Out.Contents())).To(ContainSubstring("goredisson: 10 workers, 5 items: sold 5, stock left 0, oversold 0\n"))
@@ -201,7 +218,7 @@ var _ = Describe("example programs as users copy them", Label("slow"), func() {
 var _ = Describe("example programs without a Redis", Label("slow"), func() {
 	It("exit 1 with a clear message for an unreachable address", func() {
 		for _, name := range programs {
-			s, err := gexec.Start(exec.Command(bins[name], "--redis", "127.0.0.1:1"), GinkgoWriter, GinkgoWriter)
+			s, err := gexec.Start(exec.Command(bin(name), "--redis", "127.0.0.1:1"), GinkgoWriter, GinkgoWriter)
 			Expect(err).NotTo(HaveOccurred())
 			Eventually(s).WithTimeout(time.Minute).Should(gexec.Exit(1), name)
 			Expect(string(s.Err.Contents())).To(ContainSubstring(name+": redis at 127.0.0.1:1 is unreachable"), name)

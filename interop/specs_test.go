@@ -114,7 +114,7 @@ func interopSpecs(side func(e *env) redissonSide, heavy bool) {
 			Entry("Redisson writes and reads", true),
 			Entry("goredisson writes and reads", false),
 		)
-		DescribeTable("a writer that also reads: the read side is locked for both clients, the write unlock keeps read mode silently (testWriteReadReentrancy, testReadLockIsLocked)",
+		DescribeTable("a writer that also reads: the read side is locked for both clients, the write unlock keeps read mode silently (testWriteReadReentrancy, testReadLockIsLocked)", Label("slow"),
 			func(javaHolds bool) { downgrade(w, javaHolds) },
 			Entry("Redisson writes and reads", true),
 			Entry("goredisson writes and reads", false),

@@ -9,6 +9,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -451,6 +452,18 @@ type syncMsgCase struct {
 	what  string
 	steps []string
 	want  []string
+}
+
+// labels labels a case slow when it sleeps a second or more.
+func (mc syncMsgCase) labels() Labels {
+	for _, step := range mc.steps {
+		if ms, ok := strings.CutPrefix(step, "sleep "); ok {
+			if n, err := strconv.Atoi(ms); err == nil && n >= 1000 {
+				return Label("slow")
+			}
+		}
+	}
+	return nil
 }
 
 // syncPublishes runs the case on one client and compares the messages.

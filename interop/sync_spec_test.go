@@ -125,7 +125,7 @@ var _ = Describe("goredisson and the real Redisson's synchronizers", Label("redi
 	// checked on Redisson's.
 	Context("Redisson's synchronizer messages", func() {
 		for _, c := range syncMsgCases {
-			It(c.what, func() { syncPublishes(s.world, s.java, c) })
+			It(c.what, c.labels(), func() { syncPublishes(s.world, s.java, c) })
 		}
 	})
 })
@@ -133,7 +133,7 @@ var _ = Describe("goredisson and the real Redisson's synchronizers", Label("redi
 // goredisson's synchronizers publish Redisson's messages (no Java needed).
 var _ = Describe("goredisson's synchronizer messages are Redisson's", func() {
 	for _, c := range syncMsgCases {
-		It(c.what, func() {
+		It(c.what, c.labels(), func() {
 			w := newWorld(func(*env) redissonSide { return nil })
 			syncPublishes(w, newGoSync(w), c)
 		})

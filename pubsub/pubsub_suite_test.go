@@ -19,7 +19,7 @@ import (
 )
 
 func TestPubsub(t *testing.T) {
-	suite.Run(t, "pubsub")
+	suite.RunParallel(t, "pubsub", 2)
 }
 
 var server *redistest.Server
@@ -322,7 +322,7 @@ var _ = Describe("Hub", func() {
 		Eventually(numSub("never")).Should(BeZero())
 	})
 
-	It("subscribes again once a server that went away is back, however many dials failed meanwhile", func() {
+	It("subscribes again once a server that went away is back, however many dials failed meanwhile", Label("slow"), func() {
 		srv, err := redistest.Start()
 		Expect(err).NotTo(HaveOccurred())
 		DeferCleanup(srv.Close)

@@ -3,6 +3,7 @@ package rlock_test
 import (
 	"context"
 	"errors"
+	"flag"
 	"strings"
 	"sync"
 	"testing"
@@ -24,6 +25,21 @@ import (
 // No input may panic; a bad one must give ErrInvalidArgument; a good one
 // must lock, re-enter, unlock and leave no lock behind.
 
+// skipSeedsIfShort leaves the seed corpus out of go test -short (the edit
+// loop): a seed with a fixed lease waits for it to run out.
+func skipSeedsIfShort(f *testing.F) {
+	if testing.Short() && !fuzzing() {
+		f.Skip("the seed corpus runs without -short")
+	}
+}
+
+// fuzzing reports whether this run fuzzes (-test.fuzz) rather than runs
+// the seeds.
+func fuzzing() bool {
+	fl := flag.Lookup("test.fuzz")
+	return fl != nil && fl.Value.String() != ""
+}
+
 func fuzzClient(t *testing.T, opts ...rlock.Option) (*rlock.Client, *redis.Client, error) {
 	rdb := redis.NewClient(&redis.Options{Addr: redisAddr})
 	t.Cleanup(func() { _ = rdb.Close() })
@@ -35,6 +51,7 @@ func fuzzClient(t *testing.T, opts ...rlock.Option) (*rlock.Client, *redis.Clien
 }
 
 func FuzzLockInputs(f *testing.F) {
+	skipSeedsIfShort(f)
 	f.Add("order:42", "worker-1", int64(0), int64(0), uint8(0))
 	f.Add("", "", int64(-1), int64(-5), uint8(1))
 	f.Add("{user}:1", "ü", int64(1500), int64(20), uint8(2))
@@ -118,6 +135,7 @@ func FuzzLockInputs(f *testing.F) {
 }
 
 func FuzzOptions(f *testing.F) {
+	skipSeedsIfShort(f)
 	f.Add(int64(30_000), int64(5_000), int64(10), int64(1_000), int64(1_000), int64(10_000), "client-1")
 	f.Add(int64(0), int64(0), int64(0), int64(0), int64(0), int64(0), "")
 	f.Add(int64(-1), int64(-1), int64(-1), int64(-1), int64(-1), int64(-1), "x")

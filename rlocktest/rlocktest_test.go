@@ -37,7 +37,7 @@ var _ = Describe("rlocktest", func() {
 		DeferCleanup(client.Close)
 	})
 
-	It("starts a private redis-server and stops it by pid at cleanup", func() {
+	It("starts a private redis-server and stops it by pid at cleanup", Label("slow"), func() {
 		Expect(srv.Pid()).To(BeNumerically(">", 0))
 		rdb := srv.Client()
 		defer rdb.Close()
@@ -126,7 +126,7 @@ var _ = Describe("rlocktest", func() {
 		Expect(m.FailureMessage(multi)).To(ContainSubstring(`to be held by owner "ctx:worker-2"`))
 	})
 
-	It("matches a semaphore's available permits, a permit-expirable semaphore's available and acquired permits, and a latch's count", func() {
+	It("matches a semaphore's available permits, a permit-expirable semaphore's available and acquired permits, and a latch's count", Label("slow"), func() {
 		sem := client.NewSemaphore("jobs")
 		Expect(sem.TrySetPermits(ctx, 3)).To(BeTrue())
 		Expect(sem.Acquire(ctx, 2)).To(Succeed())

@@ -96,7 +96,7 @@ var _ = Describe("Scheduler", func() {
 		return s.Add(watchdog.Lease{Key: key, Field: "f"}, watchdog.Deadline(time.Now(), lease), true)
 	}
 
-	It("renews a lease every third of it until it is stopped", func() {
+	It("renews a lease every third of it until it is stopped", Label("slow"), func() {
 		start := time.Now()
 		e := renewed("a")
 		Eventually(count("a")).Should(BeNumerically(">=", 4))
@@ -167,7 +167,7 @@ var _ = Describe("Scheduler", func() {
 		Expect(at).To(BeNumerically("<", long), "before the key could expire")
 	})
 
-	It("loses a fixed lease at its deadline and never renews it", func() {
+	It("loses a fixed lease at its deadline and never renews it", Label("slow"), func() {
 		start := time.Now()
 		e := s.Add(watchdog.Lease{Key: "fixed"}, watchdog.Deadline(start, time.Second), false)
 		Eventually(e.Lost()).WithTimeout(3 * time.Second).Should(BeClosed())
@@ -176,7 +176,7 @@ var _ = Describe("Scheduler", func() {
 		Expect(e.Err()).To(MatchError(watchdog.ErrLost))
 	})
 
-	It("moves a lease's deadline on Confirm and starts renewing a fixed lease confirmed as renewed", func() {
+	It("moves a lease's deadline on Confirm and starts renewing a fixed lease confirmed as renewed", Label("slow"), func() {
 		e := s.Add(watchdog.Lease{Key: "re"}, watchdog.Deadline(time.Now(), time.Second), false)
 		later := time.Now().Add(time.Hour)
 		e.Confirm(later, false)
@@ -222,7 +222,7 @@ var _ = Describe("Scheduler", func() {
 		s.Close()
 	})
 
-	It("closes at once while a renewal hangs, and the hung renewal changes nothing", func() {
+	It("closes at once while a renewal hangs, and the hung renewal changes nothing", Label("slow"), func() {
 		release := make(chan struct{})
 		hung := watchdog.New(func(ctx context.Context, l []watchdog.Lease) ([]watchdog.Status, error) {
 			<-release

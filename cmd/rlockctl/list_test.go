@@ -88,7 +88,7 @@ var _ = Describe("rlockctl list, status of synchronizers, and the client registr
 	})
 
 	Describe("the client registry", func() {
-		It("registers a Client's id with host, pid, start and name while it lives, shown by status, gone after Close", func() {
+		It("registers a Client's id with host, pid, start and name while it lives, shown by status, gone after Close", Label("slow"), func() {
 			name := lockName()
 			rdb := srv.Client()
 			DeferCleanup(rdb.Close)
@@ -163,7 +163,7 @@ var _ = Describe("rlockctl list, status of synchronizers, and the client registr
 			}
 		})
 
-		It("lets NewClient and locks work when an ACL refuses the registration, and warns once", func() {
+		It("lets NewClient and locks work when an ACL refuses the registration, and warns once", Label("slow"), func() {
 			name := lockName()
 			user := "h33user" + strconv.Itoa(GinkgoParallelProcess())
 			Expect(raw.Do(ctx, "acl", "setuser", user, "on", ">pw", "~cli:*", "~goredisson_cancel:*", "~redisson_*", "&*", "+@all").Err()).To(Succeed())
