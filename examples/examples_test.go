@@ -192,9 +192,10 @@ var _ = Describe("the naive lock ladder, next to goredisson", Ordered, Label("sl
 })
 
 var _ = Describe("example programs as users copy them", Label("slow"), func() {
-	It("import only the standard library, go-redis and goredisson's rlock, ctxowner and rlocktest", func() {
+	It("import only the standard library, go-redis and goredisson's public packages", func() {
 		allowed := []string{"github.com/redis/go-redis/v9", "github.com/goredisson/goredisson/rlock",
-			"github.com/goredisson/goredisson/ctxowner", "github.com/goredisson/goredisson/rlocktest"}
+			"github.com/goredisson/goredisson/ctxowner", "github.com/goredisson/goredisson/rlocktest",
+			"github.com/goredisson/goredisson/election"}
 		for _, name := range programs {
 			out, err := exec.Command("go", "list", "-f", "{{join .Imports \"\\n\"}}", "./"+name).Output()
 			Expect(err).NotTo(HaveOccurred())

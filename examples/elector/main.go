@@ -50,6 +50,9 @@ func run(addr string, lease time.Duration) error {
 		addr = srv.Addr()
 	}
 	ctx := context.Background()
+	if err := ping(ctx, addr); err != nil {
+		return err
+	}
 	var (
 		running  atomic.Int32 // pods running a job now
 		overlaps atomic.Int32 // jobs that found another pod's job running
@@ -57,6 +60,7 @@ func run(addr string, lease time.Duration) error {
 		mu       sync.Mutex
 		lines    []string
 		wg       sync.WaitGroup
+		errs     = make(chan error, 3) // a pod's failure
 	)
 	start := time.Now()
 	for i := 1; i <= 3; i++ {
@@ -64,48 +68,57 @@ func run(addr string, lease time.Duration) error {
 		go func() {
 			defer wg.Done()
 			name := fmt.Sprintf("pod-%d", i)
-			rdb := redis.NewClient(&redis.Options{Addr: addr})
-			defer rdb.Close()
-			client, err := rlock.NewClient(rdb, rlock.WithWatchdogTimeout(lease))
-			if err != nil {
-				panic(err)
-			}
-			defer client.Close() // a second Close, after a crash, returns nil
-			e, err := election.New(rdb, client.NewLock(lockName))
-			if err != nil {
-				panic(err)
-			}
-			lead, err := e.Campaign(ctx, name) // blocks until this pod leads
-			if err != nil {
-				panic(err)
-			}
-			term := terms.Add(1)
-			jobs := 0
-			for range 3 { // run jobs while leading
-				if lead.Err() != nil {
-					break
+			if err := func() error {
+				rdb := redis.NewClient(&redis.Options{Addr: addr})
+				defer rdb.Close()
+				client, err := rlock.NewClient(rdb, rlock.WithWatchdogTimeout(lease))
+				if err != nil {
+					return err
 				}
-				if running.Add(1) > 1 {
-					overlaps.Add(1)
+				defer client.Close() // a second Close, after a crash, returns nil
+				e, err := election.New(rdb, client.NewLock(lockName))
+				if err != nil {
+					return err
 				}
-				time.Sleep(100 * time.Millisecond)
-				running.Add(-1)
-				jobs++
+				lead, err := e.Campaign(ctx, name) // blocks until this pod leads
+				if err != nil {
+					return err
+				}
+				term := terms.Add(1)
+				jobs := 0
+				for range 3 { // run jobs while leading
+					if lead.Err() != nil {
+						break
+					}
+					if running.Add(1) > 1 {
+						overlaps.Add(1)
+					}
+					time.Sleep(100 * time.Millisecond)
+					running.Add(-1)
+					jobs++
+				}
+				how := "resigned"
+				if term == 2 {
+					how = "crashed without resigning"
+					_ = client.Close() // its lease runs out in Redis
+				} else if err := e.Resign(ctx); err != nil {
+					return err
+				}
+				mu.Lock()
+				lines = append(lines, fmt.Sprintf("term %d: %s led from %.1fs, ran %d jobs, %s",
+					term, name, time.Since(start).Seconds(), jobs, how))
+				mu.Unlock()
+				return nil
+			}(); err != nil {
+				errs <- fmt.Errorf("%s: %w", name, err)
 			}
-			how := "resigned"
-			if term == 2 {
-				how = "crashed without resigning"
-				_ = client.Close() // its lease runs out in Redis
-			} else if err := e.Resign(ctx); err != nil {
-				panic(err)
-			}
-			mu.Lock()
-			lines = append(lines, fmt.Sprintf("term %d: %s led from %.1fs, ran %d jobs, %s",
-				term, name, time.Since(start).Seconds(), jobs, how))
-			mu.Unlock()
 		}()
 	}
 	wg.Wait()
+	close(errs)
+	if err := <-errs; err != nil {
+		return err
+	}
 	for _, l := range lines {
 		fmt.Println(l)
 	}
@@ -116,6 +129,18 @@ func run(addr string, lease time.Duration) error {
 	fmt.Println("at most one leader at a time:", overlaps.Load() == 0)
 	if overlaps.Load() != 0 {
 		return fmt.Errorf("%d jobs ran beside another pod's", overlaps.Load())
+	}
+	return nil
+}
+
+// ping checks that Redis answers at addr.
+func ping(ctx context.Context, addr string) error {
+	rdb := redis.NewClient(&redis.Options{Addr: addr, MaxRetries: -1})
+	defer rdb.Close()
+	ctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+	defer cancel()
+	if err := rdb.Ping(ctx).Err(); err != nil {
+		return fmt.Errorf("redis at %s is unreachable: %w", addr, err)
 	}
 	return nil
 }
