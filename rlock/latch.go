@@ -16,7 +16,8 @@ type CountDownLatch struct{ s syncHandle }
 
 // NewCountDownLatch returns the latch of the given name [getCountDownLatch].
 func (c *Client) NewCountDownLatch(name string) *CountDownLatch {
-	return &CountDownLatch{s: syncHandle{c: c, name: name, kind: "countdownlatch"}}
+	h, _ := newSyncHandle(c, name, "countdownlatch")
+	return &CountDownLatch{s: h}
 }
 
 func (l *CountDownLatch) handle() *syncHandle {

@@ -22,7 +22,8 @@ type PermitExpirableSemaphore struct{ Object }
 // NewPermitExpirableSemaphore returns the semaphore of the given name
 // [getPermitExpirableSemaphore].
 func (c *Client) NewPermitExpirableSemaphore(name string) *PermitExpirableSemaphore {
-	return &PermitExpirableSemaphore{newObject(c, name, "permitsemaphore", layout.PermitTimeouts(name))}
+	h, aux := newSyncHandle(c, name, "permitsemaphore")
+	return &PermitExpirableSemaphore{newObject(h, layout.PermitTimeouts(aux))}
 }
 
 func (p *PermitExpirableSemaphore) handle() *syncHandle {
@@ -34,7 +35,7 @@ func (p *PermitExpirableSemaphore) handle() *syncHandle {
 
 func (p *PermitExpirableSemaphore) keys() []string {
 	n := p.s.name
-	return []string{n, layout.PermitTimeouts(n), layout.SemaphoreChannel(n), layout.Cancel(n)}
+	return []string{n, p.Object.keys[1], layout.SemaphoreChannel(n), layout.Cancel(n)}
 }
 
 // run runs one permits.lua operation.
