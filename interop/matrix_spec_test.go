@@ -39,9 +39,9 @@ const (
 	// prefixEnv is read by LineProbe.java too.
 	prefixEnv = "PROBE_NAME_PREFIX"
 
-	matrixLease  = 8 * time.Second        // the holder's lease
-	matrixSettle = time.Second            // for the waiter to be asleep on its channel
-	matrixBound  = time.Second            // the wake-up bound
+	matrixLease  = 8 * time.Second // the holder's lease
+	matrixSettle = time.Second     // for the waiter to be asleep on its channel
+	matrixBound  = time.Second     // the wake-up bound
 	matrixGiveUp = matrixLease + 12*time.Second
 )
 
