@@ -110,7 +110,7 @@ type matrixTopology struct {
 
 var _ = Describe("the version matrix", Label("redisson", "matrix"), func() {
 	for _, topo := range []string{"single", "cluster"} {
-		Context(topo, Ordered, func() {
+		Context(topo, Ordered, ContinueOnFailure, func() {
 			t := &matrixTopology{name: topo}
 			BeforeAll(func() {
 				if want := os.Getenv(matrixTopoEnv); want != "" && want != topo {

@@ -112,7 +112,7 @@ func (l *CountDownLatch) await(ctx context.Context, op string, wait time.Duratio
 	return ok, err
 }
 
-// Name returns the latch's name, which is also its Redis key.
+// Name returns the latch's name: its Redis key unless WithNameMapper maps it.
 func (l *CountDownLatch) Name() string { return l.handle().nameOr() }
 
 // IsExists reports whether the latch's key exists [isExists()].

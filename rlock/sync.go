@@ -172,7 +172,7 @@ func newObject(h syncHandle, keys ...string) Object {
 	return Object{s: h, keys: append([]string{h.name}, keys...)}
 }
 
-// Name returns the synchronizer's name, which is also its Redis key.
+// Name returns the synchronizer's name: its Redis key unless WithNameMapper maps it.
 func (o *Object) Name() string { return o.s.nameOr() }
 
 // IsExists reports whether the synchronizer's key exists [isExists()].

@@ -15,7 +15,9 @@
 //   - "mapper": the same with a NameMapper (prefix "tenant:") on both sides;
 //   - "default": goredisson's defaults, for releases whose layout the
 //     version option changes without a mapper (before 3.22.0: classic
-//     pub/sub), on the Cluster only.
+//     pub/sub), on the Cluster only;
+//   - "mapper-default" (only when -passes names it): the mapper without
+//     the version option, for releases before 3.52.0, on one server.
 //
 // Results are kept per release and pass in interop/matrix.json (a data
 // file: a run updates only what it ran) and rendered to interop/matrix.md.
@@ -78,12 +80,20 @@ func main() {
 	for _, p := range probes {
 		for _, pass := range strings.Split(*passes, ",") {
 			topo := *topology
-			if pass == "default" {
-				if !before322(p.release) {
+			switch pass {
+			case "default":
+				if !before(p.release, 3, 22) {
 					continue
 				}
 				if topo == "" {
 					topo = "cluster" // one server has no sharded pub/sub: the option changes nothing there
+				}
+			case "mapper-default":
+				if !before(p.release, 3, 52) {
+					continue
+				}
+				if topo == "" {
+					topo = "single"
 				}
 			}
 			r, err := runPass(*dir, p, pass, topo)
@@ -137,15 +147,15 @@ func parseProbes(s string) ([]probeArg, error) {
 	return out, nil
 }
 
-// before322 reports whether release is older than 3.22.0.
-func before322(release string) bool {
+// before reports whether release is older than major.minor.0.
+func before(release string, major, minor int) bool {
 	parts := strings.Split(release, ".")
 	if len(parts) < 2 {
 		return false
 	}
-	major, _ := strconv.Atoi(parts[0])
-	minor, _ := strconv.Atoi(parts[1])
-	return major < 3 || (major == 3 && minor < 22)
+	ma, _ := strconv.Atoi(parts[0])
+	mi, _ := strconv.Atoi(parts[1])
+	return ma < major || (ma == major && mi < minor)
 }
 
 // runPass runs the matrix specs once and returns their cells.
@@ -165,6 +175,8 @@ func runPass(dir string, p probeArg, pass, topo string) (run, error) {
 		env = append(env, "REDISSON_MATRIX_VERSION="+p.release)
 	case "mapper":
 		env = append(env, "REDISSON_MATRIX_VERSION="+p.release, "PROBE_NAME_PREFIX="+mapperPrefix)
+	case "mapper-default":
+		env = append(env, "PROBE_NAME_PREFIX="+mapperPrefix)
 	case "default":
 	default:
 		return run{}, fmt.Errorf("unknown pass %q", pass)
@@ -308,9 +320,10 @@ func render(runs []run) string {
 		return versionLess(runs[i].Release, runs[j].Release)
 	})
 	titles := map[string]string{
-		"version": "## With `rlock.WithRedissonVersion(release)`\n\nThe option the docs tell porters to set. Every cell must agree.\n\n",
-		"mapper":  "## With a NameMapper on both sides\n\nRedisson's `NameMapper` map(n) = \"tenant:\" + n and `rlock.WithNameMapper` with the same pair, plus `rlock.WithRedissonVersion(release)` (hash-tagged names on the Cluster, as the old fair-lock layout needs: docs/redisson.md#namemapper).\n\n",
-		"default": "## Without the version option (goredisson's defaults), releases before 3.22.0\n\nWhat a porter sees who leaves the option out: on a Cluster goredisson then uses sharded pub/sub (Redisson's AUTO on Redis 7), which these releases never use.\n\n",
+		"version":        "## With `rlock.WithRedissonVersion(release)`\n\nThe option the docs tell porters to set. Every cell must agree.\n\n",
+		"mapper":         "## With a NameMapper on both sides\n\nRedisson's `NameMapper` map(n) = \"tenant:\" + n and `rlock.WithNameMapper` with the same pair, plus `rlock.WithRedissonVersion(release)` (hash-tagged names on the Cluster, as the old fair-lock layout needs: docs/redisson.md#namemapper).\n\n",
+		"default":        "## Without the version option (goredisson's defaults), releases before 3.22.0\n\nWhat a porter sees who leaves the option out: on a Cluster goredisson then uses sharded pub/sub (Redisson's AUTO on Redis 7), which these releases never use.\n\n",
+		"mapper-default": "## A NameMapper without the version option, releases before 3.52.0\n\nWhat a porter sees who sets the mapper but not the release: goredisson then writes the newest layout (see docs/redisson.md#namemapper for which keys move).\n\n",
 	}
 	last := ""
 	for _, r := range runs {
@@ -359,8 +372,10 @@ func passRank(p string) int {
 		return 0
 	case "mapper":
 		return 1
+	case "default":
+		return 2
 	}
-	return 2
+	return 3
 }
 
 func versionLess(a, b string) bool {
