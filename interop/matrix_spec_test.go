@@ -54,6 +54,7 @@ type matrixCell struct {
 	Direction string  `json:"direction"`
 	Result    string  `json:"result"` // "agrees", "lacks ...", or "differs: ..."
 	Millis    float64 `json:"ms"`
+	Note      string  `json:"note,omitempty"`
 }
 
 // matrixType is a row of the matrix.
@@ -107,6 +108,7 @@ type matrixTopology struct {
 	name string
 	java *probe
 	g    *rlock.Client
+	note string // how the Go side was configured to match, when it had to be told
 }
 
 var _ = Describe("the version matrix", Label("redisson", "matrix"), func() {
@@ -121,10 +123,12 @@ var _ = Describe("the version matrix", Label("redisson", "matrix"), func() {
 				Expect(path).NotTo(BeEmpty(), "REDISSON_PROBE")
 				var rdb redis.UniversalClient
 				addr := server.Addr
+				var clusterNodes []*redistest.Server
 				if topo == "cluster" {
 					cluster, err := redistest.StartCluster(3, 1)
 					Expect(err).NotTo(HaveOccurred())
 					DeferCleanup(cluster.Close)
+					clusterNodes = cluster.Nodes
 					addr = strings.Join(cluster.Addrs(), ",redis://")
 					cc := redis.NewClusterClient(&redis.ClusterOptions{Addrs: cluster.Addrs()})
 					Expect(cc.ForEachShard(context.Background(), func(ctx context.Context, c *redis.Client) error {
@@ -145,14 +149,23 @@ var _ = Describe("the version matrix", Label("redisson", "matrix"), func() {
 					Skip(skip)
 				}
 				DeferCleanup(func() { Expect(t.java.close()).To(Succeed()) })
-				t.g, err = rlock.NewClient(rdb, matrixOptions()...)
+				opts := matrixOptions()
+				if topo == "cluster" && probesSharding(os.Getenv(matrixVersionEnv)) {
+					// Redisson 3.22-3.28 picks sharded pub/sub by whether
+					// the node it asks owns slot 0: see what it chose, as
+					// docs/redisson.md tells a porter to.
+					sharded := javaListensSharded(t.java, rdb.(*redis.ClusterClient), clusterNodes)
+					opts = append(opts, rlock.WithShardedPubSub(sharded))
+					t.note = fmt.Sprintf("Redisson chose %s pub/sub on this Cluster; goredisson set WithShardedPubSub(%v)", map[bool]string{true: "sharded", false: "classic"}[sharded], sharded)
+				}
+				t.g, err = rlock.NewClient(rdb, opts...)
 				Expect(err).NotTo(HaveOccurred())
 				DeferCleanup(func() { _ = t.g.Close() })
 			})
 			for _, mt := range matrixTypes {
 				for _, dir := range []string{dirGoWaits, dirJavaWaits} {
 					It(fmt.Sprintf("%s | %s | %s", topo, mt.title, dir), func() {
-						cell := matrixCell{Type: mt.title, Topology: topo, Direction: dir}
+						cell := matrixCell{Type: mt.title, Topology: topo, Direction: dir, Note: t.note}
 						if has := t.java.do("has " + mt.key); has != "true" {
 							cell.Result = "that release lacks the type (" + has + ")"
 							AddReportEntry("matrix", cell, ReportEntryVisibilityNever)
@@ -417,3 +430,47 @@ func javaOK(p *probe, cmd string) error {
 }
 
 func msOf(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+
+// probesSharding reports whether release v (major.minor[.patch]) is one of
+// Redisson 3.22 to 3.28, whose sharded pub/sub on a Cluster depends on the
+// node it asked.
+func probesSharding(v string) bool {
+	var major, minor int
+	if _, err := fmt.Sscanf(v, "%d.%d", &major, &minor); err != nil {
+		return false
+	}
+	return major == 3 && minor >= 22 && minor < 29
+}
+
+// javaListensSharded makes a Redisson thread wait on a lock and reports
+// whether it listens with SSUBSCRIBE (true) or SUBSCRIBE (false).
+func javaListensSharded(j *probe, cc *redis.ClusterClient, nodes []*redistest.Server) bool {
+	GinkgoHelper()
+	ctx := context.Background()
+	name := "{mx:detect}"
+	key := os.Getenv(prefixEnv) + name
+	channel := "redisson_lock__channel:" + key
+	if !strings.Contains(key, "{") {
+		channel = "redisson_lock__channel:{" + key + "}"
+	}
+	holder, waiter := j.newTid(), j.newTid()
+	Expect(j.do("lock lock " + name + " " + holder + " 10000")).To(Equal("ok"))
+	wait := j.send("lock lock " + name + " " + waiter + " -1")
+	var sharded bool
+	Eventually(func() bool {
+		var classic, shard int64
+		for _, n := range nodes {
+			c := n.Client()
+			classic += c.PubSubNumSub(ctx, channel).Val()[channel]
+			shard += c.PubSubShardNumSub(ctx, channel).Val()[channel]
+			_ = c.Close()
+		}
+		sharded = shard > 0
+		return classic+shard > 0
+	}).WithTimeout(10*time.Second).Should(BeTrue(), "Redisson's waiter on %s subscribed nowhere", channel)
+	j.ok("unlock lock " + name + " " + holder)
+	Expect(wait.wait(20 * time.Second)).To(Equal("ok"))
+	j.ok("unlock lock " + name + " " + waiter)
+	_ = cc
+	return sharded
+}

@@ -116,6 +116,9 @@ func NewClient(rdb redis.UniversalClient, opts ...Option) (*Client, error) {
 		return nil, opErr("newclient", "", err)
 	}
 	_, isCluster := rdb.(*redis.ClusterClient)
+	if isCluster && o.sharded == shardedAuto && o.probesSharding() {
+		return nil, opErr("newclient", "", fmt.Errorf("%w: %w: Redisson 3.22 to 3.28 decides sharded pub/sub on a Cluster by whether one node it asks owns slot 0; set WithShardedPubSub to what the Java side uses (docs/redisson.md#releases)", ErrInvalidArgument, errVersion))
+	}
 	if !o.syncSet {
 		// Redisson checks replicas on every deployment but a single server.
 		o.sync = syncOff

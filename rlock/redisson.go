@@ -95,6 +95,14 @@ func WithNameMapper(mapName, unmapName func(string) string) Option {
 // listens with SUBSCRIBE.
 func (o *options) classicPubSubOnly() bool { return o.version.less(3, 22, 0) }
 
+// probesSharding reports whether the Java side (Redisson 3.22.0 to 3.28.x)
+// decides sharded pub/sub on a Cluster by sending SPUBLISH "" "" to one
+// node: sharded only when that node owns slot 0, so a Go client cannot
+// tell which it chose.
+func (o *options) probesSharding() bool {
+	return o.version != (redissonVersion{}) && !o.version.less(3, 22, 0) && o.version.less(3, 29, 0)
+}
+
 // mapped is a name under the NameMapper: the key and the base of the
 // auxiliary keys that some releases derive from the unmapped name.
 type mapped struct {

@@ -43,6 +43,7 @@ type cell struct {
 	Direction string  `json:"direction"`
 	Result    string  `json:"result"`
 	Millis    float64 `json:"ms"`
+	Note      string  `json:"note,omitempty"`
 }
 
 // run is one pass against one release.
@@ -360,6 +361,13 @@ func render(runs []run) string {
 				}
 			}
 			b.WriteString("\n")
+		}
+		notes := map[string]bool{}
+		for _, c := range r.Cells {
+			if c.Note != "" && !notes[c.Note] {
+				notes[c.Note] = true
+				fmt.Fprintf(&b, "\nNote: %s.\n", c.Note)
+			}
 		}
 		b.WriteString("\n")
 	}
