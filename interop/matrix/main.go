@@ -63,8 +63,20 @@ func main() {
 		dir      = flag.String("dir", "interop", "the interop package's directory (matrix.json and matrix.md are written there)")
 		passes   = flag.String("passes", "version,mapper,default", "passes to run: version, mapper, default")
 		topology = flag.String("topology", "", "single or cluster: run one topology only (default both)")
+		only     = flag.Bool("render", false, "only render matrix.md from matrix.json")
 	)
 	flag.Parse()
+	if *only {
+		runs, err := load(filepath.Join(*dir, "matrix.json"))
+		if err == nil {
+			err = os.WriteFile(filepath.Join(*dir, "matrix.md"), []byte(render(runs)), 0o644)
+		}
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "matrix:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	probes, err := parseProbes(os.Getenv("REDISSON_PROBES"))
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "matrix:", err)
@@ -320,6 +332,7 @@ func render(runs []run) string {
 		}
 		return versionLess(runs[i].Release, runs[j].Release)
 	})
+	b.WriteString(summary(runs))
 	titles := map[string]string{
 		"version":        "## With `rlock.WithRedissonVersion(release)`\n\nThe option the docs tell porters to set. Every cell must agree.\n\n",
 		"mapper":         "## With a NameMapper on both sides\n\nRedisson's `NameMapper` map(n) = \"tenant:\" + n and `rlock.WithNameMapper` with the same pair, plus `rlock.WithRedissonVersion(release)` (hash-tagged names on the Cluster, as the old fair-lock layout needs: docs/redisson.md#namemapper).\n\n",
@@ -396,4 +409,50 @@ func versionLess(a, b string) bool {
 		}
 	}
 	return len(pa) < len(pb)
+}
+
+// summary counts each release's cells per pass and topology.
+func summary(runs []run) string {
+	var b strings.Builder
+	b.WriteString("## Summary\n\nCells per release (types × 2 directions): agree / differ / the release lacks the type.\n\n")
+	b.WriteString("| release | version, one server | version, Cluster | mapper, one server | mapper, Cluster | defaults, Cluster | mapper without version, one server |\n|---|---|---|---|---|---|---|\n")
+	type key struct{ rel, pass, topo string }
+	counts := map[key][3]int{}
+	var releases []string
+	seen := map[string]bool{}
+	for _, r := range runs {
+		if !seen[r.Release] {
+			seen[r.Release] = true
+			releases = append(releases, r.Release)
+		}
+		for _, c := range r.Cells {
+			k := key{r.Release, r.Pass, c.Topology}
+			n := counts[k]
+			switch {
+			case c.Result == "agrees":
+				n[0]++
+			case strings.HasPrefix(c.Result, "that release lacks"):
+				n[2]++
+			default:
+				n[1]++
+			}
+			counts[k] = n
+		}
+	}
+	sort.Slice(releases, func(i, j int) bool { return versionLess(releases[i], releases[j]) })
+	cols := []key{{"", "version", "single"}, {"", "version", "cluster"}, {"", "mapper", "single"}, {"", "mapper", "cluster"}, {"", "default", "cluster"}, {"", "mapper-default", "single"}}
+	for _, rel := range releases {
+		fmt.Fprintf(&b, "| %s |", rel)
+		for _, c := range cols {
+			n, ok := counts[key{rel, c.pass, c.topo}]
+			if !ok {
+				b.WriteString(" — |")
+				continue
+			}
+			fmt.Fprintf(&b, " %d / %d / %d |", n[0], n[1], n[2])
+		}
+		b.WriteString("\n")
+	}
+	b.WriteString("\n— : not run. The defaults pass runs for releases before 3.22.0 (from 3.29 the defaults match the version pass; for 3.22-3.28 they match only when Redisson came out sharded, see the notes); the mapper-without-version pass ran for a sample of releases before 3.52.0 (all of them move the fair queue).\n\n")
+	return b.String()
 }
