@@ -58,6 +58,9 @@ func TestInterop(t *testing.T) {
 		fmt.Printf("interop: %s is not set, so the specs against the real Redisson (label redisson) are skipped; build shared/tools/redisson-probe and set %s=<out>/run-probe.sh to run them\n", probeEnv, probeEnv)
 		filters = append(filters, "!redisson")
 	}
+	if os.Getenv(matrixEnv) != "1" {
+		filters = append(filters, "!matrix")
+	}
 	suite.RunParallel(t, "interop", 3, filters...)
 }
 

@@ -131,6 +131,9 @@ func NewClient(rdb redis.UniversalClient, opts ...Option) (*Client, error) {
 		return nil, opErr("newclient", "", err)
 	}
 	_, isCluster := rdb.(*redis.ClusterClient)
+	if isCluster && o.sharded == shardedAuto && o.probesSharding() {
+		return nil, opErr("newclient", "", fmt.Errorf("%w: %w: Redisson 3.22 to 3.28 decides sharded pub/sub on a Cluster by whether one node it asks owns slot 0; set WithShardedPubSub to what the Java side uses (docs/redisson.md#releases)", ErrInvalidArgument, errVersion))
+	}
 	if !o.syncSet {
 		// Redisson checks replicas on every deployment but a single server.
 		o.sync = syncOff
@@ -206,6 +209,8 @@ func (h *handle) check(ctx context.Context, op string) error {
 		return opErr(h.opName(op), h.name, fmt.Errorf("%w: nil context", ErrInvalidArgument))
 	case h.kindErr() != nil:
 		return opErr(h.opName(op), h.name, h.kindErr())
+	case h.nameErr != nil:
+		return opErr(h.opName(op), h.logical, h.nameErr)
 	case h.c.cluster && !layout.SlotSafe(h.name):
 		return opErr(h.opName(op), h.name, fmt.Errorf("%w: on Redis Cluster a lock name with a stray '{' or '}' puts its auxiliary keys in other slots; use a hash tag such as {order:42}", ErrInvalidArgument))
 	case h.c.closed.Load():

@@ -36,6 +36,7 @@ func fasterFields(values []string) []string {
 // two faster multilocks on one group with other values are other locks.
 func newFasterHandle(c *Client, group string, values []string) handle {
 	h := newHandle(c, group, kindFasterMulti)
+	group = h.name // under the NameMapper
 	fields := fasterFields(values)
 	h.values = boxAll(fields)
 	digest := highwayhash.RedissonBase64([]byte(strings.Join(fields, ",")))

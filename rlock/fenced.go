@@ -29,7 +29,7 @@ func (f *FencedLock) handle() *handle {
 	return &f.h
 }
 
-// Name returns the lock's name, which is also its Redis key.
+// Name returns the lock's name: its Redis key unless WithNameMapper maps it.
 func (f *FencedLock) Name() string { return f.handle().lockName() }
 
 // Lock is Lock.Lock; LockToken also returns the token.

@@ -285,6 +285,8 @@ type leaseData struct {
 	renew renewKind
 	kind  kind
 	key   string // the lock's Redis key (a faster multilock's group)
+	// keys are a kept permit's permits.lua keys (nil for other kinds).
+	keys []any
 	// values are a faster multilock's value fields (nil for other kinds).
 	values []any
 }

@@ -49,7 +49,7 @@ func (p *PermitExpirableSemaphore) acquireKept(ctx context.Context, op string, w
 	}
 	k := &KeptPermit{p: p, id: ids[0]}
 	k.entry = c.wd.Add(watchdog.Lease{Key: h.name, Field: ids[0],
-		Data: leaseData{renew: renewPermit, key: h.name, values: raws}}, watchdog.Deadline(sent, lease), true)
+		Data: leaseData{renew: renewPermit, key: h.name, keys: boxAll(p.keys()), values: raws}}, watchdog.Deadline(sent, lease), true)
 	return k, true, nil
 }
 

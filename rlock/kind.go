@@ -29,8 +29,13 @@ const (
 // kind, and the settings it took from the Client when it was made.
 type handle struct {
 	c    *Client
-	name string
+	name string // the Redis key: the name under the NameMapper
 	kind kind
+	// logical is the name the lock was made with (Name), aux the name a
+	// fair lock's queue and timeouts derive from (see mapName), nameErr
+	// what the NameMapper made of the name.
+	logical, aux string
+	nameErr      error
 	// acqKeys and relKeys are the keys of the acquire and release scripts
 	// that do not depend on the owner, boxed once (see newHandle).
 	acqKeys, relKeys []any
@@ -184,7 +189,11 @@ func (h *handle) channel(field string) string {
 // newHandle returns the handle of a lock: its keys are derived once here,
 // not on every call.
 func newHandle(c *Client, name string, k kind) handle {
-	h := handle{c: c, name: name, kind: k, ch: layout.Channel(name), fairWait: defaultFairLockWaitTimeout, spin: defaultBackoff, ledger: name}
+	m := c.mapName(name, k, "")
+	logical := name
+	name = m.key
+	h := handle{c: c, name: name, kind: k, logical: logical, aux: m.aux, nameErr: m.err,
+		ch: layout.Channel(name), fairWait: defaultFairLockWaitTimeout, spin: defaultBackoff, ledger: name}
 	if c != nil {
 		h.fairWait, h.spin = c.opts.fairWait, c.opts.spin
 	}
@@ -198,8 +207,8 @@ func newHandle(c *Client, name string, k kind) handle {
 		acq = append(acq, layout.Token(name))
 		rel = append(rel, layout.Channel(name))
 	case kindFair, kindNonReentrantFair:
-		acq = append(acq, layout.Queue(name), layout.Timeouts(name))
-		rel = append(rel, layout.Channel(name), layout.Queue(name), layout.Timeouts(name))
+		acq = append(acq, layout.Queue(m.aux), layout.Timeouts(m.aux))
+		rel = append(rel, layout.Channel(name), layout.Queue(m.aux), layout.Timeouts(m.aux))
 	case kindRead:
 		rel = append(rel, layout.RWChannel(name)) // + the reader's timeout prefix
 	case kindWrite:
@@ -319,7 +328,7 @@ func (h *handle) forceUnlock(ctx context.Context) (bool, error) {
 	case kindSpin:
 		v, err = c.command(ctx, "del", h.name)
 	case kindFair, kindNonReentrantFair:
-		keys := []string{h.name, layout.Channel(h.name), layout.Queue(h.name), layout.Timeouts(h.name)}
+		keys := []string{h.name, layout.Channel(h.name), layout.Queue(h.aux), layout.Timeouts(h.aux)}
 		v, err = c.script(ctx, fairForceScript, keys, layout.UnlockMessage, pub)
 	case kindRead:
 		v, err = c.script(ctx, rwForceUnlockScript, []string{h.name, layout.RWChannel(h.name)}, "read", layout.UnlockMessage, pub)

@@ -16,7 +16,8 @@ type CountDownLatch struct{ s syncHandle }
 
 // NewCountDownLatch returns the latch of the given name [getCountDownLatch].
 func (c *Client) NewCountDownLatch(name string) *CountDownLatch {
-	return &CountDownLatch{s: syncHandle{c: c, name: name, kind: "countdownlatch"}}
+	h, _ := newSyncHandle(c, name, "countdownlatch")
+	return &CountDownLatch{s: h}
 }
 
 func (l *CountDownLatch) handle() *syncHandle {
@@ -110,7 +111,7 @@ func (l *CountDownLatch) await(ctx context.Context, op string, wait time.Duratio
 	return ok, err
 }
 
-// Name returns the latch's name, which is also its Redis key.
+// Name returns the latch's name: its Redis key unless WithNameMapper maps it.
 func (l *CountDownLatch) Name() string { return l.handle().nameOr() }
 
 // IsExists reports whether the latch's key exists [isExists()].

@@ -65,7 +65,7 @@ func (l *Lock) handle() *handle {
 	return &l.h
 }
 
-// Name returns the lock's name, which is also its Redis key.
+// Name returns the lock's name: its Redis key unless WithNameMapper maps it.
 func (l *Lock) Name() string { return l.handle().lockName() }
 
 // Lock waits until ctx's owner holds the lock, with a watchdog lease.

@@ -41,7 +41,11 @@ type options struct {
 	// register and clientName are the Client's registration (registry.go).
 	register   bool
 	clientName string
-	errs       []error
+	// version is the Java side's Redisson release (zero: the newest);
+	// mapName and unmapName its NameMapper (nil: none). See redisson.go.
+	version            redissonVersion
+	mapName, unmapName func(string) string
+	errs               []error
 }
 
 var errNilObserver = errors.New("nil observer")
@@ -63,6 +67,14 @@ func newOptions(opts []Option) (options, error) {
 			return o, fmt.Errorf("%w: nil option", ErrInvalidArgument)
 		}
 		opt(&o)
+	}
+	if o.classicPubSubOnly() {
+		switch o.sharded {
+		case shardedAuto:
+			o.sharded = shardedOff
+		case shardedOn:
+			o.errs = append(o.errs, fmt.Errorf("%w: Redisson before 3.22.0 never uses sharded pub/sub; WithShardedPubSub(true) would miss its messages", errVersion))
+		}
 	}
 	if len(o.errs) > 0 {
 		return o, fmt.Errorf("%w: %w", ErrInvalidArgument, errors.Join(o.errs...))

@@ -23,7 +23,8 @@ type PermitExpirableSemaphore struct{ Object }
 // NewPermitExpirableSemaphore returns the semaphore of the given name
 // [getPermitExpirableSemaphore].
 func (c *Client) NewPermitExpirableSemaphore(name string) *PermitExpirableSemaphore {
-	return &PermitExpirableSemaphore{newObject(c, name, "permitsemaphore", layout.PermitTimeouts(name))}
+	h, aux := newSyncHandle(c, name, "permitsemaphore")
+	return &PermitExpirableSemaphore{newObject(h, layout.PermitTimeouts(aux))}
 }
 
 func (p *PermitExpirableSemaphore) handle() *syncHandle {
@@ -33,11 +34,9 @@ func (p *PermitExpirableSemaphore) handle() *syncHandle {
 	return &p.Object.s
 }
 
-func (p *PermitExpirableSemaphore) keys() []string { return permitKeys(p.s.name) }
-
-// permitKeys are the keys of permits.lua for the semaphore n.
-func permitKeys(n string) []string {
-	return []string{n, layout.PermitTimeouts(n), layout.SemaphoreChannel(n), layout.Cancel(n)}
+func (p *PermitExpirableSemaphore) keys() []string {
+	n := p.s.name
+	return []string{n, p.Object.keys[1], layout.SemaphoreChannel(n), layout.Cancel(n)}
 }
 
 // run runs one permits.lua operation.

@@ -28,7 +28,7 @@ func (c *Client) renew(ctx context.Context, leases []watchdog.Lease) ([]watchdog
 		case renewFaster:
 			ops[i] = newScriptOp(ctx, fasterRenewScript, []any{d.key}, append([]any{c.watchdogMs, l.Field}, d.values...)...)
 		case renewPermit:
-			ops[i] = newScriptOp(ctx, permitsScript, boxAll(permitKeys(l.Key)), "update", c.pubArg, d.values[0], c.watchdogMs)
+			ops[i] = newScriptOp(ctx, permitsScript, d.keys, "update", c.pubArg, d.values[0], c.watchdogMs)
 		default:
 			ops[i] = newScriptOp(ctx, renewScript, []any{l.Key}, c.watchdogMs, l.Field)
 		}

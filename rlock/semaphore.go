@@ -19,7 +19,8 @@ type Semaphore struct{ Object }
 
 // NewSemaphore returns the semaphore of the given name [getSemaphore].
 func (c *Client) NewSemaphore(name string) *Semaphore {
-	return &Semaphore{newObject(c, name, "semaphore")}
+	h, _ := newSyncHandle(c, name, "semaphore")
+	return &Semaphore{newObject(h)}
 }
 
 func (s *Semaphore) handle() *syncHandle {
@@ -243,7 +244,7 @@ func (s *syncHandle) nameOr() string {
 	if s == nil {
 		return ""
 	}
-	return s.name
+	return s.logical
 }
 
 // observe reports a synchronizer's operation (Kind, Lock and Duration

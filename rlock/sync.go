@@ -15,8 +15,19 @@ import (
 // syncHandle is a synchronizer's name on a Client.
 type syncHandle struct {
 	c    *Client
-	name string
+	name string // the Redis key: the name under the NameMapper
 	kind string // for errors and events: "semaphore", ...
+	// logical is the name the synchronizer was made with (Name), nameErr
+	// what the NameMapper made of it.
+	logical string
+	nameErr error
+}
+
+// newSyncHandle maps name (WithNameMapper) and returns the handle and the
+// name the release derives its auxiliary keys from.
+func newSyncHandle(c *Client, name, kind string) (syncHandle, string) {
+	m := c.mapName(name, kindLock, kind)
+	return syncHandle{c: c, name: m.key, kind: kind, logical: name, nameErr: m.err}, m.aux
 }
 
 // check validates a call: the handle, ctx, and the Client's state.
@@ -28,6 +39,8 @@ func (s *syncHandle) check(ctx context.Context, op string) error {
 		return opErr(op, "", fmt.Errorf("%w: empty name", ErrInvalidArgument))
 	case ctx == nil:
 		return opErr(op, s.name, fmt.Errorf("%w: nil context", ErrInvalidArgument))
+	case s.nameErr != nil:
+		return opErr(op, s.logical, s.nameErr)
 	case s.c.cluster && !layout.SlotSafe(s.name):
 		return opErr(op, s.name, fmt.Errorf("%w: on Redis Cluster a name with a stray '{' or '}' puts its auxiliary keys in other slots; use a hash tag such as {jobs:42}", ErrInvalidArgument))
 	case s.c.closed.Load():
@@ -185,11 +198,11 @@ type Object struct {
 	keys []string // the synchronizer's keys (Delete, Expire, ClearExpire)
 }
 
-func newObject(c *Client, name, kind string, keys ...string) Object {
-	return Object{s: syncHandle{c: c, name: name, kind: kind}, keys: append([]string{name}, keys...)}
+func newObject(h syncHandle, keys ...string) Object {
+	return Object{s: h, keys: append([]string{h.name}, keys...)}
 }
 
-// Name returns the synchronizer's name, which is also its Redis key.
+// Name returns the synchronizer's name: its Redis key unless WithNameMapper maps it.
 func (o *Object) Name() string { return o.s.nameOr() }
 
 // IsExists reports whether the synchronizer's key exists [isExists()].

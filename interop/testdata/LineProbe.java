@@ -61,14 +61,57 @@ final class LineProbe {
         Config config = new Config();
         configure.accept(config);
         String addr = args.length > 0 ? args[0] : "redis://127.0.0.1:6379";
+        Object servers;
         if (addr.contains(",")) {
             // a comma-separated node list: a Redis Cluster, with Redisson's
             // cluster defaults (sharded pub/sub AUTO), as the lock probe
-            config.useClusterServers().addNodeAddress(addr.split(","));
+            servers = config.useClusterServers().addNodeAddress(addr.split(","));
         } else {
-            config.useSingleServer().setAddress(addr);
+            servers = config.useSingleServer().setAddress(addr);
+        }
+        String prefix = System.getenv("PROBE_NAME_PREFIX");
+        if (prefix != null && !prefix.isEmpty()) {
+            setNameMapper(servers, prefix);
         }
         this.client = Redisson.create(config);
+    }
+
+    /**
+     * Sets Redisson's NameMapper map(n) = prefix + n (unmap strips it) on a
+     * server config, by reflection: NameMapper is org.redisson.api's before
+     * 4.0 and org.redisson.config's from 4.0 on.
+     */
+    private static void setNameMapper(Object servers, String prefix) throws Exception {
+        Class<?> iface;
+        try {
+            iface = Class.forName("org.redisson.config.NameMapper");
+        } catch (ClassNotFoundException e) {
+            iface = Class.forName("org.redisson.api.NameMapper");
+        }
+        Object mapper = java.lang.reflect.Proxy.newProxyInstance(LineProbe.class.getClassLoader(), new Class<?>[]{iface}, (proxy, m, a) -> {
+            switch (m.getName()) {
+                case "map":
+                    return prefix + a[0];
+                case "unmap": {
+                    String n = (String) a[0];
+                    return n.startsWith(prefix) ? n.substring(prefix.length()) : n;
+                }
+                case "hashCode":
+                    return System.identityHashCode(proxy);
+                case "equals":
+                    return proxy == a[0];
+                case "toString":
+                    return "prefix mapper " + prefix;
+            }
+            throw new UnsupportedOperationException(m.getName());
+        });
+        for (java.lang.reflect.Method m : servers.getClass().getMethods()) {
+            if (m.getName().equals("setNameMapper") && m.getParameterCount() == 1) {
+                m.invoke(servers, mapper);
+                return;
+            }
+        }
+        throw new IllegalStateException("no setNameMapper on " + servers.getClass());
     }
 
     /**
