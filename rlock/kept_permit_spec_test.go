@@ -2,6 +2,7 @@ package rlock_test
 
 import (
 	"context"
+	"strings"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -74,6 +75,29 @@ var _ = Describe("Kept permits (PermitExpirableSemaphore.AcquireKept)", func() {
 		Expect(sixth).To(BeFalse(), "no sixth permit")
 		Expect(releases).To(HaveEach(Succeed()))
 		Expect(sem).To(rlocktest.HaveAvailablePermits(5))
+	})
+
+	// Before 3.19.1 Redisson kept a mapped permit semaphore's timeouts
+	// under the unmapped name ({seats}:timeout beside tenant:seats): the
+	// renewal must move the score where the acquire put it.
+	It("renews a kept permit under a NameMapper and a release that keeps the timeouts under the unmapped name", Label("slow"), func() {
+		tenant := rlock.WithNameMapper(
+			func(n string) string { return "tenant:" + n },
+			func(n string) string { return strings.TrimPrefix(n, "tenant:") })
+		name := spectest.UniqueName("mapped-seats")
+		sem := e.Client(rlock.WithWatchdogTimeout(lease), tenant, rlock.WithRedissonVersion("3.19.0")).NewPermitExpirableSemaphore(name)
+		Expect(sem.TrySetPermits(ctx, 1)).To(BeTrue())
+		k, err := sem.AcquireKept(ctx)
+		Expect(err).NotTo(HaveOccurred())
+		held, stop := k.LostContext(ctx)
+		DeferCleanup(stop)
+		timeouts := "{" + name + "}:timeout" // the unmapped name, as 3.19.0 wrote it
+		Expect(e.Raw.ZCard(ctx, timeouts).Val()).To(BeEquivalentTo(1), "the permit's lease is under the unmapped name")
+		Consistently(held.Done()).WithTimeout(3 * lease).ShouldNot(BeClosed(), "renewed past its lease")
+		_, ok, err := sem.TryAcquire(ctx, 0, lease)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(ok).To(BeFalse(), "the one permit is still taken")
+		Expect(k.Release(ctx)).To(Succeed())
 	})
 
 	It("moves the permit's lease as Redisson's updateLeaseTime does, so Java sees an ordinary permit", Label("slow"), func() {
