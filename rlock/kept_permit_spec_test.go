@@ -93,7 +93,7 @@ var _ = Describe("Kept permits (PermitExpirableSemaphore.AcquireKept)", func() {
 		DeferCleanup(stop)
 		timeouts := "{" + name + "}:timeout" // the unmapped name, as 3.19.0 wrote it
 		Expect(e.Raw.ZCard(ctx, timeouts).Val()).To(BeEquivalentTo(1), "the permit's lease is under the unmapped name")
-		Consistently(held.Done()).WithTimeout(3 * lease).ShouldNot(BeClosed(), "renewed past its lease")
+		Consistently(held.Done()).WithTimeout(3*lease).ShouldNot(BeClosed(), "renewed past its lease")
 		_, ok, err := sem.TryAcquire(ctx, 0, lease)
 		Expect(err).NotTo(HaveOccurred())
 		Expect(ok).To(BeFalse(), "the one permit is still taken")
