@@ -89,8 +89,7 @@ func newOptions(opts []Option) (options, error) {
 // Option configures a Client; an invalid one fails NewClient.
 type Option func(*options)
 
-// WithWatchdogTimeout sets watchdog leases (default 30 s)
-// [lockWatchdogTimeout].
+// WithWatchdogTimeout sets watchdog leases [lockWatchdogTimeout] (30 s).
 func WithWatchdogTimeout(d time.Duration) Option {
 	return func(o *options) {
 		if d < minWatchdogTimeout {
