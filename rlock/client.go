@@ -18,10 +18,7 @@ import (
 	"github.com/goredisson/goredisson/watchdog"
 )
 
-// Client is the entry point: it makes locks and serves them with one client
-// UUID, one pub/sub subscription and one watchdog. It is safe for
-// concurrent use; Close it when done (it does not close the go-redis
-// client).
+// Client makes and serves locks; it is safe for concurrent use. Close it.
 type Client struct {
 	rdb  redis.UniversalClient
 	id   string
@@ -108,17 +105,7 @@ func (c *Client) ms(d time.Duration) any {
 	return d.Milliseconds()
 }
 
-// NewClient returns a Client for rdb: a *redis.Client (one server, or
-// Sentinel through redis.NewFailoverClient) or a *redis.ClusterClient; a nil
-// rdb, a bad option or a *redis.Ring (it moves keys between shards, so two
-// owners could hold one lock) is ErrInvalidArgument. It makes no connection;
-// in the background it registers the Client (WithClientRegistry) and checks
-// once that Redis cannot evict lock keys
-// (maxmemory-policy noeviction), logging a warning if it can. On a Cluster
-// and on Sentinel the defaults are Redisson's: sharded pub/sub
-// (WithShardedPubSub) and replica sync (WithReplicaSync); on Sentinel the
-// first subscription adds a dial hook to rdb to follow the primary
-// (docs/cluster.md).
+// NewClient returns a Client for a *redis.Client, failover or cluster client.
 func NewClient(rdb redis.UniversalClient, opts ...Option) (*Client, error) {
 	switch rdb.(type) {
 	case nil:
@@ -168,15 +155,10 @@ func isFailover(rdb redis.UniversalClient) bool {
 	return ok && c.Options().Addr == "FailoverClient"
 }
 
-// ID returns the client UUID, the first half of every hash field this
-// client writes.
+// ID returns the client UUID, the first half of every hash field it writes.
 func (c *Client) ID() string { return c.id }
 
-// Close stops the watchdog and the subscriptions at once, without waiting
-// for Redis: waiters and calls in flight return ErrClosed, held locks are no
-// longer renewed (they expire within one watchdog timeout; their LostContext
-// ends with ErrClosed), later calls return ErrClosed; a second Close returns
-// nil. The go-redis client stays open.
+// Close stops the watchdog and subscriptions; calls then return ErrClosed.
 func (c *Client) Close() error {
 	if c == nil {
 		return opErr("close", "", fmt.Errorf("%w: nil client", ErrInvalidArgument))

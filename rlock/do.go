@@ -10,18 +10,12 @@ import (
 	"github.com/goredisson/goredisson/ctxowner"
 )
 
-// Do runs fn while holding l, as a ported @DistributedLock does: it attaches
-// a fresh owner when ctx has none, TryLock(ctx, wait, lease) (wait <= 0: one
-// attempt), ErrBusy when not acquired; fn gets the LostContext; the lock is
-// unlocked afterwards whatever fn does (returns, panics: then the panic goes
-// on, runtime.Goexit), even if ctx has ended. It returns fn's error joined
-// with the unlock's.
+// Do runs fn while holding l (TryLock, else ErrBusy), as @DistributedLock.
 func Do(ctx context.Context, l Locker, wait, lease time.Duration, fn func(ctx context.Context) error) error {
 	return do(ctx, "do", l, fn, func(ctx context.Context) (bool, error) { return l.TryLock(ctx, wait, lease) })
 }
 
-// DoWait is Do that waits until l is held (LockLease(ctx, lease); lease <= 0:
-// watchdog): only ctx bounds the wait, and ctx's end is its error.
+// DoWait is Do that waits until l is held (LockLease); only ctx bounds it.
 func DoWait(ctx context.Context, l Locker, lease time.Duration, fn func(ctx context.Context) error) error {
 	return do(ctx, "dowait", l, fn, func(ctx context.Context) (bool, error) { return true, l.LockLease(ctx, lease) })
 }

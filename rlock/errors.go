@@ -5,41 +5,30 @@ import (
 	"fmt"
 )
 
-// Every error returned by this package wraps one of these sentinels, a
-// context error, or a Redis error, inside an *Error naming the operation and
-// the lock; test them with errors.Is.
+// Every error of this package wraps one of these, a context or a Redis
+// error, in an *Error; test them with errors.Is (docs/api.md).
 var (
-	// ErrNotHeld: the caller's owner does not hold the lock it unlocks
-	// (Redisson's IllegalMonitorStateException), or a permit id is unknown,
-	// released or expired (worded for a permit). Nothing changed.
+	// ErrNotHeld: the owner holds none, or a permit id is not held.
 	ErrNotHeld = errors.New("lock not held by this owner")
 	// ErrClosed: the Client was closed (before the call, or during it).
 	ErrClosed = errors.New("client closed")
-	// ErrInvalidArgument: a nil client, lock or context, an empty name, a
-	// lease or wait between 0 and 1 ms, a bad count or option.
+	// ErrInvalidArgument: a nil or empty argument, a bad count, lease or wait.
 	ErrInvalidArgument = errors.New("invalid argument")
-	// ErrReentry: the holder of a non-reentrant lock took it again. Nothing
-	// changed.
+	// ErrReentry: a non-reentrant lock's holder took it again.
 	ErrReentry = errors.New("non-reentrant lock already held by this owner")
 	// ErrBusy: Do did not acquire the lock within its wait.
 	ErrBusy = errors.New("lock busy")
-	// ErrLockLost: the cause of a LostContext that ended because the hold
-	// was lost, and the error of an acquisition that found the owner's
-	// earlier hold gone (it holds nothing then).
+	// ErrLockLost: a hold was lost (LostContext's cause, a re-entry's error).
 	ErrLockLost = errors.New("lock lost")
-	// ErrReplicaSync: too few replicas confirmed an acquisition in time
-	// (WithReplicaSync); it was given back.
+	// ErrReplicaSync: too few replicas confirmed an acquisition in time.
 	ErrReplicaSync = errors.New("too few replicas confirmed the acquisition")
 	// ErrNoQuorum: a RedLock's masters failed too often for a majority.
 	ErrNoQuorum = errors.New("no quorum of masters reachable")
-	// ErrUnknownOutcome: a release, count-down or permit release whose
-	// reply was lost (the connection died): it may or may not have taken
-	// effect (docs/guarantees.md says what is done about it).
+	// ErrUnknownOutcome: a release's reply was lost; it may not have run.
 	ErrUnknownOutcome = errors.New("outcome unknown: it may not have taken effect")
 )
 
-// Error describes a failed operation on a lock. Err is the cause: a sentinel
-// of this package, a context error or a Redis error.
+// Error is a failed operation on a lock; Err is its cause.
 type Error struct {
 	Op   string // "lock", "trylock", "unlock", "forceunlock", ...
 	Lock string // the lock's name

@@ -9,17 +9,12 @@ import (
 	"github.com/goredisson/goredisson/watchdog"
 )
 
-// Extend sets the remaining lease of ctx's owner's hold to lease from now,
-// earlier or later, and LostContext's deadline with it (redsync's Extend,
-// redislock's Refresh; Redisson has none). It is for fixed leases: a
-// watchdog-managed hold, or a lease below 1 ms, is ErrInvalidArgument;
-// ErrNotHeld when the owner holds nothing.
+// Extend sets the fixed lease of ctx's owner's hold to lease from now.
 func (l *Lock) Extend(ctx context.Context, lease time.Duration) error {
 	return l.handle().extend(ctx, lease)
 }
 
-// Extend sets the remaining lease of ctx's owner's hold to lease from now;
-// see Lock.Extend.
+// Extend is Lock.Extend.
 func (f *FencedLock) Extend(ctx context.Context, lease time.Duration) error {
 	return f.handle().extend(ctx, lease)
 }

@@ -9,13 +9,8 @@ import (
 	"github.com/goredisson/goredisson/internal/layout"
 )
 
-// NewFasterMultiLock returns the lock on many values of one group, taken
-// all or none by one script in one hash [getMultiLock(group, values)]
-// (Redisson 3.38.0's RedissonFasterMultiLock, its layout and messages).
-// Values are hashed as their UTF-8 bytes, as Redisson's StringCodec encodes
-// them. HoldCount and RemainTTL work (Redisson's throw); Extend is
-// ErrInvalidArgument. No values, or an empty group, is ErrInvalidArgument.
-// The layout and the differences: docs/locks.md.
+// NewFasterMultiLock returns the all-or-none lock on values of a group
+// [getMultiLock(group, values)].
 func (c *Client) NewFasterMultiLock(group string, values ...string) *Lock {
 	return &Lock{h: newFasterHandle(c, group, values)}
 }

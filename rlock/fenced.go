@@ -7,12 +7,8 @@ import (
 	"github.com/goredisson/goredisson/internal/layout"
 )
 
-// FencedLock is a reentrant lock with the RLock layout whose every
-// acquisition, re-entries included, returns a fencing token from
-// redisson_lock_token:{name} [getFencedLock]. Tokens strictly increase per
-// name across all clients: pass one with every write and let the storage
-// refuse an older one, which closes the gap a lease cannot (a holder paused
-// past its lease).
+// FencedLock is a lock whose acquisitions return fencing tokens
+// [getFencedLock].
 type FencedLock struct{ h handle }
 
 var _ Locker = (*FencedLock)(nil)
@@ -45,22 +41,18 @@ func (f *FencedLock) TryLock(ctx context.Context, wait, lease time.Duration) (bo
 	return f.handle().tryLock(ctx, wait, lease)
 }
 
-// LockToken waits until ctx's owner holds the lock, with a watchdog lease,
-// and returns the fencing token of this acquisition [lockAndGetToken].
+// LockToken is Lock, returning the fencing token [lockAndGetToken].
 func (f *FencedLock) LockToken(ctx context.Context) (int64, error) {
 	t, _, err := f.handle().acquire(ctx, "locktoken", forever, 0)
 	return t, err
 }
 
-// TryLockToken tries to take the lock within wait (<= 0: one attempt) and
-// returns the fencing token of this acquisition; ok is false (token 0) when
-// the wait ran out [tryLockAndGetToken].
+// TryLockToken is TryLock, returning the fencing token [tryLockAndGetToken].
 func (f *FencedLock) TryLockToken(ctx context.Context, wait, lease time.Duration) (token int64, ok bool, err error) {
 	return f.handle().acquire(ctx, "trylocktoken", max(wait, 0), lease)
 }
 
-// Token returns the newest token issued for this lock by any client, 0 when
-// none was ever issued [getToken].
+// Token returns the newest token issued by any client, 0 if none [getToken].
 func (f *FencedLock) Token(ctx context.Context) (int64, error) {
 	h := f.handle()
 	if err := h.check(ctx, "token"); err != nil {

@@ -12,14 +12,12 @@ type extender interface {
 	Extend(ctx context.Context, lease time.Duration) error
 }
 
-// Extend sets the lease of every lock's hold of ctx's owner to lease from
-// now; all must succeed (see Lock.Extend).
+// Extend is Lock.Extend on every lock; all must succeed.
 func (m *MultiLock) Extend(ctx context.Context, lease time.Duration) error {
 	return m.group().extend(ctx, lease, 0)
 }
 
-// Extend sets the lease of ctx's owner's holds to lease from now on every
-// master at once; a quorum must succeed (see Lock.Extend).
+// Extend is Lock.Extend on every master at once; a quorum must succeed.
 func (r *RedLock) Extend(ctx context.Context, lease time.Duration) error {
 	if r == nil {
 		return r.group().extend(ctx, lease, 0)

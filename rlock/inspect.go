@@ -7,9 +7,7 @@ import (
 	"github.com/goredisson/goredisson/inspect"
 )
 
-// Inspect reads a single-key lock's state off Redis without changing it:
-// holders and hold counts, TTL, queue, subscribers, last token (package
-// inspect reads any lock given a go-redis client and a name).
+// Inspect reads a single-key lock's state off Redis (docs/api.md).
 func Inspect(ctx context.Context, l Locker) (*inspect.Info, error) {
 	x, ok := l.(identified)
 	if !ok {
@@ -29,9 +27,7 @@ func Inspect(ctx context.Context, l Locker) (*inspect.Info, error) {
 	return info, opErr("inspect", name, err)
 }
 
-// HolderField returns the hash field under which ctx's owner holds (or would
-// hold) the single-key lock l: "<client id>:<owner id>", ":write" after it
-// for a write side (Redisson's getLockName).
+// HolderField returns the hash field of ctx's owner in l [getLockName].
 func HolderField(ctx context.Context, l Locker) (string, error) {
 	if ctx == nil {
 		return "", opErr("holderfield", nameOf(l), fmt.Errorf("%w: nil context", ErrInvalidArgument))

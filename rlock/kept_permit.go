@@ -9,8 +9,7 @@ import (
 	"github.com/goredisson/goredisson/watchdog"
 )
 
-// KeptPermit is a permit whose lease the Client's watchdog renews until
-// Release (docs/synchronizers.md).
+// KeptPermit is a permit the Client's watchdog renews until Release.
 type KeptPermit struct {
 	p     *PermitExpirableSemaphore
 	id    string
@@ -18,15 +17,13 @@ type KeptPermit struct {
 	once  sync.Once
 }
 
-// AcquireKept waits until a permit is free or ctx ends and takes it with a
-// watchdog lease.
+// AcquireKept waits for a permit and takes it with a watchdog lease.
 func (p *PermitExpirableSemaphore) AcquireKept(ctx context.Context) (*KeptPermit, error) {
 	k, _, err := p.acquireKept(ctx, "acquire", -1)
 	return k, err
 }
 
-// TryAcquireKept is AcquireKept within wait (<= 0: one attempt); nil, false
-// when the wait ran out.
+// TryAcquireKept is AcquireKept within wait (<= 0: one attempt).
 func (p *PermitExpirableSemaphore) TryAcquireKept(ctx context.Context, wait time.Duration) (*KeptPermit, bool, error) {
 	return p.acquireKept(ctx, "tryacquire", max(wait, 0))
 }
@@ -61,8 +58,7 @@ func (k *KeptPermit) ID() string {
 	return k.id
 }
 
-// LostContext returns a context derived from ctx that ends, with a cause
-// wrapping ErrLockLost (or ErrClosed), when the permit is lost.
+// LostContext returns a context that ends when the permit is lost.
 func (k *KeptPermit) LostContext(ctx context.Context) (lctx context.Context, stop context.CancelFunc) {
 	if ctx == nil {
 		ctx = context.Background()
@@ -92,8 +88,7 @@ func (k *KeptPermit) LostContext(ctx context.Context) (lctx context.Context, sto
 	}
 }
 
-// Release stops the renewals and gives the permit back; a second Release,
-// or one after a loss, is ErrNotHeld.
+// Release stops the renewals and gives the permit back.
 func (k *KeptPermit) Release(ctx context.Context) error {
 	if k == nil || k.entry == nil {
 		return opErr("release", "", fmt.Errorf("%w: nil permit", ErrInvalidArgument))

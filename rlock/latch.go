@@ -8,10 +8,7 @@ import (
 	"github.com/goredisson/goredisson/internal/layout"
 )
 
-// CountDownLatch lets callers wait until a count reaches zero
-// [getCountDownLatch]: a counter under the name; the last CountDown publishes
-// "0" on redisson_countdownlatch__channel__{name}, which wakes every waiter
-// of every client. A latch whose key does not exist is open.
+// CountDownLatch waits for a count to reach zero [getCountDownLatch].
 type CountDownLatch struct{ s syncHandle }
 
 // NewCountDownLatch returns the latch of the given name [getCountDownLatch].
@@ -31,10 +28,7 @@ func (l *CountDownLatch) keys() []string {
 	return []string{l.s.name, layout.LatchChannel(l.s.name)}
 }
 
-// TrySetCount sets the count if the latch's key does not exist and reports
-// whether it did [trySetCount]. As Redisson's, TrySetCount(0) keeps a key
-// with count 0: the latch is open, but a later TrySetCount fails until a
-// CountDown or Delete removes it. n < 0 is ErrInvalidArgument.
+// TrySetCount sets the count if the key does not exist [trySetCount].
 func (l *CountDownLatch) TrySetCount(ctx context.Context, n int64) (bool, error) {
 	h := l.handle()
 	if err := h.check(ctx, "trysetcount"); err != nil {
@@ -47,9 +41,7 @@ func (l *CountDownLatch) TrySetCount(ctx context.Context, n int64) (bool, error)
 	return v == 1, opErr("trysetcount", h.name, err)
 }
 
-// CountDown decrements the count; the last one opens the latch and wakes
-// every waiter [countDown]. It is cleanup, like Unlock; a count-down whose
-// reply was lost is not sent again: ErrUnknownOutcome.
+// CountDown decrements the count; the last one opens the latch [countDown].
 func (l *CountDownLatch) CountDown(ctx context.Context) error {
 	h := l.handle()
 	if err := h.check(ctx, "countdown"); err != nil {
@@ -77,8 +69,7 @@ func (l *CountDownLatch) Await(ctx context.Context) error {
 	return err
 }
 
-// TryAwait waits up to wait (<= 0: looks once) until the count is zero and
-// reports whether it is [await(timeout, unit)].
+// TryAwait is Await within wait (<= 0: looks once) [await(timeout, unit)].
 func (l *CountDownLatch) TryAwait(ctx context.Context, wait time.Duration) (bool, error) {
 	return l.await(ctx, "tryawait", max(wait, 0))
 }
@@ -119,9 +110,7 @@ func (l *CountDownLatch) IsExists(ctx context.Context) (bool, error) {
 	return l.handle().exists(ctx)
 }
 
-// Delete deletes the latch, which opens it, and reports whether it existed
-// [delete()]; as Redisson's, it publishes "1", which wakes goredisson's
-// waiters (Redisson's see the latch open at their next message).
+// Delete deletes (opens) the latch; true if it existed [delete()].
 func (l *CountDownLatch) Delete(ctx context.Context) (bool, error) {
 	h := l.handle()
 	if err := h.check(ctx, "delete"); err != nil {

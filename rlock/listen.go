@@ -30,8 +30,7 @@ type KeyEvent struct {
 	Expired bool   // true: it expired [ExpiredObjectListener]; false: deleted [DeletedObjectListener]
 }
 
-// Listen calls fn with the key's events until ctx ends, stop or Close
-// [addListener]; it needs notify-keyspace-events "Egx" (docs/api.md).
+// Listen calls fn with the key's deleted and expired events [addListener].
 func (l *Lock) Listen(ctx context.Context, fn func(KeyEvent)) (stop func(), err error) {
 	h := l.handle()
 	if err := h.check(ctx, "listen"); err != nil {

@@ -5,16 +5,7 @@ import (
 	"time"
 )
 
-// Locker is the contract every lock of this package keeps (Redisson's
-// RLock). Lease: <= 0 is a watchdog lease (the Client's watchdog timeout,
-// renewed every third of it while held), > 0 a fixed one, never renewed.
-// Wait: <= 0 is one attempt (Redisson's tryLock(-1, lease)); Lock and
-// LockLease wait until held. A lease or wait between 0 and 1 ms is
-// ErrInvalidArgument. A ctx deadline or cancellation ends a wait with ctx's
-// error and leaves nothing behind; Redis failing past the retry budget
-// (WithRetry) ends it with the Redis error. Owner: ctx's owner (ctxowner),
-// else the calling goroutine; an owner's acquisitions count up, its Unlocks
-// down, the last one releases.
+// Locker is the contract every lock keeps (Redisson's RLock; docs/api.md).
 type Locker interface {
 	Name() string                                                         // the lock's name
 	Lock(ctx context.Context) error                                       // [lock()]
@@ -28,26 +19,17 @@ type Locker interface {
 	RemainTTL(ctx context.Context) (time.Duration, error)                 // [remainTimeToLive()]: 0 when not held
 }
 
-// Lock is a single-key lock: every kind Redisson returns as RLock is a
-// *Lock, made by its kind's constructor, which says how that kind waits and
-// wakes. NewLock's is a hash (key: the name, field "<client id>:<owner>",
-// value: hold count); an unlock publishes "0" on
-// redisson_lock__channel:{name}, which wakes the waiter blocked longest in
-// each client. A Lock is a handle that many goroutines may share.
+// Lock is a single-key lock: every kind Redisson returns as RLock.
 type Lock struct{ h handle }
 
 var _ Locker = (*Lock)(nil)
 
-// NewLock returns the reentrant lock of the given name [getLock]. An empty
-// name is reported by the lock's methods as ErrInvalidArgument.
+// NewLock returns the reentrant lock of the given name [getLock].
 func (c *Client) NewLock(name string) *Lock {
 	return newLock(c, name, kindLock)
 }
 
-// NewNonReentrantLock returns the non-reentrant lock of the given name
-// [getNonReentrantLock]: the Lock layout and messages, so it excludes Lock
-// holders of the same name, but its holder taking it again gets ErrReentry
-// instead of a second hold.
+// NewNonReentrantLock is NewLock without re-entry [getNonReentrantLock].
 func (c *Client) NewNonReentrantLock(name string) *Lock {
 	return newLock(c, name, kindNonReentrant)
 }
@@ -71,25 +53,20 @@ func (l *Lock) Name() string { return l.handle().lockName() }
 // Lock waits until ctx's owner holds the lock, with a watchdog lease.
 func (l *Lock) Lock(ctx context.Context) error { return l.handle().lock(ctx, 0) }
 
-// LockLease waits until ctx's owner holds the lock, with the given lease
-// (<= 0: watchdog).
+// LockLease waits until ctx's owner holds the lock (lease <= 0: watchdog).
 func (l *Lock) LockLease(ctx context.Context, lease time.Duration) error {
 	return l.handle().lock(ctx, lease)
 }
 
-// TryLock takes the lock within wait (<= 0: one attempt); false with a nil
-// error when the wait ran out.
+// TryLock takes the lock within wait (<= 0: one attempt); false if not.
 func (l *Lock) TryLock(ctx context.Context, wait, lease time.Duration) (bool, error) {
 	return l.handle().tryLock(ctx, wait, lease)
 }
 
-// Unlock gives back one hold of ctx's owner (ErrNotHeld when it holds none);
-// the last one releases the lock and wakes a waiter. It is cleanup: an ended
-// ctx does not stop it (its own 5 s bound); nil means the release took effect.
+// Unlock gives back one hold of ctx's owner; the last releases the lock.
 func (l *Lock) Unlock(ctx context.Context) error { return l.handle().unlock(ctx) }
 
-// ForceUnlock deletes the lock whoever holds it, wakes a waiter, and reports
-// whether there was a lock; holders learn of it as LostContext says.
+// ForceUnlock deletes the lock whoever holds it; true if there was one.
 func (l *Lock) ForceUnlock(ctx context.Context) (bool, error) {
 	return l.handle().forceUnlockOp(ctx)
 }
@@ -108,8 +85,7 @@ func (l *Lock) HoldCount(ctx context.Context) (int, error) {
 	return l.handle().holdCount(ctx, "holdcount")
 }
 
-// RemainTTL returns the remaining lease: 0 when not held, NoExpiry when the
-// key has no expiry.
+// RemainTTL returns the remaining lease (0: not held; NoExpiry: no expiry).
 func (l *Lock) RemainTTL(ctx context.Context) (time.Duration, error) {
 	return l.handle().remainTTL(ctx)
 }

@@ -6,12 +6,7 @@ import (
 	"time"
 )
 
-// MultiLock holds several locks as one, all or nothing [getMultiLock], from
-// any Clients, kinds and deployments; it pins the caller's owner
-// (ctxowner.Pin). It takes them in one canonical order (name, then address),
-// so goredisson MultiLocks never wait for each other in a cycle (Redisson's
-// keeps the given order and retries after a bounded wait); a failed wait
-// gives back what it took.
+// MultiLock holds several locks as one, all or nothing [getMultiLock].
 type MultiLock struct {
 	g       *group
 	ordered []Locker // the locks in the order they are taken
@@ -19,8 +14,7 @@ type MultiLock struct {
 
 var _ Locker = (*MultiLock)(nil)
 
-// NewMultiLock returns a MultiLock over locks [getMultiLock]. An empty list,
-// a nil lock, or the same lock twice is ErrInvalidArgument.
+// NewMultiLock returns a MultiLock over locks [getMultiLock].
 func NewMultiLock(locks ...Locker) (*MultiLock, error) {
 	g, err := newGroup("multilock", locks)
 	if err != nil {
@@ -48,8 +42,7 @@ func (m *MultiLock) LockLease(ctx context.Context, lease time.Duration) error {
 	return err
 }
 
-// TryLock tries to take every lock within wait (<= 0: one attempt each).
-// On failure nothing stays held.
+// TryLock takes every lock within wait; on failure none stays held.
 func (m *MultiLock) TryLock(ctx context.Context, wait, lease time.Duration) (bool, error) {
 	return m.take(ctx, "trylock", max(wait, 0), lease)
 }
@@ -82,9 +75,7 @@ func (m *MultiLock) take(ctx context.Context, op string, wait, lease time.Durati
 	return true, nil
 }
 
-// Unlock gives back one hold of ctx's owner on every lock; every release
-// must succeed. ErrNotHeld when no lock was held at all. An ended ctx does
-// not stop it.
+// Unlock gives back one hold of ctx's owner on every lock.
 func (m *MultiLock) Unlock(ctx context.Context) error { return m.group().unlock(ctx) }
 
 // ForceUnlock force-unlocks every lock; it reports whether any existed.
@@ -102,12 +93,10 @@ func (m *MultiLock) IsHeldByCurrent(ctx context.Context) (bool, error) {
 	return m.group().count(ctx, "isheldbycurrent", Locker.IsHeldByCurrent)
 }
 
-// HoldCount returns how many times ctx's owner holds every lock (the
-// smallest hold count among them).
+// HoldCount returns the smallest hold count of ctx's owner on the locks.
 func (m *MultiLock) HoldCount(ctx context.Context) (int, error) { return m.group().holdCount(ctx) }
 
-// RemainTTL returns the shortest remaining lease of the locks (a lock
-// without expiry counts as the longest; 0 when one is not held).
+// RemainTTL returns the shortest remaining lease of the locks.
 func (m *MultiLock) RemainTTL(ctx context.Context) (time.Duration, error) {
 	return m.group().remainTTL(ctx)
 }

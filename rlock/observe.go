@@ -5,46 +5,30 @@ import (
 	"time"
 )
 
-// Observer receives what a Client's locks do (WithObserver; the module
-// rlockotel adapts it to OpenTelemetry). Observe is called on the goroutine
-// that made the call (the watchdog's for a loss): it must be fast, not block,
-// and not call back into the Client.
+// Observer receives a Client's lock events (WithObserver). Observe must be
+// fast, must not block, and must not call back into the Client.
 type Observer interface {
 	Observe(ctx context.Context, e Event)
 }
 
 // Event is one operation of a lock, or the loss of a hold.
 type Event struct {
-	// Op is what happened: "lock", "trylock", "locktoken",
-	// "trylocktoken", "acquire", "tryacquire" (acquisitions), "unlock",
-	// "release", "forceunlock", "await", "extend", "lost" (a hold was
-	// lost, or the Client closed while it was held), or a mark for gauges:
-	// "wait" (an acquisition began), "hold" (an owner's first hold began),
-	// "free" (its last hold was released). docs/observability.md pairs
-	// them up.
-	Op string
-	// Kind is the lock type: "lock", "fairlock", "semaphore", ...
-	Kind string
-	// Lock is the lock's name (unbounded: normalise it before it becomes
-	// a metric attribute).
-	Lock string
-	// Start is when the operation began, Duration how long it took.
-	Start    time.Time
-	Duration time.Duration
-	// Attempts and Contended count an acquisition's attempts and those
-	// that found it taken; Acquired reports that it took a hold.
-	Attempts  int
-	Contended int
-	Acquired  bool
-	// Held is how long the owner held the lock, on its last hold's end.
-	Held time.Duration
-	// Err is the operation's error (nil for a TryLock whose wait ran
-	// out); for "lost", ErrLockLost or ErrClosed.
-	Err error
+	// Op: "lock", "trylock", "locktoken", "trylocktoken", "acquire",
+	// "tryacquire", "unlock", "release", "forceunlock", "await", "extend",
+	// "lost", or a gauge mark: "wait", "hold", "free" (docs/observability.md).
+	Op        string
+	Kind      string        // the lock type: "lock", "fairlock", "semaphore", ...
+	Lock      string        // the lock's name (unbounded: normalise it for metrics)
+	Start     time.Time     // when the operation began
+	Duration  time.Duration // how long it took
+	Attempts  int           // an acquisition's attempts
+	Contended int           // the attempts that found it taken
+	Acquired  bool          // the acquisition took a hold
+	Held      time.Duration // on a last hold's end: how long it was held
+	Err       error         // nil for a TryLock that ran out; "lost": ErrLockLost or ErrClosed
 }
 
-// WithObserver makes the Client report every lock operation to o (default:
-// none). A nil o is ErrInvalidArgument.
+// WithObserver reports every lock operation to o (nil: ErrInvalidArgument).
 func WithObserver(o Observer) Option {
 	return func(opts *options) {
 		if o == nil {

@@ -86,12 +86,10 @@ func newOptions(opts []Option) (options, error) {
 	return o, nil
 }
 
-// Option configures a Client. Invalid values make NewClient fail with
-// ErrInvalidArgument.
+// Option configures a Client; an invalid one fails NewClient.
 type Option func(*options)
 
-// WithWatchdogTimeout sets the lease of watchdog-managed locks
-// [lockWatchdogTimeout, default 30 s], renewed every d/3; at least 1 s.
+// WithWatchdogTimeout sets watchdog leases [lockWatchdogTimeout] (30 s).
 func WithWatchdogTimeout(d time.Duration) Option {
 	return func(o *options) {
 		if d < minWatchdogTimeout {
@@ -102,8 +100,7 @@ func WithWatchdogTimeout(d time.Duration) Option {
 	}
 }
 
-// WithClientID fixes the client UUID, the first half of every hash field,
-// for tests and interop; two live clients must never share one.
+// WithClientID fixes the client UUID; two live clients must never share one.
 func WithClientID(id string) Option {
 	return func(o *options) {
 		if id == "" {
@@ -114,8 +111,7 @@ func WithClientID(id string) Option {
 	}
 }
 
-// WithLogger sets where the client logs lock losses and Redis trouble
-// (default slog.Default()).
+// WithLogger sets where lock losses and Redis trouble are logged.
 func WithLogger(l *slog.Logger) Option {
 	return func(o *options) {
 		if l == nil {
@@ -126,11 +122,8 @@ func WithLogger(l *slog.Logger) Option {
 	}
 }
 
-// WithShardedPubSub forces how unlock messages travel: true, SPUBLISH and
-// SSUBSCRIBE (Redisson's shardedSubscriptionMode ON); false, PUBLISH and
-// SUBSCRIBE (OFF). The default is Redisson's AUTO: sharded on a
-// *redis.ClusterClient whose servers have it (Redis and Valkey 7+). Java and
-// Go clients of a lock must agree.
+// WithShardedPubSub forces sharded pub/sub on or off
+// [shardedSubscriptionMode].
 func WithShardedPubSub(on bool) Option {
 	return func(o *options) {
 		o.sharded = shardedOff
@@ -140,8 +133,7 @@ func WithShardedPubSub(on bool) Option {
 	}
 }
 
-// WithSpinBackoff sets the spin locks' retry schedule: a random pause up to
-// min(max, initial*2^n) before attempt n (default 1 ms to 128 ms, Redisson's).
+// WithSpinBackoff sets the spin locks' retry schedule (default 1 to 128 ms).
 func WithSpinBackoff(initial, max time.Duration) Option {
 	return func(o *options) {
 		if initial <= 0 || max < initial {
@@ -152,10 +144,7 @@ func WithSpinBackoff(initial, max time.Duration) Option {
 	}
 }
 
-// WithFairLockWaitTimeout sets a fair waiter's threadWaitTime when its call
-// has no wait of its own (Lock, LockLease): how long past its turn a waiter
-// that went silent keeps its place [fairLockWaitTimeout, default 5 minutes;
-// at least 1 s].
+// WithFairLockWaitTimeout sets fair waiters' default [fairLockWaitTimeout].
 func WithFairLockWaitTimeout(d time.Duration) Option {
 	return func(o *options) {
 		if d < time.Second {
@@ -166,13 +155,8 @@ func WithFairLockWaitTimeout(d time.Duration) Option {
 	}
 }
 
-// WithReplicaSync sets how acquisitions and releases are confirmed on
-// replicas (WAIT right after the scripts) [checkLockSyncedSlaves,
-// slavesSyncTimeout]. The default is Redisson's: on Cluster and Sentinel,
-// every replica the master reports within 1 s, failing with ErrReplicaSync
-// when none confirmed; nothing on a single server. WithReplicaSync(n,
-// timeout) waits for n replicas everywhere, (0, 0) turns it off; an
-// acquisition that fails this way is given back first (docs/cluster.md).
+// WithReplicaSync sets the WAIT after scripts [checkLockSyncedSlaves,
+// slavesSyncTimeout].
 func WithReplicaSync(replicas int, timeout time.Duration) Option {
 	return func(o *options) {
 		o.syncSet = true
@@ -188,11 +172,8 @@ func WithReplicaSync(replicas int, timeout time.Duration) Option {
 	}
 }
 
-// WithRetry sets how long a wait rides out a failing Redis before it returns
-// the Redis error [retryAttempts, retryDelay]: attempts failures in a row
-// are retried, paused as Redisson's EqualJitterDelay(delay, 2*delay); a reply
-// resets the count. Default (4, 1 s), Redisson's: 3.5 to 7 s of pauses.
-// attempts < 0 retries until ctx ends; a single attempt never retries.
+// WithRetry sets how long a wait rides out a failing Redis [retryAttempts,
+// retryDelay].
 func WithRetry(attempts int, delay time.Duration) Option {
 	return func(o *options) {
 		if attempts > 0 && delay < time.Millisecond {
@@ -211,8 +192,7 @@ var defaultBackoff = backoff{initial: time.Millisecond, max: 128 * time.Millisec
 // maxClientName bounds WithClientName.
 const maxClientName = 256
 
-// WithClientName names the Client in its registration, which rlockctl shows
-// beside its holder fields (docs/layout.md); 1 to 256 bytes.
+// WithClientName names the Client in its registration (1 to 256 bytes).
 func WithClientName(name string) Option {
 	return func(o *options) {
 		if name == "" || len(name) > maxClientName {
@@ -223,9 +203,7 @@ func WithClientName(name string) Option {
 	}
 }
 
-// WithClientRegistry turns the Client's registration (its id, host, pid,
-// start time and name in a key with a TTL, for rlockctl) on or off
-// (default on; docs/layout.md).
+// WithClientRegistry turns the Client's registration on or off (default on).
 func WithClientRegistry(on bool) Option {
 	return func(o *options) { o.register = on }
 }

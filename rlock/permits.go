@@ -12,16 +12,11 @@ import (
 	"github.com/goredisson/goredisson/internal/layout"
 )
 
-// PermitExpirableSemaphore is a semaphore whose permits have ids and expire
-// at the end of their lease [getPermitExpirableSemaphore], on Redisson's keys
-// (the counter under the name, the permits taken in {name}:timeout, the
-// channel redisson_sc:{name}), so either side can release the other's
-// permits. A lease <= 0 never expires; an expired permit is put back by the
-// next operation; an expired, released or unknown id is ErrNotHeld.
+// PermitExpirableSemaphore is a semaphore of permits with ids and leases
+// [getPermitExpirableSemaphore].
 type PermitExpirableSemaphore struct{ Object }
 
-// NewPermitExpirableSemaphore returns the semaphore of the given name
-// [getPermitExpirableSemaphore].
+// NewPermitExpirableSemaphore gets one by name [getPermitExpirableSemaphore].
 func (c *Client) NewPermitExpirableSemaphore(name string) *PermitExpirableSemaphore {
 	h, aux := newSyncHandle(c, name, "permitsemaphore")
 	return &PermitExpirableSemaphore{newObject(h, layout.PermitTimeouts(aux))}
@@ -69,15 +64,13 @@ func (p *PermitExpirableSemaphore) TrySetPermits(ctx context.Context, n int) (bo
 	return v == 1, err
 }
 
-// SetPermits makes the permits, available and taken together, n
-// [setPermits]; permits taken keep their leases, and waiters are woken.
+// SetPermits sets the permits, available and taken, to n [setPermits].
 func (p *PermitExpirableSemaphore) SetPermits(ctx context.Context, n int) error {
 	_, err := p.call(ctx, "setpermits", "setpermits", n)
 	return err
 }
 
-// AddPermits adds n available permits (n < 0 takes them away) [addPermits];
-// an addition wakes waiters.
+// AddPermits adds n permits (n < 0 takes away) [addPermits].
 func (p *PermitExpirableSemaphore) AddPermits(ctx context.Context, n int) error {
 	_, err := p.call(ctx, "addpermits", "add", n)
 	return err
@@ -95,15 +88,14 @@ func (p *PermitExpirableSemaphore) Permits(ctx context.Context) (int, error) {
 	return int(v), err
 }
 
-// AcquiredPermits returns the permits taken and not yet released or
-// expired [acquiredPermits].
+// AcquiredPermits returns the permits held now [acquiredPermits].
 func (p *PermitExpirableSemaphore) AcquiredPermits(ctx context.Context) (int, error) {
 	v, err := p.call(ctx, "acquiredpermits", "acquired")
 	return int(v), err
 }
 
-// Acquire takes a permit with the given lease (<= 0: never expires), waiting
-// until one is free or ctx ends, and returns its id [acquire(leaseTime)].
+// Acquire waits for a permit with lease and returns its id
+// [acquire(leaseTime)].
 func (p *PermitExpirableSemaphore) Acquire(ctx context.Context, lease time.Duration) (permitID string, err error) {
 	ids, _, err := p.acquire(ctx, "acquire", 1, -1, lease)
 	if len(ids) == 0 {
@@ -112,8 +104,7 @@ func (p *PermitExpirableSemaphore) Acquire(ctx context.Context, lease time.Durat
 	return ids[0], err
 }
 
-// TryAcquire takes a permit within wait (<= 0: one attempt) and returns its
-// id; ok is false when the wait ran out [tryAcquire(waitTime, leaseTime)].
+// TryAcquire is Acquire within wait [tryAcquire(waitTime, leaseTime)].
 func (p *PermitExpirableSemaphore) TryAcquire(ctx context.Context, wait, lease time.Duration) (permitID string, ok bool, err error) {
 	ids, ok, err := p.acquire(ctx, "tryacquire", 1, max(wait, 0), lease)
 	if len(ids) == 0 {
@@ -122,15 +113,14 @@ func (p *PermitExpirableSemaphore) TryAcquire(ctx context.Context, wait, lease t
 	return ids[0], ok, err
 }
 
-// AcquireN takes n permits at once with the given lease and returns their
-// ids [acquire(permits, leaseTime)]; n < 1 is ErrInvalidArgument.
+// AcquireN takes n permits at once [acquire(permits, leaseTime)].
 func (p *PermitExpirableSemaphore) AcquireN(ctx context.Context, n int, lease time.Duration) ([]string, error) {
 	ids, _, err := p.acquire(ctx, "acquire", n, -1, lease)
 	return ids, err
 }
 
-// TryAcquireN takes n permits at once within wait and returns their ids
-// [tryAcquire(permits, waitTime, leaseTime)].
+// TryAcquireN is AcquireN within wait [tryAcquire(permits, waitTime,
+// leaseTime)].
 func (p *PermitExpirableSemaphore) TryAcquireN(ctx context.Context, n int, wait, lease time.Duration) ([]string, bool, error) {
 	return p.acquire(ctx, "tryacquire", n, max(wait, 0), lease)
 }
@@ -337,15 +327,13 @@ func (p *PermitExpirableSemaphore) release(ctx context.Context, name, op string,
 	return n, err
 }
 
-// TryRelease gives the permit back and reports whether it did: false for an
-// unknown, released or expired id [tryRelease(permitId)].
+// TryRelease is Release, reporting whether it did [tryRelease(permitId)].
 func (p *PermitExpirableSemaphore) TryRelease(ctx context.Context, permitID string) (bool, error) {
 	n, err := p.release(ctx, "tryrelease", "release", []string{permitID})
 	return n == 1, err
 }
 
-// Release gives the permit back [release(permitId)]; ErrNotHeld for an
-// unknown, released or expired id. It is cleanup, like Unlock.
+// Release gives the permit back [release(permitId)].
 func (p *PermitExpirableSemaphore) Release(ctx context.Context, permitID string) error {
 	n, err := p.release(ctx, "release", "release", []string{permitID})
 	if err == nil && n != 1 {
@@ -354,15 +342,13 @@ func (p *PermitExpirableSemaphore) Release(ctx context.Context, permitID string)
 	return err
 }
 
-// TryReleaseN gives the permits back, all or none, and returns how many
-// [tryRelease(List)]: (0, nil) when any id is not held, as Redisson's.
+// TryReleaseN is ReleaseN, returning how many [tryRelease(List)].
 func (p *PermitExpirableSemaphore) TryReleaseN(ctx context.Context, ids []string) (int, error) {
 	n, err := p.release(ctx, "tryrelease", "releasemany", ids)
 	return int(n), err
 }
 
-// ReleaseN gives the permits back, all or none [release(List)]: ErrNotHeld,
-// releasing none, unless every id is held. Duplicates count once.
+// ReleaseN gives the permits back, all or none [release(List)].
 func (p *PermitExpirableSemaphore) ReleaseN(ctx context.Context, ids []string) error {
 	n, err := p.release(ctx, "release", "releasemany", ids)
 	if err == nil && int(n) != distinct(ids) {
@@ -371,9 +357,7 @@ func (p *PermitExpirableSemaphore) ReleaseN(ctx context.Context, ids []string) e
 	return err
 }
 
-// UpdateLeaseTime sets a held permit's lease to lease from now (<= 0: never
-// expires) and reports whether it did: false for an unknown, released or
-// expired id [updateLeaseTime].
+// UpdateLeaseTime sets a held permit's lease from now [updateLeaseTime].
 func (p *PermitExpirableSemaphore) UpdateLeaseTime(ctx context.Context, permitID string, lease time.Duration) (bool, error) {
 	h := p.handle()
 	if err := h.check(ctx, "updateleasetime"); err != nil {
@@ -390,8 +374,7 @@ func (p *PermitExpirableSemaphore) UpdateLeaseTime(ctx context.Context, permitID
 	return v == 1, opErr("updateleasetime", h.name, err)
 }
 
-// LeaseTime returns a held permit's remaining lease, NoExpiry for one that
-// never expires, ErrNotHeld for an unknown id [getLeaseTime].
+// LeaseTime returns a permit's remaining lease or NoExpiry [getLeaseTime].
 func (p *PermitExpirableSemaphore) LeaseTime(ctx context.Context, permitID string) (time.Duration, error) {
 	h := p.handle()
 	if err := h.check(ctx, "leasetime"); err != nil {

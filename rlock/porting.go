@@ -9,8 +9,7 @@ import (
 // Redisson calls a port needs that take an owner or a lease explicitly:
 // isHeldByThread(threadId) and the fenced lock's lockAndGetToken(leaseTime).
 
-// IsHeldByOwner reports whether the owner ctxowner.Of names ("15", "ctx:"+id)
-// holds the lock through this Client [isHeldByThread].
+// IsHeldByOwner reports whether owner holds the lock [isHeldByThread].
 func (l *Lock) IsHeldByOwner(ctx context.Context, owner string) (bool, error) {
 	return l.handle().isHeldByOwner(ctx, owner)
 }

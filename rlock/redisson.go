@@ -61,10 +61,7 @@ func parseRedissonVersion(s string) (redissonVersion, error) {
 	return v, nil
 }
 
-// WithRedissonVersion names the Redisson release of the Java side, e.g.
-// "3.20.1", so that goredisson uses that release's publish command and,
-// with WithNameMapper, its key layout. The default is the newest layout.
-// What each release changes: docs/redisson.md#releases.
+// WithRedissonVersion names the Java side's Redisson release, e.g. "3.20.1".
 func WithRedissonVersion(v string) Option {
 	return func(o *options) {
 		rv, err := parseRedissonVersion(v)
@@ -76,10 +73,7 @@ func WithRedissonVersion(v string) Option {
 	}
 }
 
-// WithNameMapper applies Redisson's NameMapper: mapName turns a lock or
-// synchronizer name into its Redis key (the auxiliary keys and channels
-// follow it, as in Redisson), unmapName turns it back. Both sides of a
-// lock must use the same mapper (docs/redisson.md#namemapper).
+// WithNameMapper applies Redisson's NameMapper (docs/redisson.md).
 func WithNameMapper(mapName, unmapName func(string) string) Option {
 	return func(o *options) {
 		if mapName == nil || unmapName == nil {

@@ -11,15 +11,8 @@ import (
 	"time"
 )
 
-// RedLock is the Redlock algorithm over independent masters
-// [RedissonRedLock]: held when a majority (N/2+1) of its locks granted it
-// within the lease, less the round's time and a drift allowance. Rounds ask
-// every master at once (each bounded by RedLockAttemptTimeout) and are
-// repeated, as in Redisson's loop, until the wait or ctx ends; rounds where
-// too many masters failed for a quorum are retried within the first lock's
-// Client's WithRetry budget, then ErrNoQuorum. Redisson deprecated it: its
-// safety rests on bounded pauses, delays and drift, and a master restarted
-// without persistence forgets what it granted (docs/guarantees.md).
+// RedLock is Redlock over independent masters [RedissonRedLock], deprecated by
+// Redisson (docs/guarantees.md).
 type RedLock struct {
 	g              *group
 	attemptTimeout time.Duration
@@ -33,8 +26,7 @@ var _ Locker = (*RedLock)(nil)
 // RedLockOption configures a RedLock (see RedLock.With).
 type RedLockOption func(*RedLock) error
 
-// RedLockAttemptTimeout bounds one master's part of a round (default
-// 200 ms); it must be positive.
+// RedLockAttemptTimeout bounds one master's part of a round (default 200 ms).
 func RedLockAttemptTimeout(d time.Duration) RedLockOption {
 	return func(r *RedLock) error {
 		if d <= 0 {
@@ -45,9 +37,7 @@ func RedLockAttemptTimeout(d time.Duration) RedLockOption {
 	}
 }
 
-// RedLockDriftFactor sets the clock-drift allowance per unit of lease
-// (default 0.01, plus 2 ms, as in the Redlock description); it must be in
-// [0, 0.5).
+// RedLockDriftFactor sets the drift allowance per lease unit (default 0.01).
 func RedLockDriftFactor(f float64) RedLockOption {
 	return func(r *RedLock) error {
 		if f < 0 || f >= 0.5 {
@@ -58,9 +48,7 @@ func RedLockDriftFactor(f float64) RedLockOption {
 	}
 }
 
-// NewRedLock returns a RedLock over locks, one per independent master
-// [RedissonRedLock], with the default options. No lock, a nil lock or the
-// same lock twice is ErrInvalidArgument; under 3 locks it warns (locks.md).
+// NewRedLock returns a RedLock over locks, one per master [RedissonRedLock].
 func NewRedLock(locks ...Locker) (*RedLock, error) {
 	g, err := newGroup("redlock", locks)
 	if err != nil {
@@ -79,8 +67,7 @@ func NewRedLock(locks ...Locker) (*RedLock, error) {
 	return &RedLock{g: g, attemptTimeout: 200 * time.Millisecond, drift: 0.01, retryWait: 200 * time.Millisecond, retry: retry}, nil
 }
 
-// With returns a copy of the RedLock with the options applied; an invalid
-// option is ErrInvalidArgument.
+// With returns a copy of the RedLock with the options applied.
 func (r *RedLock) With(opts ...RedLockOption) (*RedLock, error) {
 	if r == nil {
 		return nil, opErr("redlock", "", fmt.Errorf("%w: nil lock", ErrInvalidArgument))
@@ -141,18 +128,15 @@ func (r *RedLock) TryLock(ctx context.Context, wait, lease time.Duration) (bool,
 	return ok, err
 }
 
-// TryLockValidity is TryLock that also returns how long from the winning
-// round's start the lock may be relied on (for a watchdog lease: one period).
+// TryLockValidity is TryLock that also returns how long the lock is valid.
 func (r *RedLock) TryLockValidity(ctx context.Context, wait, lease time.Duration) (time.Duration, bool, error) {
 	return r.try(ctx, "trylock", max(wait, 0), lease)
 }
 
-// Unlock gives back one hold of ctx's owner on every master (ErrNotHeld when
-// none had it); an ended ctx does not stop it.
+// Unlock gives back one hold of ctx's owner on every master.
 func (r *RedLock) Unlock(ctx context.Context) error { return r.group().unlock(ctx) }
 
-// ForceUnlock force-unlocks the lock on every master; it reports whether
-// any had it.
+// ForceUnlock force-unlocks every master; true if any had the lock.
 func (r *RedLock) ForceUnlock(ctx context.Context) (bool, error) {
 	return r.group().forceUnlock(ctx)
 }

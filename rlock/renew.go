@@ -65,15 +65,7 @@ func (c *Client) renew(ctx context.Context, leases []watchdog.Lease) ([]watchdog
 	return out, nil
 }
 
-// LostContext returns a context derived from ctx that ends, with a cause
-// wrapping ErrLockLost (ErrClosed when the Client closed), when the hold of
-// ctx's owner on l is lost. A lease that runs out ends it before any other
-// client can take the lock (to a drift allowance of 1 % + 2 ms), even while
-// Redis cannot be reached; a hold removed behind the holder's back (force
-// unlock, FLUSHALL, a restart) is seen at the next renewal, the fixed
-// deadline or the owner's next call. For a MultiLock it ends when any lock is
-// lost, for a RedLock when too few remain. With no hold of ctx's owner it is
-// cancelled at once (cause ErrNotHeld). Call stop when the section ends.
+// LostContext returns a context that ends when ctx's owner loses l.
 func LostContext(ctx context.Context, l Locker) (lctx context.Context, stop context.CancelFunc) {
 	if ctx == nil {
 		ctx = context.Background()

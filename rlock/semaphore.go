@@ -8,13 +8,7 @@ import (
 	"github.com/goredisson/goredisson/internal/layout"
 )
 
-// Semaphore is a count of permits shared by every client of one name, Java
-// and Go [getSemaphore]: a counter under the name; every release publishes
-// the permits available on redisson_sc:{name}, which wakes waiters. Permits
-// belong to nobody, as in Redisson; a semaphore with none set has none. A
-// wait that ends takes nothing (an acquire in flight is given back once its
-// reply comes; docs/synchronizers.md says what a reply that never comes
-// means). Counts beyond ±(2^53-1) are ErrInvalidArgument, in both semaphores.
+// Semaphore is a count of permits shared by all clients [getSemaphore].
 type Semaphore struct{ Object }
 
 // NewSemaphore returns the semaphore of the given name [getSemaphore].
@@ -47,16 +41,14 @@ func (s *Semaphore) op(ctx context.Context, name, op string, n int, more ...any)
 	return v, opErr(name, h.name, countErr(err))
 }
 
-// TrySetPermits sets the permits if none were set (the key does not exist)
-// and reports whether it did [trySetPermits]; n may be negative, as in
-// Redisson.
+// TrySetPermits sets the permits if the key does not exist [trySetPermits].
 func (s *Semaphore) TrySetPermits(ctx context.Context, n int) (bool, error) {
 	v, err := s.op(ctx, "trysetpermits", "set", n)
 	return v == 1, err
 }
 
-// TrySetPermitsTTL is TrySetPermits whose key is deleted ttl later
-// [trySetPermits(permits, timeToLive)]; AddPermits clears the time to live.
+// TrySetPermitsTTL is TrySetPermits whose key lives ttl
+// [trySetPermits(permits, timeToLive)].
 func (s *Semaphore) TrySetPermitsTTL(ctx context.Context, n int, ttl time.Duration) (bool, error) {
 	if ttl < time.Millisecond {
 		return false, opErr("trysetpermits", s.handle().nameOr(), fmt.Errorf("%w: time to live %v is below 1ms", ErrInvalidArgument, ttl))
@@ -65,9 +57,7 @@ func (s *Semaphore) TrySetPermitsTTL(ctx context.Context, n int, ttl time.Durati
 	return v == 1, err
 }
 
-// ReleaseIfExists is Release only while the semaphore exists, and reports
-// whether it released [releaseIfExists(permits)]: a deleted or expired
-// semaphore is not brought back. n == 0 reports false, as with Redisson.
+// ReleaseIfExists is Release if the key exists [releaseIfExists(permits)].
 func (s *Semaphore) ReleaseIfExists(ctx context.Context, n int) (bool, error) {
 	h := s.handle()
 	if err := h.check(ctx, "releaseifexists"); err != nil {
@@ -91,8 +81,7 @@ func (s *Semaphore) ReleaseIfExists(ctx context.Context, n int) (bool, error) {
 	return v == 1, err
 }
 
-// AddPermits adds n permits (n < 0 takes them away) and wakes waiters
-// [addPermits]; as Redisson's, it clears a time to live.
+// AddPermits adds n permits (n < 0 takes away) [addPermits].
 func (s *Semaphore) AddPermits(ctx context.Context, n int) error {
 	_, err := s.op(ctx, "addpermits", "add", n)
 	return err
@@ -108,17 +97,13 @@ func (s *Semaphore) AvailablePermits(ctx context.Context) (int, error) {
 	return int(n), opErr("availablepermits", h.name, err)
 }
 
-// DrainPermits sets the count to 0 and returns the count it found, negative
-// too (Redisson's drainPermits); 0 for a semaphore that does not exist.
+// DrainPermits zeroes the count and returns what it was [drainPermits].
 func (s *Semaphore) DrainPermits(ctx context.Context) (int, error) {
 	v, err := s.op(ctx, "drainpermits", "drain", 0)
 	return int(v), err
 }
 
-// Release gives n permits back (a missing semaphore is made with n) and
-// wakes waiters [release(n)]. It is cleanup, like Unlock; a release whose
-// reply was lost is not sent again: ErrUnknownOutcome. n < 0 is
-// ErrInvalidArgument.
+// Release gives n permits back and wakes waiters [release(n)].
 func (s *Semaphore) Release(ctx context.Context, n int) error {
 	h := s.handle()
 	if err := h.check(ctx, "release"); err != nil {
@@ -141,15 +126,13 @@ func (s *Semaphore) Release(ctx context.Context, n int) error {
 	return err
 }
 
-// Acquire takes n permits, waiting until they are available or ctx ends
-// [acquire(n)]. n < 0 is ErrInvalidArgument.
+// Acquire waits until n permits are available and takes them [acquire(n)].
 func (s *Semaphore) Acquire(ctx context.Context, n int) error {
 	_, err := s.acquire(ctx, "acquire", n, -1)
 	return err
 }
 
-// TryAcquire takes n permits within wait (<= 0: one attempt) and reports
-// whether it did [tryAcquire(n, wait)].
+// TryAcquire takes n permits within wait (<= 0: once) [tryAcquire(n, wait)].
 func (s *Semaphore) TryAcquire(ctx context.Context, n int, wait time.Duration) (bool, error) {
 	return s.acquire(ctx, "tryacquire", n, max(wait, 0))
 }

@@ -190,9 +190,7 @@ func (s *syncHandle) remainTTL(ctx context.Context) (time.Duration, error) {
 	return time.Duration(ms) * time.Millisecond, nil
 }
 
-// Object is a synchronizer's Redis key and Redisson's RObject/RExpirable
-// operations on it; Semaphore and PermitExpirableSemaphore have its methods,
-// which act on every key the synchronizer is made of.
+// Object is a synchronizer's key with Redisson's RObject/RExpirable calls.
 type Object struct {
 	s    syncHandle
 	keys []string // the synchronizer's keys (Delete, Expire, ClearExpire)
@@ -202,28 +200,24 @@ func newObject(h syncHandle, keys ...string) Object {
 	return Object{s: h, keys: append([]string{h.name}, keys...)}
 }
 
-// Name returns the synchronizer's name: its Redis key unless WithNameMapper maps it.
+// Name returns the name: the Redis key unless WithNameMapper maps it.
 func (o *Object) Name() string { return o.s.nameOr() }
 
 // IsExists reports whether the synchronizer's key exists [isExists()].
 func (o *Object) IsExists(ctx context.Context) (bool, error) { return o.s.exists(ctx) }
 
-// Delete deletes the synchronizer's keys and reports whether any existed
-// [delete()].
+// Delete deletes the synchronizer's keys; true if any existed [delete()].
 func (o *Object) Delete(ctx context.Context) (bool, error) { return o.s.del(ctx, o.keys) }
 
-// Expire makes the synchronizer's keys expire ttl from now and reports
-// whether its key exists [expire(Duration)].
+// Expire makes the keys expire ttl from now [expire(Duration)].
 func (o *Object) Expire(ctx context.Context, ttl time.Duration) (bool, error) {
 	return o.s.expire(ctx, o.keys, ttl)
 }
 
-// ClearExpire removes the time to live of the synchronizer's keys and
-// reports whether its key had one [clearExpire()].
+// ClearExpire removes the keys' time to live [clearExpire()].
 func (o *Object) ClearExpire(ctx context.Context) (bool, error) {
 	return o.s.clearExpire(ctx, o.keys)
 }
 
-// RemainTTL returns the remaining time to live of the synchronizer's key: 0
-// when it does not exist, NoExpiry when it has none [remainTimeToLive()].
+// RemainTTL returns the key's TTL: 0 if none, NoExpiry [remainTimeToLive()].
 func (o *Object) RemainTTL(ctx context.Context) (time.Duration, error) { return o.s.remainTTL(ctx) }
