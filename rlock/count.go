@@ -14,7 +14,7 @@ const maxCount = 1<<53 - 1
 
 // checkCount refuses a count the scripts cannot carry exactly.
 func checkCount(n int) error {
-	if n > maxCount || n < -maxCount {
+	if int64(n) > maxCount || int64(n) < -maxCount {
 		return fmt.Errorf("%w: %d permits: beyond ±(2^53-1), the integers Lua numbers carry exactly", ErrInvalidArgument, n)
 	}
 	return nil
