@@ -177,6 +177,7 @@ func (c *Client) Close() error {
 		return opErr("close", "", ErrClosed)
 	}
 	close(c.done)
+	c.send.shut()
 	c.wd.Close()
 	c.reg.close()
 	if err := c.hub.Close(); err != nil && !errors.Is(err, pubsub.ErrClosed) {

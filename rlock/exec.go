@@ -12,6 +12,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/goredisson/goredisson/internal/cluster"
+	"github.com/goredisson/goredisson/internal/inline"
 )
 
 // How commands reach Redis.
@@ -26,7 +27,10 @@ import (
 // Calls made while an earlier batch is on its way are queued and sent
 // together as one pipeline (one write, one round trip, one read on the
 // server), as auto-pipelining clients do; a call made while nothing is in
-// flight goes out at once, alone. A caller waits for its own reply, its
+// flight goes out at once, alone: off a Cluster and Sentinel, in its
+// caller's goroutine, on a connection of the transport's own whose read its
+// ctx's end or Close interrupts (internal/inline, see batcher.runInline),
+// so that an uncontended call costs no goroutine hand-off. A caller waits for its own reply, its
 // context, or the Client's Close, whichever comes first: a call it stops
 // waiting for stays in its batch and its outcome is settled later.
 //
@@ -72,7 +76,18 @@ func newSender(c *Client, rdb redis.UniversalClient) *sender {
 		s.route = make([]atomic.Pointer[batcher], 16384)
 	}
 	s.one = newBatcher(s, rdb, "")
+	if u, ok := rdb.(*redis.Client); ok && s.nodes == nil {
+		s.one.lane = inline.New(u)
+	}
 	return s
+}
+
+// shut ends the inline lane (Client.Close): a call in flight on it that
+// Close ends is interrupted, later calls go through the flusher.
+func (s *sender) shut() {
+	if s.one.lane != nil {
+		s.one.lane.Shut()
+	}
 }
 
 // batcherFor returns the batcher of the node at addr, serving through rdb.
@@ -278,10 +293,15 @@ type batcher struct {
 	// set once the node answered WAIT with "unknown command".
 	replicas syncState
 
+	// lane sends a call in its caller's goroutine when the batcher is idle
+	// (nil: never; see runInline).
+	lane *inline.Lane
+
 	mu      sync.Mutex
 	queue   []*op
 	spare   []*op // the previous batch's slice, reused for the next queue
 	busy    bool  // the flusher is sending (or about to send) batches
+	inline  bool  // a caller is sending its call on lane
 	running bool  // the flusher goroutine exists
 	wake    chan struct{}
 }
@@ -292,11 +312,52 @@ func newBatcher(s *sender, rdb redis.UniversalClient, addr string) *batcher {
 	return b
 }
 
-// add queues o.
+// add sends o in its caller's goroutine when the batcher is idle, else
+// queues it.
 func (b *batcher) add(o *op) {
 	b.mu.Lock()
+	if b.lane != nil && !b.busy && !b.inline && !o.sync && !o.asking {
+		b.inline = true
+		b.mu.Unlock()
+		b.runInline(o)
+		return
+	}
 	b.queue = append(b.queue, o)
 	b.kick()
+}
+
+// runInline sends o, in its caller's goroutine, on the lane (inline was
+// set for it); calls made meanwhile queue, and are handed to the flusher
+// when it is done. The caller's ctx end, or Close, interrupts the read:
+// the call is then cut (its outcome unknown, settled as a lost reply's)
+// and exec reports it abandoned.
+func (b *batcher) runInline(o *op) {
+	if !b.lane.Begin(o.ctx, b.s.c.closing(o.ctx) != nil) {
+		// Closed: through the flusher, as a clean-up after Close goes.
+		b.mu.Lock()
+		b.inline = false
+		b.queue = append(b.queue, o)
+		b.kick()
+		return
+	}
+	rdb := b.lane.Client()
+	for _, eval := range []bool{false, true} {
+		cmd := o.command(eval)
+		_ = rdb.Process(o.ctx, cmd)
+		o.finish(cmd.Err())
+		if !o.noScript() {
+			break
+		}
+	}
+	o.cut = b.lane.End()
+	b.mu.Lock()
+	b.inline = false
+	if len(b.queue) > 0 {
+		b.kick()
+	} else {
+		b.mu.Unlock()
+	}
+	b.s.after(o, b)
 }
 
 // addAll queues ops together.
@@ -309,7 +370,8 @@ func (b *batcher) addAll(ops []*op) {
 // kick has the flusher send the queue unless it is at it already. Called
 // with mu held; it unlocks.
 func (b *batcher) kick() {
-	if b.busy {
+	if b.busy || b.inline {
+		// The flusher, or the caller sending inline, takes the queue.
 		b.mu.Unlock()
 		return
 	}
@@ -605,8 +667,13 @@ func (c *Client) exec(ctx context.Context, o *op) error {
 	}
 	c.send.submit(o)
 	select {
+	case <-o.done: // sent inline: done already
+		return c.finished(ctx, o, closing)
+	default:
+	}
+	select {
 	case <-o.done:
-		return nil
+		return c.finished(ctx, o, closing)
 	case <-closing:
 		return errAbandoned{ErrClosed}
 	case <-ctx.Done():
@@ -618,7 +685,7 @@ func (c *Client) exec(ctx context.Context, o *op) error {
 	defer grace.Stop()
 	select {
 	case <-o.done:
-		return nil
+		return c.finished(ctx, o, closing)
 	case <-grace.C:
 	case <-closing:
 	}
@@ -626,6 +693,21 @@ func (c *Client) exec(ctx context.Context, o *op) error {
 		return errAbandoned{ErrClosed}
 	}
 	return errAbandoned{ctx.Err()}
+}
+
+// finished returns exec's result for a done op: nil, or an errAbandoned
+// when ctx's end or Close cut its read (runInline) before a reply came.
+func (c *Client) finished(ctx context.Context, o *op, closing <-chan struct{}) error {
+	if !o.cut || o.outcome() != unknown {
+		return nil
+	}
+	if closing != nil && c.closed.Load() {
+		return errAbandoned{ErrClosed}
+	}
+	if err := ctx.Err(); err != nil {
+		return errAbandoned{err}
+	}
+	return nil
 }
 
 // command runs a plain command (a read, or one that is safe to lose) and

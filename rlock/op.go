@@ -32,6 +32,9 @@ type op struct {
 	redirects int
 	target    string
 	asking    bool
+	// cut is set when the op was sent inline and ctx's end or Close
+	// interrupted its I/O (see batcher.runInline).
+	cut bool
 
 	raw   []byte // the raw reply
 	small [64]byte

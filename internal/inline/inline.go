@@ -1,0 +1,214 @@
+// Package inline lets a caller run a Redis command in its own goroutine
+// and still return at once when its context ends or its owner closes.
+//
+// A Lane is a go-redis client of its own, made from the options of the
+// user's *redis.Client (address, TLS, credentials, DB, protocol, dialer,
+// OnConnect), whose connections it dials through a wrapper: while a call
+// is in flight (between Begin and End), the end of the call's context, or
+// Shut for a closable call, sets a read and write deadline in the past on
+// the lane's connections, so that the blocked read or write returns at
+// once with a timeout (go-redis then drops the connection: a reply cut in
+// half is never read by a later call). Only one call is in flight on a
+// Lane at a time: its user serializes them.
+//
+// A call ends one of three ways: its reply was read (the interrupt came
+// too late to matter, or not at all), it was never sent (a dial failed or
+// was canceled), or it was cut (End reports it) and its outcome is
+// unknown, as for any lost reply.
+package inline
+
+import (
+	"context"
+	"net"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// past is a deadline that has passed.
+var past = time.Unix(1, 0)
+
+// Lane is one serialized inline call path to one Redis server.
+type Lane struct {
+	rdb *redis.Client
+
+	mu     sync.Mutex
+	conns  map[*conn]struct{} // the connections the lane's client holds open
+	gen    uint64             // the call in flight (or the last one)
+	active bool               // a call is in flight
+	cut    bool               // the call in flight was interrupted
+	shut   bool               // Shut was called: Begin refuses
+	closed bool               // rdb is closed
+	close  bool               // the call in flight is closable (Shut cuts it)
+	stop   func() bool        // stops the call's context.AfterFunc
+}
+
+// New returns a Lane dialing as user does, or nil when user's connections
+// cannot be copied: a Sentinel client (redis.NewFailoverClient), whose
+// master go-redis tracks on the user's pool only.
+func New(user *redis.Client) *Lane {
+	uo := user.Options()
+	if uo.Addr == "FailoverClient" {
+		return nil
+	}
+	o := *uo
+	o.MinIdleConns = 0
+	o.MaxRetries = -1
+	dial := uo.Dialer
+	if dial == nil {
+		dial = redis.NewDialer(uo)
+	}
+	l := &Lane{conns: make(map[*conn]struct{})}
+	o.Dialer = func(ctx context.Context, network, addr string) (net.Conn, error) {
+		nc, err := dial(ctx, network, addr)
+		if err != nil {
+			return nil, err
+		}
+		return l.track(nc), nil
+	}
+	l.rdb = redis.NewClient(&o)
+	return l
+}
+
+// Client returns the lane's go-redis client, for the calls made between
+// Begin and End.
+func (l *Lane) Client() *redis.Client { return l.rdb }
+
+// Begin starts a call: until End, ctx's end (and Shut, when closable)
+// interrupts its I/O. It returns false, and starts nothing, once Shut was
+// called.
+func (l *Lane) Begin(ctx context.Context, closable bool) bool {
+	l.mu.Lock()
+	if l.shut {
+		l.mu.Unlock()
+		return false
+	}
+	l.gen++
+	l.active, l.cut, l.close = true, false, closable
+	gen := l.gen
+	l.mu.Unlock()
+	if ctx.Done() != nil {
+		l.stop = context.AfterFunc(ctx, func() { l.interrupt(gen) })
+	}
+	return true
+}
+
+// End ends the call Begin started and reports whether it was interrupted.
+// A cut call whose reply was read anyway has its reply: the caller tells by
+// the command's error.
+func (l *Lane) End() (cut bool) {
+	if l.stop != nil {
+		l.stop()
+		l.stop = nil
+	}
+	l.mu.Lock()
+	l.active = false
+	cut = l.cut
+	if cut {
+		// The deadlines in the past may outlive the call on a connection
+		// go-redis kept: clear them (go-redis sets its own before each
+		// read and write unless its timeouts are -2).
+		for c := range l.conns {
+			c.cut.Store(false)
+			_ = c.Conn.SetDeadline(time.Time{})
+		}
+	}
+	closeNow := l.shut && !l.closed
+	l.closed = l.closed || closeNow
+	l.mu.Unlock()
+	if closeNow {
+		_ = l.rdb.Close() // outside mu: it closes the conns, which take mu
+	}
+	return cut
+}
+
+// Shut makes Begin refuse from now on, interrupts the call in flight if it
+// is closable, and closes the lane's client once no call is in flight.
+func (l *Lane) Shut() {
+	l.mu.Lock()
+	l.shut = true
+	if l.active {
+		if l.close {
+			l.cutLocked()
+		}
+		l.mu.Unlock()
+		return
+	}
+	closeNow := !l.closed
+	l.closed = true
+	l.mu.Unlock()
+	if closeNow {
+		_ = l.rdb.Close() // outside mu: it closes the conns, which take mu
+	}
+}
+
+// interrupt cuts call gen if it is still in flight.
+func (l *Lane) interrupt(gen uint64) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.active && l.gen == gen {
+		l.cutLocked()
+	}
+}
+
+func (l *Lane) cutLocked() {
+	l.cut = true
+	for c := range l.conns {
+		c.interrupt()
+	}
+}
+
+// track wraps a connection the lane's client dialed; one dialed during a
+// cut call is cut at once.
+func (l *Lane) track(nc net.Conn) *conn {
+	c := &conn{Conn: nc, l: l}
+	l.mu.Lock()
+	l.conns[c] = struct{}{}
+	if l.active && l.cut {
+		c.interrupt()
+	}
+	l.mu.Unlock()
+	return c
+}
+
+// conn is a connection whose deadlines stay in the past once cut.
+type conn struct {
+	net.Conn
+	l   *Lane
+	cut atomic.Bool
+}
+
+func (c *conn) interrupt() {
+	c.cut.Store(true)
+	_ = c.Conn.SetDeadline(past)
+}
+
+func (c *conn) SetDeadline(t time.Time) error {
+	if c.cut.Load() {
+		t = past
+	}
+	return c.Conn.SetDeadline(t)
+}
+
+func (c *conn) SetReadDeadline(t time.Time) error {
+	if c.cut.Load() {
+		t = past
+	}
+	return c.Conn.SetReadDeadline(t)
+}
+
+func (c *conn) SetWriteDeadline(t time.Time) error {
+	if c.cut.Load() {
+		t = past
+	}
+	return c.Conn.SetWriteDeadline(t)
+}
+
+func (c *conn) Close() error {
+	c.l.mu.Lock()
+	delete(c.l.conns, c)
+	c.l.mu.Unlock()
+	return c.Conn.Close()
+}
