@@ -105,6 +105,9 @@ func (s *sender) batcherFor(rdb *redis.Client, addr string) *batcher {
 
 // submit routes o to its batcher; done is closed when its outcome is known.
 func (s *sender) submit(o *op) {
+	if o.done == nil && (s.nodes != nil || s.one.lane == nil) {
+		o.done = make(chan struct{})
+	}
 	if o.first.IsZero() {
 		o.first = time.Now()
 		if o.s != nil && o.s.synced && s.c.opts.sync != syncOff {
@@ -143,7 +146,7 @@ func (s *sender) submit(o *op) {
 	}
 	if err != nil {
 		o.finish(notSentError{err})
-		close(o.done)
+		o.markDone()
 		return
 	}
 	s.batcherFor(rdb, addr).add(o)
@@ -167,6 +170,11 @@ func (s *sender) unroute(slot int, b *batcher) {
 // submitAll routes ops; those for one batcher go together, so that they
 // make one batch unless the batch in flight ends first.
 func (s *sender) submitAll(ops []*op) {
+	for _, o := range ops {
+		if o.done == nil {
+			o.done = make(chan struct{})
+		}
+	}
 	if s.nodes == nil {
 		for _, o := range ops {
 			o.first = time.Now()
@@ -199,7 +207,7 @@ const (
 func (s *sender) after(o *op, from *batcher) {
 	o.asking = false
 	if s.nodes == nil || (o.ctx.Err() != nil && !isCleanup(o.ctx)) || time.Since(o.first) > redirectBudget {
-		close(o.done)
+		o.markDone()
 		return
 	}
 	var pause time.Duration
@@ -210,7 +218,7 @@ func (s *sender) after(o *op, from *batcher) {
 		pause, again = s.afterReply(o, from)
 	}
 	if !again {
-		close(o.done)
+		o.markDone()
 		return
 	}
 	o.redirects++
@@ -322,6 +330,9 @@ func (b *batcher) add(o *op) {
 		b.runInline(o)
 		return
 	}
+	if o.done == nil {
+		o.done = make(chan struct{})
+	}
 	b.queue = append(b.queue, o)
 	b.kick()
 }
@@ -336,6 +347,9 @@ func (b *batcher) runInline(o *op) {
 		// Closed: through the flusher, as a clean-up after Close goes.
 		b.mu.Lock()
 		b.inline = false
+		if o.done == nil {
+			o.done = make(chan struct{})
+		}
 		b.queue = append(b.queue, o)
 		b.kick()
 		return

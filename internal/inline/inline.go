@@ -25,6 +25,7 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+	"github.com/redis/go-redis/v9/maintnotifications"
 )
 
 // past is a deadline that has passed.
@@ -43,7 +44,19 @@ type Lane struct {
 	closed bool               // rdb is closed
 	close  bool               // the call in flight is closable (Shut cuts it)
 	stop   func() bool        // stops the call's context.AfterFunc
+	cur    *call              // the call's AfterFunc target
+	spare  *call              // a call whose AfterFunc was stopped: reused
 }
+
+// call is what a call's context.AfterFunc runs: fire is bound once, so
+// that a call reused costs no closure.
+type call struct {
+	l    *Lane
+	gen  uint64
+	fire func()
+}
+
+func (c *call) interrupt() { c.l.interrupt(c.gen) }
 
 // New returns a Lane dialing as user does, or nil when user's connections
 // cannot be copied: a Sentinel client (redis.NewFailoverClient), whose
@@ -56,6 +69,12 @@ func New(user *redis.Client) *Lane {
 	o := *uo
 	o.MinIdleConns = 0
 	o.MaxRetries = -1
+	// What the user's client set up for its own connections stays its
+	// own: push notification handlers (shared, they would be registered
+	// twice), maintenance notifications and client-side caching.
+	o.PushNotificationProcessor = nil
+	o.MaintNotificationsConfig = &maintnotifications.Config{Mode: maintnotifications.ModeDisabled}
+	o.ClientSideCacheConfig, o.ClientSideCache = nil, nil
 	dial := uo.Dialer
 	if dial == nil {
 		dial = redis.NewDialer(uo)
@@ -90,7 +109,13 @@ func (l *Lane) Begin(ctx context.Context, closable bool) bool {
 	gen := l.gen
 	l.mu.Unlock()
 	if ctx.Done() != nil {
-		l.stop = context.AfterFunc(ctx, func() { l.interrupt(gen) })
+		c := l.spare
+		if c == nil {
+			c = &call{l: l}
+			c.fire = c.interrupt
+		}
+		l.spare, c.gen, l.cur = nil, gen, c
+		l.stop = context.AfterFunc(ctx, c.fire)
 	}
 	return true
 }
@@ -100,8 +125,10 @@ func (l *Lane) Begin(ctx context.Context, closable bool) bool {
 // the command's error.
 func (l *Lane) End() (cut bool) {
 	if l.stop != nil {
-		l.stop()
-		l.stop = nil
+		if l.stop() {
+			l.spare = l.cur // its AfterFunc will never run
+		}
+		l.stop, l.cur = nil, nil
 	}
 	l.mu.Lock()
 	l.active = false
