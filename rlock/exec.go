@@ -363,7 +363,13 @@ func (b *batcher) runInline(o *op) {
 			break
 		}
 	}
-	o.cut = b.lane.End()
+	var tail *inline.Tail
+	o.cut, tail = b.lane.End(o.err != nil && !notSent(o.err))
+	if tail != nil {
+		// The caller leaves (exec: abandoned); its reply is still read,
+		// here, so that it is settled as any abandoned call's is.
+		o.done = make(chan struct{})
+	}
 	b.mu.Lock()
 	b.inline = false
 	if len(b.queue) > 0 {
@@ -371,7 +377,21 @@ func (b *batcher) runInline(o *op) {
 	} else {
 		b.mu.Unlock()
 	}
-	b.s.after(o, b)
+	if tail == nil {
+		b.s.after(o, b)
+		return
+	}
+	go func() {
+		raw, err := tail.Read(func(p []byte) bool {
+			_, _, err := parseValue(p)
+			return !errors.Is(err, errShortReply)
+		})
+		o.raw = raw
+		if err == nil {
+			o.finish(nil)
+		}
+		b.s.after(o, b)
+	}()
 }
 
 // addAll queues ops together.

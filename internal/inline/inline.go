@@ -46,6 +46,15 @@ type Lane struct {
 	stop   func() bool        // stops the call's context.AfterFunc
 	cur    *call              // the call's AfterFunc target
 	spare  *call              // a call whose AfterFunc was stopped: reused
+
+	// The call in flight's I/O, touched only by the goroutine doing it
+	// (and read in End): the connection it used, whether its last write
+	// went out whole.
+	used  *conn
+	wrote bool
+	// later holds the connections go-redis closed during a cut call: End
+	// closes them, but the one a Tail reads on.
+	later []*conn
 }
 
 // call is what a call's context.AfterFunc runs: fire is bound once, so
@@ -106,6 +115,7 @@ func (l *Lane) Begin(ctx context.Context, closable bool) bool {
 	}
 	l.gen++
 	l.active, l.cut, l.close = true, false, closable
+	l.used, l.wrote = nil, false
 	gen := l.gen
 	l.mu.Unlock()
 	if ctx.Done() != nil {
@@ -122,8 +132,10 @@ func (l *Lane) Begin(ctx context.Context, closable bool) bool {
 
 // End ends the call Begin started and reports whether it was interrupted.
 // A cut call whose reply was read anyway has its reply: the caller tells by
-// the command's error.
-func (l *Lane) End() (cut bool) {
+// the command's error. When the call was cut after its command went out and
+// failed says its reply was not read, tail reads the rest of the reply (see
+// Tail.Read): the caller leaves, the reply is still read.
+func (l *Lane) End(failed bool) (cut bool, tail *Tail) {
 	if l.stop != nil {
 		if l.stop() {
 			l.spare = l.cur // its AfterFunc will never run
@@ -133,6 +145,14 @@ func (l *Lane) End() (cut bool) {
 	l.mu.Lock()
 	l.active = false
 	cut = l.cut
+	if cut && failed && l.used != nil && l.wrote {
+		c := l.used
+		c.held = true
+		tail = &Tail{c: c, buf: append([]byte(nil), c.rec...), deadline: c.rd}
+	}
+	l.used = nil
+	later := l.later
+	l.later = nil
 	if cut {
 		// The deadlines in the past may outlive the call on a connection
 		// go-redis kept: clear them (go-redis sets its own before each
@@ -145,10 +165,55 @@ func (l *Lane) End() (cut bool) {
 	closeNow := l.shut && !l.closed
 	l.closed = l.closed || closeNow
 	l.mu.Unlock()
+	for _, c := range later {
+		if tail == nil || c != tail.c {
+			_ = c.Conn.Close()
+		}
+	}
 	if closeNow {
 		_ = l.rdb.Close() // outside mu: it closes the conns, which take mu
 	}
-	return cut
+	return cut, tail
+}
+
+// tailBound bounds a tail's read when go-redis set no read deadline.
+const tailBound = 30 * time.Second
+
+// Tail is the rest of a cut call's reply, on the connection it went out
+// on, which go-redis has given up (it is closed once the tail is read).
+type Tail struct {
+	c        *conn
+	buf      []byte
+	deadline time.Time
+}
+
+// Read reads until complete reports that the bytes read (those go-redis
+// read before the cut included) hold the whole reply, or the read deadline
+// go-redis had set passes, and returns them. It closes the connection.
+func (t *Tail) Read(complete func([]byte) bool) ([]byte, error) {
+	c := t.c
+	defer func() {
+		c.l.mu.Lock()
+		c.held = false
+		c.l.mu.Unlock()
+		_ = c.Conn.Close()
+	}()
+	d := t.deadline
+	if d.IsZero() || d.After(time.Now().Add(tailBound)) {
+		d = time.Now().Add(tailBound)
+	}
+	if err := c.Conn.SetReadDeadline(d); err != nil {
+		return t.buf, err
+	}
+	var p [512]byte
+	for !complete(t.buf) {
+		n, err := c.Conn.Read(p[:])
+		t.buf = append(t.buf, p[:n]...)
+		if err != nil && !complete(t.buf) {
+			return t.buf, err
+		}
+	}
+	return t.buf, nil
 }
 
 // Shut makes Begin refuse from now on, interrupts the call in flight if it
@@ -200,11 +265,31 @@ func (l *Lane) track(nc net.Conn) *conn {
 	return c
 }
 
-// conn is a connection whose deadlines stay in the past once cut.
+// conn is a connection whose deadlines stay in the past once cut, and
+// which keeps what it read since the last write (the reply so far).
 type conn struct {
 	net.Conn
 	l   *Lane
 	cut atomic.Bool
+
+	rec  []byte    // read since the last write
+	rd   time.Time // the read deadline last asked for
+	held bool      // a Tail reads on it (under l.mu): Close leaves it open
+}
+
+func (c *conn) Read(p []byte) (int, error) {
+	n, err := c.Conn.Read(p)
+	c.l.used = c
+	c.rec = append(c.rec, p[:n]...)
+	return n, err
+}
+
+func (c *conn) Write(p []byte) (int, error) {
+	n, err := c.Conn.Write(p)
+	c.l.used = c
+	c.rec = c.rec[:0]
+	c.l.wrote = err == nil && n == len(p)
+	return n, err
 }
 
 func (c *conn) interrupt() {
@@ -220,6 +305,7 @@ func (c *conn) SetDeadline(t time.Time) error {
 }
 
 func (c *conn) SetReadDeadline(t time.Time) error {
+	c.rd = t
 	if c.cut.Load() {
 		t = past
 	}
@@ -234,8 +320,18 @@ func (c *conn) SetWriteDeadline(t time.Time) error {
 }
 
 func (c *conn) Close() error {
-	c.l.mu.Lock()
-	delete(c.l.conns, c)
-	c.l.mu.Unlock()
+	l := c.l
+	l.mu.Lock()
+	delete(l.conns, c)
+	held := c.held
+	if !held && l.active && l.cut {
+		// Cut mid-call: End decides (a Tail may read the reply on).
+		l.later = append(l.later, c)
+		held = true
+	}
+	l.mu.Unlock()
+	if held {
+		return nil // the Tail or End closes it
+	}
 	return c.Conn.Close()
 }
