@@ -13,8 +13,10 @@
 //
 // A call ends one of three ways: its reply was read (the interrupt came
 // too late to matter, or not at all), it was never sent (a dial failed or
-// was canceled), or it was cut (End reports it) and its outcome is
-// unknown, as for any lost reply.
+// was canceled), or it was cut after its command went out: End then hands
+// back a Tail, which reads the rest of the reply on the same connection
+// (kept open for it) within the read deadline go-redis had set, so that
+// the caller can leave and its call still be settled by its reply.
 package inline
 
 import (
