@@ -344,7 +344,8 @@ func (b *batcher) add(o *op) {
 // the call is then cut (its outcome unknown, settled as a lost reply's)
 // and exec reports it abandoned.
 func (b *batcher) runInline(o *op) {
-	if !b.lane.Begin(o.ctx, b.s.c.closing(o.ctx) != nil) {
+	_, byDeadline := o.ctx.(deadlineOnly)
+	if !b.lane.Begin(o.ctx, b.s.c.closing(o.ctx) != nil, byDeadline) {
 		// Closed: through the flusher, as a clean-up after Close goes.
 		b.mu.Lock()
 		b.inline = false

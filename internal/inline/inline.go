@@ -54,6 +54,7 @@ type Lane struct {
 	// went out whole.
 	used  *conn
 	wrote bool
+	dl    time.Time // Begin's byDeadline: ctx's deadline bounds every I/O
 	// later holds the connections go-redis closed during a cut call: End
 	// closes them, but the one a Tail reads on.
 	later []*conn
@@ -107,9 +108,11 @@ func New(user *redis.Client) *Lane {
 func (l *Lane) Client() *redis.Client { return l.rdb }
 
 // Begin starts a call: until End, ctx's end (and Shut, when closable)
-// interrupts its I/O. It returns false, and starts nothing, once Shut was
-// called.
-func (l *Lane) Begin(ctx context.Context, closable bool) bool {
+// interrupts its I/O. byDeadline says that ctx ends only at its deadline
+// while the call runs: the deadline then bounds each read and write, with
+// no context.AfterFunc. It returns false, and starts nothing, once Shut
+// was called.
+func (l *Lane) Begin(ctx context.Context, closable, byDeadline bool) bool {
 	l.mu.Lock()
 	if l.shut {
 		l.mu.Unlock()
@@ -120,7 +123,9 @@ func (l *Lane) Begin(ctx context.Context, closable bool) bool {
 	l.used, l.wrote = nil, false
 	gen := l.gen
 	l.mu.Unlock()
-	if ctx.Done() != nil {
+	if d, ok := ctx.Deadline(); ok && byDeadline {
+		l.dl = d
+	} else if ctx.Done() != nil {
 		c := l.spare
 		if c == nil {
 			c = &call{l: l}
@@ -146,6 +151,10 @@ func (l *Lane) End(failed bool) (cut bool, tail *Tail) {
 	}
 	l.mu.Lock()
 	l.active = false
+	if !l.dl.IsZero() && failed && !time.Now().Before(l.dl) {
+		l.cut = true // ctx's deadline ended the call
+	}
+	l.dl = time.Time{}
 	cut = l.cut
 	if cut && failed && l.used != nil && l.wrote {
 		c := l.used
@@ -299,26 +308,30 @@ func (c *conn) interrupt() {
 	_ = c.Conn.SetDeadline(past)
 }
 
-func (c *conn) SetDeadline(t time.Time) error {
+// bound returns the deadline to set for t: past once cut, else t capped
+// by the call's ctx deadline (Begin's byDeadline).
+func (c *conn) bound(t time.Time) time.Time {
 	if c.cut.Load() {
-		t = past
+		return past
 	}
-	return c.Conn.SetDeadline(t)
+	if dl := c.l.dl; !dl.IsZero() && (t.IsZero() || dl.Before(t)) {
+		return dl
+	}
+	return t
+}
+
+func (c *conn) SetDeadline(t time.Time) error {
+	c.rd = t
+	return c.Conn.SetDeadline(c.bound(t))
 }
 
 func (c *conn) SetReadDeadline(t time.Time) error {
 	c.rd = t
-	if c.cut.Load() {
-		t = past
-	}
-	return c.Conn.SetReadDeadline(t)
+	return c.Conn.SetReadDeadline(c.bound(t))
 }
 
 func (c *conn) SetWriteDeadline(t time.Time) error {
-	if c.cut.Load() {
-		t = past
-	}
-	return c.Conn.SetWriteDeadline(t)
+	return c.Conn.SetWriteDeadline(c.bound(t))
 }
 
 func (c *conn) Close() error {
