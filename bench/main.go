@@ -279,7 +279,8 @@ func measureA(rep *report, cfg config, l lib, addr string, r int, id string) {
 	rep.add("a", l.name, "p99", float64(res.P99))
 	rep.add("a", l.name, "allocs", res.Allocs)
 	rep.add("a", l.name, "bytes", res.Bytes)
-	logf("(a) %-20s run %d: %.0f pairs/s p50 %v p99 %v, %.1f allocs %.0f B per pair", l.name, r+1, res.PerSec, res.P50, res.P99, res.Allocs, res.Bytes)
+	rep.add("a", l.name, "cpu", res.CPU)
+	logf("(a) %-20s run %d: %.0f pairs/s p50 %v p99 %v, %.1f allocs %.0f B %.1f µs CPU per pair", l.name, r+1, res.PerSec, res.P50, res.P99, res.Allocs, res.Bytes, res.CPU)
 }
 
 // measureB measures (b); limit is the run's physical limit (NaN: unknown).

@@ -183,6 +183,10 @@ type pairsResult struct {
 	// testing.AllocsPerRun reads them): the library's and its client's,
 	// background goroutines included.
 	Allocs, Bytes float64
+	// CPU is the process's user+system CPU time per pair (getrusage) over
+	// the measured pairs, in microseconds: the library's, its client's and
+	// their background goroutines'.
+	CPU float64
 }
 
 func uncontended(l lib, addr string, n int, run string) (pairsResult, error) {
@@ -233,6 +237,7 @@ func uncontendedOn(l lib, srv servers, n int, maxDur time.Duration, run string) 
 	lat := make([]time.Duration, 0, n)
 	var before, after runtime.MemStats
 	runtime.ReadMemStats(&before)
+	cpu := cpuTime()
 	began := time.Now()
 	for range n {
 		if maxDur > 0 && len(lat) >= 10 && time.Since(began) >= maxDur {
@@ -245,6 +250,7 @@ func uncontendedOn(l lib, srv servers, n int, maxDur time.Duration, run string) 
 		lat = append(lat, time.Since(start))
 	}
 	n = len(lat)
+	cpu = cpuTime() - cpu
 	runtime.ReadMemStats(&after)
 	var total time.Duration
 	for _, d := range lat {
@@ -254,6 +260,7 @@ func uncontendedOn(l lib, srv servers, n int, maxDur time.Duration, run string) 
 		PerSec: float64(n) / total.Seconds(), P50: pct(lat, 50), P99: pct(lat, 99),
 		Allocs: float64(after.Mallocs-before.Mallocs) / float64(n),
 		Bytes:  float64(after.TotalAlloc-before.TotalAlloc) / float64(n),
+		CPU:    float64(cpu.Microseconds()) / float64(n),
 	}, nil
 }
 

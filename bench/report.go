@@ -197,13 +197,13 @@ func (r *report) markdown() string {
 	if r.cfg.part("a") || r.cfg.part("m") {
 		fmt.Fprintf(&b, "\n## Client allocations per pair and Redis memory per held lock\n\n")
 		fmt.Fprintf(&b, "Allocations: heap allocations of the process per lock+unlock pair over the (a) loop (runtime.MemStats). Redis memory: %d locks held at once (used_memory less client buffers), per lock; and what is left per lock once all are released.\n\n", r.cfg.memLocks)
-		fmt.Fprintf(&b, "| Library | allocs/pair | bytes/pair | Redis bytes per held lock | Redis bytes per lock left after unlock |\n|---|---|---|---|---|\n")
+		fmt.Fprintf(&b, "| Library | allocs/pair | bytes/pair | client CPU µs/pair | Redis bytes per held lock | Redis bytes per lock left after unlock |\n|---|---|---|---|---|---|\n")
 		for _, l := range libs {
 			if l.contendedOnly {
 				continue
 			}
-			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s |\n", l.name,
-				r.cell("a", l.name, "allocs", fNum), r.cell("a", l.name, "bytes", fNum),
+			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s |\n", l.name,
+				r.cell("a", l.name, "allocs", fNum), r.cell("a", l.name, "bytes", fNum), r.cell("a", l.name, "cpu", fNum),
 				r.cell("m", l.name, "per lock", fNum), r.cell("m", l.name, "left", fNum))
 		}
 		r.notes(&b, "m")

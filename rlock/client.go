@@ -167,6 +167,7 @@ func (c *Client) Close() error {
 		return nil // closed already: Close is idempotent
 	}
 	close(c.done)
+	c.send.shut()
 	c.wd.Close()
 	c.reg.close()
 	if err := c.hub.Close(); err != nil && !errors.Is(err, pubsub.ErrClosed) {

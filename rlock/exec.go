@@ -12,6 +12,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/goredisson/goredisson/internal/cluster"
+	"github.com/goredisson/goredisson/internal/inline"
 )
 
 // How commands reach Redis.
@@ -26,8 +27,12 @@ import (
 // Calls made while an earlier batch is on its way are queued and sent
 // together as one pipeline (one write, one round trip, one read on the
 // server), as auto-pipelining clients do; a call made while nothing is in
-// flight goes out at once, alone. A caller waits for its own reply, its
-// context, or the Client's Close, whichever comes first: a call it stops
+// flight goes out at once, alone: off a Cluster and Sentinel, in its
+// caller's goroutine, on a connection of the transport's own whose read
+// its ctx's end or Close interrupts, the rest of the reply then read on a
+// goroutine (internal/inline, see batcher.runInline), so that an
+// uncontended call costs no goroutine hand-off. A caller waits for its own
+// reply, its context, or the Client's Close, whichever comes first: a call it stops
 // waiting for stays in its batch and its outcome is settled later.
 //
 // On a Redis Cluster each master has a batcher of its own, fed with the
@@ -72,7 +77,18 @@ func newSender(c *Client, rdb redis.UniversalClient) *sender {
 		s.route = make([]atomic.Pointer[batcher], 16384)
 	}
 	s.one = newBatcher(s, rdb, "")
+	if u, ok := rdb.(*redis.Client); ok && s.nodes == nil {
+		s.one.lane = inline.New(u)
+	}
 	return s
+}
+
+// shut ends the inline lane (Client.Close): a call in flight on it that
+// Close ends is interrupted, later calls go through the flusher.
+func (s *sender) shut() {
+	if s.one.lane != nil {
+		s.one.lane.Shut()
+	}
 }
 
 // batcherFor returns the batcher of the node at addr, serving through rdb.
@@ -90,6 +106,9 @@ func (s *sender) batcherFor(rdb *redis.Client, addr string) *batcher {
 
 // submit routes o to its batcher; done is closed when its outcome is known.
 func (s *sender) submit(o *op) {
+	if o.done == nil && (s.nodes != nil || s.one.lane == nil) {
+		o.done = make(chan struct{})
+	}
 	if o.first.IsZero() {
 		o.first = time.Now()
 		if o.s != nil && o.s.synced && s.c.opts.sync != syncOff {
@@ -128,7 +147,7 @@ func (s *sender) submit(o *op) {
 	}
 	if err != nil {
 		o.finish(notSentError{err})
-		close(o.done)
+		o.markDone()
 		return
 	}
 	s.batcherFor(rdb, addr).add(o)
@@ -152,6 +171,11 @@ func (s *sender) unroute(slot int, b *batcher) {
 // submitAll routes ops; those for one batcher go together, so that they
 // make one batch unless the batch in flight ends first.
 func (s *sender) submitAll(ops []*op) {
+	for _, o := range ops {
+		if o.done == nil {
+			o.done = make(chan struct{})
+		}
+	}
 	if s.nodes == nil {
 		for _, o := range ops {
 			o.first = time.Now()
@@ -196,7 +220,7 @@ func (s *sender) after(o *op, from *batcher) {
 		return
 	}
 	if s.nodes == nil || (o.ctx.Err() != nil && !isCleanup(o.ctx)) || time.Since(o.first) > redirectBudget {
-		close(o.done)
+		o.markDone()
 		return
 	}
 	var pause time.Duration
@@ -207,7 +231,7 @@ func (s *sender) after(o *op, from *batcher) {
 		pause, again = s.afterReply(o, from)
 	}
 	if !again {
-		close(o.done)
+		o.markDone()
 		return
 	}
 	o.redirects++
@@ -290,10 +314,15 @@ type batcher struct {
 	// set once the node answered WAIT with "unknown command".
 	replicas syncState
 
+	// lane sends a call in its caller's goroutine when the batcher is idle
+	// (nil: never; see runInline).
+	lane *inline.Lane
+
 	mu      sync.Mutex
 	queue   []*op
 	spare   []*op // the previous batch's slice, reused for the next queue
 	busy    bool  // the flusher is sending (or about to send) batches
+	inline  bool  // a caller is sending its call on lane
 	running bool  // the flusher goroutine exists
 	wake    chan struct{}
 }
@@ -304,11 +333,79 @@ func newBatcher(s *sender, rdb redis.UniversalClient, addr string) *batcher {
 	return b
 }
 
-// add queues o.
+// add sends o in its caller's goroutine when the batcher is idle, else
+// queues it.
 func (b *batcher) add(o *op) {
 	b.mu.Lock()
+	if b.lane != nil && !b.busy && !b.inline && !o.sync && !o.asking && !o.bounded() {
+		b.inline = true
+		b.mu.Unlock()
+		b.runInline(o)
+		return
+	}
+	if o.done == nil {
+		o.done = make(chan struct{})
+	}
 	b.queue = append(b.queue, o)
 	b.kick()
+}
+
+// runInline sends o, in its caller's goroutine, on the lane (inline was
+// set for it); calls made meanwhile queue, and are handed to the flusher
+// when it is done. The caller's ctx end, or Close, interrupts the read:
+// the call is then cut (its outcome unknown, settled as a lost reply's)
+// and exec reports it abandoned.
+func (b *batcher) runInline(o *op) {
+	_, byDeadline := o.ctx.(deadlineOnly)
+	if !b.lane.Begin(o.ctx, b.s.c.closing(o.ctx) != nil, byDeadline) {
+		// Closed: through the flusher, as a clean-up after Close goes.
+		b.mu.Lock()
+		b.inline = false
+		if o.done == nil {
+			o.done = make(chan struct{})
+		}
+		b.queue = append(b.queue, o)
+		b.kick()
+		return
+	}
+	rdb := b.lane.Client()
+	for _, eval := range []bool{false, true} {
+		cmd := o.command(eval)
+		_ = rdb.Process(o.ctx, cmd)
+		o.finish(cmd.Err())
+		if !o.noScript() {
+			break
+		}
+	}
+	var tail *inline.Tail
+	o.cut, tail = b.lane.End(o.err != nil && !notSent(o.err))
+	if tail != nil {
+		// The caller leaves (exec: abandoned); its reply is still read,
+		// here, so that it is settled as any abandoned call's is.
+		o.done = make(chan struct{})
+	}
+	b.mu.Lock()
+	b.inline = false
+	if len(b.queue) > 0 {
+		b.kick()
+	} else {
+		b.mu.Unlock()
+	}
+	if tail == nil {
+		b.s.after(o, b)
+		return
+	}
+	go func() {
+		raw, err := tail.Read(func(p []byte) bool {
+			_, _, err := parseValue(p)
+			return !errors.Is(err, errShortReply)
+		})
+		o.raw = raw
+		if err == nil {
+			o.finish(nil)
+		}
+		b.s.after(o, b)
+	}()
 }
 
 // addAll queues ops together.
@@ -321,7 +418,8 @@ func (b *batcher) addAll(ops []*op) {
 // kick has the flusher send the queue unless it is at it already. Called
 // with mu held; it unlocks.
 func (b *batcher) kick() {
-	if b.busy {
+	if b.busy || b.inline {
+		// The flusher, or the caller sending inline, takes the queue.
 		b.mu.Unlock()
 		return
 	}
@@ -592,6 +690,18 @@ var errNoReply = errors.New("no reply from Redis within the wait")
 // callBoundKey is the context key of boundCalls.
 type callBoundKey struct{}
 
+// bounded reports whether o belongs to a bounded wait (boundCalls): such a
+// call is never sent inline, where only ctx's end or Close can interrupt
+// its I/O, but through the flusher, so that exec can leave it at its bound
+// while a dial or a hung server holds it.
+func (o *op) bounded() bool {
+	if o.ctx == nil {
+		return false
+	}
+	_, ok := o.ctx.Value(callBoundKey{}).(time.Time)
+	return ok
+}
+
 // boundCalls marks ctx as serving a wait that ends at deadline (zero: no
 // bound): exec gives each call up to callGrace past it (and at least
 // callGrace), so that a dial or a server that hangs cannot hold a wait far
@@ -645,8 +755,13 @@ func (c *Client) exec(ctx context.Context, o *op) error {
 		bound = t.C
 	}
 	select {
+	case <-o.done: // sent inline: done already
+		return c.finished(ctx, o, closing)
+	default:
+	}
+	select {
 	case <-o.done:
-		return nil
+		return c.finished(ctx, o, closing)
 	case <-closing:
 		return errAbandoned{ErrClosed}
 	case <-bound:
@@ -660,7 +775,7 @@ func (c *Client) exec(ctx context.Context, o *op) error {
 	defer grace.Stop()
 	select {
 	case <-o.done:
-		return nil
+		return c.finished(ctx, o, closing)
 	case <-grace.C:
 	case <-closing:
 	}
@@ -668,6 +783,21 @@ func (c *Client) exec(ctx context.Context, o *op) error {
 		return errAbandoned{ErrClosed}
 	}
 	return errAbandoned{ctx.Err()}
+}
+
+// finished returns exec's result for a done op: nil, or an errAbandoned
+// when ctx's end or Close cut its read (runInline) before a reply came.
+func (c *Client) finished(ctx context.Context, o *op, closing <-chan struct{}) error {
+	if !o.cut || o.outcome() != unknown {
+		return nil
+	}
+	if closing != nil && c.closed.Load() {
+		return errAbandoned{ErrClosed}
+	}
+	if err := ctx.Err(); err != nil {
+		return errAbandoned{err}
+	}
+	return nil
 }
 
 // command runs a plain command (a read, or one that is safe to lose) and

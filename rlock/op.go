@@ -32,6 +32,9 @@ type op struct {
 	redirects int
 	target    string
 	asking    bool
+	// cut is set when the op was sent inline and ctx's end or Close
+	// interrupted its I/O (see batcher.runInline).
+	cut bool
 
 	raw   []byte // the raw reply
 	small [64]byte
@@ -43,7 +46,24 @@ type op struct {
 	// Client.nameRefusedKeys).
 	probed bool
 	err    error // set when no reply was read: the outcome is unknown unless notSent(err)
-	done   chan struct{}
+	// done is closed when the outcome is known. It is made when the op is
+	// submitted (see sender.submit), unless the op goes inline: it is then
+	// done before submit returns, and shares closedDone.
+	done chan struct{}
+}
+
+// closedDone is the done of every op sent inline.
+var closedDone = func() chan struct{} { c := make(chan struct{}); close(c); return c }()
+
+// markDone closes done (for an op sent inline, done is closedDone already).
+func (o *op) markDone() {
+	if o.done == nil {
+		o.done = closedDone
+		return
+	}
+	if o.done != closedDone {
+		close(o.done)
+	}
 }
 
 // Write collects the raw reply (RawWriteToCmd writes to it).
@@ -54,7 +74,7 @@ func (o *op) Write(p []byte) (int, error) {
 
 // newOp returns an op for a plain command.
 func newOp(ctx context.Context, args ...any) *op {
-	o := &op{ctx: ctx, line: args, done: make(chan struct{})}
+	o := &op{ctx: ctx, line: args}
 	o.raw = o.small[:0]
 	return o
 }
@@ -62,7 +82,7 @@ func newOp(ctx context.Context, args ...any) *op {
 // newScriptOp returns an op that runs s with keys (boxed) and args, as one
 // line built once.
 func newScriptOp(ctx context.Context, s *script, keys []any, args ...any) *op {
-	o := &op{ctx: ctx, s: s, done: make(chan struct{})}
+	o := &op{ctx: ctx, s: s}
 	line := o.args[:0]
 	if n := 3 + len(keys) + len(args); n > len(o.args) {
 		line = make([]any, 0, n)

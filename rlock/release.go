@@ -28,8 +28,14 @@ func cleanupCtx(ctx context.Context) (context.Context, context.CancelFunc) {
 // ctx's values without its end, bounded by cleanupTimeout. Unlike
 // cleanupCtx, the Client's Close still ends it.
 func cleanupCall(ctx context.Context) (context.Context, context.CancelFunc) {
-	return context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
+	c, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
+	return deadlineOnly{c}, cancel
 }
+
+// deadlineOnly marks a context that, while a call runs on it, ends only at
+// its deadline (its cancel is called once the call returned): the inline
+// transport bounds the call's I/O by the deadline instead of watching it.
+type deadlineOnly struct{ context.Context }
 
 // cleanupKey marks a context made by cleanupCtx.
 type cleanupKey struct{}

@@ -1,0 +1,352 @@
+// Package inline lets a caller run a Redis command in its own goroutine
+// and still return at once when its context ends or its owner closes.
+//
+// A Lane is a go-redis client of its own, made from the options of the
+// user's *redis.Client (address, TLS, credentials, DB, protocol, dialer,
+// OnConnect), whose connections it dials through a wrapper: while a call
+// is in flight (between Begin and End), the end of the call's context, or
+// Shut for a closable call, sets a read and write deadline in the past on
+// the lane's connections, so that the blocked read or write returns at
+// once with a timeout (go-redis then drops the connection: a reply cut in
+// half is never read by a later call). Only one call is in flight on a
+// Lane at a time: its user serializes them.
+//
+// A call ends one of three ways: its reply was read (the interrupt came
+// too late to matter, or not at all), it was never sent (a dial failed or
+// was canceled), or it was cut after its command went out: End then hands
+// back a Tail, which reads the rest of the reply on the same connection
+// (kept open for it) within the read deadline go-redis had set, so that
+// the caller can leave and its call still be settled by its reply.
+package inline
+
+import (
+	"context"
+	"net"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/redis/go-redis/v9/maintnotifications"
+)
+
+// past is a deadline that has passed.
+var past = time.Unix(1, 0)
+
+// Lane is one serialized inline call path to one Redis server.
+type Lane struct {
+	rdb *redis.Client
+
+	mu     sync.Mutex
+	conns  map[*conn]struct{} // the connections the lane's client holds open
+	gen    uint64             // the call in flight (or the last one)
+	active bool               // a call is in flight
+	cut    bool               // the call in flight was interrupted
+	shut   bool               // Shut was called: Begin refuses
+	closed bool               // rdb is closed
+	close  bool               // the call in flight is closable (Shut cuts it)
+	stop   func() bool        // stops the call's context.AfterFunc
+	cur    *call              // the call's AfterFunc target
+	spare  *call              // a call whose AfterFunc was stopped: reused
+
+	// The call in flight's I/O, touched only by the goroutine doing it
+	// (and read in End): the connection it used, whether its last write
+	// went out whole.
+	used  *conn
+	wrote bool
+	dl    time.Time // Begin's byDeadline: ctx's deadline bounds every I/O
+	// later holds the connections go-redis closed during a cut call: End
+	// closes them, but the one a Tail reads on.
+	later []*conn
+}
+
+// call is what a call's context.AfterFunc runs: fire is bound once, so
+// that a call reused costs no closure.
+type call struct {
+	l    *Lane
+	gen  uint64
+	fire func()
+}
+
+func (c *call) interrupt() { c.l.interrupt(c.gen) }
+
+// New returns a Lane dialing as user does, or nil when user's connections
+// cannot be copied: a Sentinel client (redis.NewFailoverClient), whose
+// master go-redis tracks on the user's pool only.
+func New(user *redis.Client) *Lane {
+	uo := user.Options()
+	if uo.Addr == "FailoverClient" {
+		return nil
+	}
+	o := *uo
+	o.MinIdleConns = 0
+	o.MaxRetries = -1
+	// What the user's client set up for its own connections stays its
+	// own: push notification handlers (shared, they would be registered
+	// twice), maintenance notifications and client-side caching.
+	o.PushNotificationProcessor = nil
+	o.MaintNotificationsConfig = &maintnotifications.Config{Mode: maintnotifications.ModeDisabled}
+	o.ClientSideCacheConfig, o.ClientSideCache = nil, nil
+	dial := uo.Dialer
+	if dial == nil {
+		dial = redis.NewDialer(uo)
+	}
+	l := &Lane{conns: make(map[*conn]struct{})}
+	o.Dialer = func(ctx context.Context, network, addr string) (net.Conn, error) {
+		nc, err := dial(ctx, network, addr)
+		if err != nil {
+			return nil, err
+		}
+		return l.track(nc), nil
+	}
+	l.rdb = redis.NewClient(&o)
+	return l
+}
+
+// Client returns the lane's go-redis client, for the calls made between
+// Begin and End.
+func (l *Lane) Client() *redis.Client { return l.rdb }
+
+// Begin starts a call: until End, ctx's end (and Shut, when closable)
+// interrupts its I/O. byDeadline says that ctx ends only at its deadline
+// while the call runs: the deadline then bounds each read and write, with
+// no context.AfterFunc. It returns false, and starts nothing, once Shut
+// was called.
+func (l *Lane) Begin(ctx context.Context, closable, byDeadline bool) bool {
+	l.mu.Lock()
+	if l.shut {
+		l.mu.Unlock()
+		return false
+	}
+	l.gen++
+	l.active, l.cut, l.close = true, false, closable
+	l.used, l.wrote = nil, false
+	gen := l.gen
+	l.mu.Unlock()
+	if d, ok := ctx.Deadline(); ok && byDeadline {
+		l.dl = d
+	} else if ctx.Done() != nil {
+		c := l.spare
+		if c == nil {
+			c = &call{l: l}
+			c.fire = c.interrupt
+		}
+		l.spare, c.gen, l.cur = nil, gen, c
+		l.stop = context.AfterFunc(ctx, c.fire)
+	}
+	return true
+}
+
+// End ends the call Begin started and reports whether it was interrupted.
+// A cut call whose reply was read anyway has its reply: the caller tells by
+// the command's error. When the call was cut after its command went out and
+// failed says its reply was not read, tail reads the rest of the reply (see
+// Tail.Read): the caller leaves, the reply is still read.
+func (l *Lane) End(failed bool) (cut bool, tail *Tail) {
+	if l.stop != nil {
+		if l.stop() {
+			l.spare = l.cur // its AfterFunc will never run
+		}
+		l.stop, l.cur = nil, nil
+	}
+	l.mu.Lock()
+	l.active = false
+	if !l.dl.IsZero() && failed && !time.Now().Before(l.dl) {
+		l.cut = true // ctx's deadline ended the call
+	}
+	l.dl = time.Time{}
+	cut = l.cut
+	if cut && failed && l.used != nil && l.wrote {
+		c := l.used
+		c.held = true
+		tail = &Tail{c: c, buf: append([]byte(nil), c.rec...), deadline: c.rd}
+	}
+	l.used = nil
+	later := l.later
+	l.later = nil
+	if cut {
+		// The deadlines in the past may outlive the call on a connection
+		// go-redis kept: clear them (go-redis sets its own before each
+		// read and write unless its timeouts are -2).
+		for c := range l.conns {
+			c.cut.Store(false)
+			_ = c.Conn.SetDeadline(time.Time{})
+		}
+	}
+	closeNow := l.shut && !l.closed
+	l.closed = l.closed || closeNow
+	l.mu.Unlock()
+	for _, c := range later {
+		if tail == nil || c != tail.c {
+			_ = c.Conn.Close()
+		}
+	}
+	if closeNow {
+		_ = l.rdb.Close() // outside mu: it closes the conns, which take mu
+	}
+	return cut, tail
+}
+
+// tailBound bounds a tail's read when go-redis set no read deadline.
+const tailBound = 30 * time.Second
+
+// Tail is the rest of a cut call's reply, on the connection it went out
+// on, which go-redis has given up (it is closed once the tail is read).
+type Tail struct {
+	c        *conn
+	buf      []byte
+	deadline time.Time
+}
+
+// Read reads until complete reports that the bytes read (those go-redis
+// read before the cut included) hold the whole reply, or the read deadline
+// go-redis had set passes, and returns them. It closes the connection.
+func (t *Tail) Read(complete func([]byte) bool) ([]byte, error) {
+	c := t.c
+	defer func() {
+		c.l.mu.Lock()
+		c.held = false
+		c.l.mu.Unlock()
+		_ = c.Conn.Close()
+	}()
+	d := t.deadline
+	if d.IsZero() || d.After(time.Now().Add(tailBound)) {
+		d = time.Now().Add(tailBound)
+	}
+	if err := c.Conn.SetReadDeadline(d); err != nil {
+		return t.buf, err
+	}
+	var p [512]byte
+	for !complete(t.buf) {
+		n, err := c.Conn.Read(p[:])
+		t.buf = append(t.buf, p[:n]...)
+		if err != nil && !complete(t.buf) {
+			return t.buf, err
+		}
+	}
+	return t.buf, nil
+}
+
+// Shut makes Begin refuse from now on, interrupts the call in flight if it
+// is closable, and closes the lane's client once no call is in flight.
+func (l *Lane) Shut() {
+	l.mu.Lock()
+	l.shut = true
+	if l.active {
+		if l.close {
+			l.cutLocked()
+		}
+		l.mu.Unlock()
+		return
+	}
+	closeNow := !l.closed
+	l.closed = true
+	l.mu.Unlock()
+	if closeNow {
+		_ = l.rdb.Close() // outside mu: it closes the conns, which take mu
+	}
+}
+
+// interrupt cuts call gen if it is still in flight.
+func (l *Lane) interrupt(gen uint64) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.active && l.gen == gen {
+		l.cutLocked()
+	}
+}
+
+func (l *Lane) cutLocked() {
+	l.cut = true
+	for c := range l.conns {
+		c.interrupt()
+	}
+}
+
+// track wraps a connection the lane's client dialed; one dialed during a
+// cut call is cut at once.
+func (l *Lane) track(nc net.Conn) *conn {
+	c := &conn{Conn: nc, l: l}
+	l.mu.Lock()
+	l.conns[c] = struct{}{}
+	if l.active && l.cut {
+		c.interrupt()
+	}
+	l.mu.Unlock()
+	return c
+}
+
+// conn is a connection whose deadlines stay in the past once cut, and
+// which keeps what it read since the last write (the reply so far).
+type conn struct {
+	net.Conn
+	l   *Lane
+	cut atomic.Bool
+
+	rec  []byte    // read since the last write
+	rd   time.Time // the read deadline last asked for
+	held bool      // a Tail reads on it (under l.mu): Close leaves it open
+}
+
+func (c *conn) Read(p []byte) (int, error) {
+	n, err := c.Conn.Read(p)
+	c.l.used = c
+	c.rec = append(c.rec, p[:n]...)
+	return n, err
+}
+
+func (c *conn) Write(p []byte) (int, error) {
+	n, err := c.Conn.Write(p)
+	c.l.used = c
+	c.rec = c.rec[:0]
+	c.l.wrote = err == nil && n == len(p)
+	return n, err
+}
+
+func (c *conn) interrupt() {
+	c.cut.Store(true)
+	_ = c.Conn.SetDeadline(past)
+}
+
+// bound returns the deadline to set for t: past once cut, else t capped
+// by the call's ctx deadline (Begin's byDeadline).
+func (c *conn) bound(t time.Time) time.Time {
+	if c.cut.Load() {
+		return past
+	}
+	if dl := c.l.dl; !dl.IsZero() && (t.IsZero() || dl.Before(t)) {
+		return dl
+	}
+	return t
+}
+
+func (c *conn) SetDeadline(t time.Time) error {
+	c.rd = t
+	return c.Conn.SetDeadline(c.bound(t))
+}
+
+func (c *conn) SetReadDeadline(t time.Time) error {
+	c.rd = t
+	return c.Conn.SetReadDeadline(c.bound(t))
+}
+
+func (c *conn) SetWriteDeadline(t time.Time) error {
+	return c.Conn.SetWriteDeadline(c.bound(t))
+}
+
+func (c *conn) Close() error {
+	l := c.l
+	l.mu.Lock()
+	delete(l.conns, c)
+	held := c.held
+	if !held && l.active && l.cut {
+		// Cut mid-call: End decides (a Tail may read the reply on).
+		l.later = append(l.later, c)
+		held = true
+	}
+	l.mu.Unlock()
+	if held {
+		return nil // the Tail or End closes it
+	}
+	return c.Conn.Close()
+}
