@@ -4,7 +4,8 @@
 // Resign gives it up; Leader and Observe tell who leads. It runs on a
 // *rlock.Lock, *rlock.MultiLock or *rlock.RedLock (any rlock.Locker) held
 // with a watchdog lease, and keeps the leader's value in a key of its own,
-// "<lock name>:leader", beside Redisson's lock layout (docs/election.md).
+// "<lock key>:leader" (rlock.KeyOf), beside Redisson's lock layout
+// (docs/election.md).
 package election
 
 import (
@@ -61,7 +62,8 @@ type term struct {
 type Option func(*Election)
 
 // WithKey sets the key that holds the leader's value (default
-// "<lock name>:leader"); on a Redis Cluster give it the lock's hash tag.
+// "<lock key>:leader", the key under WithNameMapper); on a Redis Cluster
+// give it the lock's hash tag.
 func WithKey(key string) Option { return func(e *Election) { e.key = key } }
 
 // WithPollInterval sets how often Observe reads the leader (default 500 ms).
@@ -74,7 +76,7 @@ func New(rdb redis.UniversalClient, l rlock.Locker, opts ...Option) (*Election, 
 		return nil, &rlock.Error{Op: "election", Err: fmt.Errorf("%w: nil lock or Redis client", rlock.ErrInvalidArgument)}
 	}
 	id := uuid.NewString()
-	e := &Election{l: l, rdb: rdb, key: l.Name() + ":leader", id: id, poll: 500 * time.Millisecond,
+	e := &Election{l: l, rdb: rdb, key: rlock.KeyOf(l) + ":leader", id: id, poll: 500 * time.Millisecond,
 		owner: ctxowner.WithID(context.Background(), "election:"+id)}
 	for _, o := range opts {
 		if o != nil {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/goredisson/goredisson/internal/inspectaux"
 	"github.com/goredisson/goredisson/internal/layout"
 )
 
@@ -33,6 +34,25 @@ const (
 // for all of them (rlockctl list reads each SCAN batch so). names must not
 // be empty strings.
 func Read(ctx context.Context, rdb redis.UniversalClient, names []string) ([]*Info, error) {
+	return read(ctx, rdb, names, nil)
+}
+
+func init() {
+	inspectaux.Lock = func(ctx context.Context, rdb redis.UniversalClient, name, aux string) (any, error) {
+		if aux == "" {
+			return nil, fmt.Errorf("inspect %q: empty auxiliary name: %w", name, ErrInvalidArgument)
+		}
+		infos, err := read(ctx, rdb, []string{name}, []string{aux})
+		if err != nil {
+			return nil, fmt.Errorf("inspect %q: %w", name, err)
+		}
+		return infos[0], nil
+	}
+}
+
+// read is Read, with a fair lock's queue and timeouts read under aux[i]
+// (the name Redisson derives them from) when aux is not nil.
+func read(ctx context.Context, rdb redis.UniversalClient, names, aux []string) ([]*Info, error) {
 	switch {
 	case rdb == nil:
 		return nil, fmt.Errorf("inspect: nil redis client: %w", ErrInvalidArgument)
@@ -60,8 +80,12 @@ func Read(ctx context.Context, rdb redis.UniversalClient, names []string) ([]*In
 	now := pipe.Time(ctx)
 	rs := make([]first, len(names))
 	for i, n := range names {
+		q := n
+		if aux != nil {
+			q = aux[i]
+		}
 		rs[i] = first{typ: pipe.Type(ctx, n), ttl: pipe.PTTL(ctx, n), strlen: pipe.StrLen(ctx, n),
-			queue: pipe.LRange(ctx, layout.Queue(n), 0, maxQueue-1), timeouts: pipe.Exists(ctx, layout.Timeouts(n)),
+			queue: pipe.LRange(ctx, layout.Queue(q), 0, maxQueue-1), timeouts: pipe.Exists(ctx, layout.Timeouts(q)),
 			token: pipe.Get(ctx, layout.Token(n)), taken: pipe.ZCard(ctx, layout.PermitTimeouts(n))}
 	}
 	if err := execTolerant(ctx, pipe); err != nil {

@@ -276,34 +276,49 @@ func (h *Hub) unsubscribed(c *conn, name string) {
 	h.mu.Unlock()
 	h.log.Debug("goredisson: the server dropped a subscription (its slot moved), subscribing again", "channel", name, "node", c.key)
 	if h.nodes != nil {
-		_ = h.nodes.Reload(context.Background())
+		// On the reader's goroutine: bounded, rehome places the channel
+		// with what it knows when the reload fails.
+		ctx, cancel := context.WithTimeout(context.Background(), reloadTimeout)
+		_ = h.nodes.Reload(ctx)
+		cancel()
 	}
 	go h.rehome(nil, []*channel{ch})
 }
 
 // errorReply handles an error reply on a subscription connection: MOVED
-// for an SSUBSCRIBE sent to a master that no longer serves the slot.
+// for an SSUBSCRIBE sent to a master that no longer serves the slot (its
+// channels subscribed again where the slot is now), NOPERM (refused), and
+// any other error (TRYAGAIN, CLUSTERDOWN, LOADING, BUSY, a redirect
+// without a usable address): the reply does not say which channel, so the
+// channels still unconfirmed on c are taken off it and subscribed again
+// after a pause, their waiters woken once confirmed.
 func (h *Hub) errorReply(c *conn, msg string) {
 	if strings.HasPrefix(msg, "NOPERM") {
 		h.refused(c, msg)
 		return
 	}
-	r, ok := cluster.ParseRedirect(msg)
-	if !ok || h.nodes == nil {
-		h.log.Warn("goredisson: subscription refused", "node", c.key, "err", msg)
-		return
+	r, moved := cluster.ParseRedirect(msg)
+	moved = moved && h.nodes != nil
+	if moved {
+		h.nodes.Moved(r.Slot, r.Addr)
 	}
-	h.nodes.Moved(r.Slot, r.Addr)
 	h.mu.Lock()
-	var moved []*channel
+	var chans []*channel
 	for _, ch := range h.chans {
-		if ch.conn == c && ch.pending > 0 && Slot(ch.name) == r.Slot {
+		if ch.conn == c && ch.pending > 0 && (!moved || Slot(ch.name) == r.Slot) {
 			ch.detach()
-			moved = append(moved, ch)
+			chans = append(chans, ch)
 		}
 	}
 	h.mu.Unlock()
-	go h.rehome(nil, moved)
+	if moved {
+		go h.rehome(nil, chans)
+		return
+	}
+	h.log.Warn("goredisson: subscription refused, subscribing again later", "node", c.key, "channels", len(chans), "err", msg)
+	if len(chans) > 0 {
+		h.retryLater(chans)
+	}
 }
 
 // refused handles a SUBSCRIBE the server refused for want of channel
@@ -348,6 +363,9 @@ func (ch *channel) detach() {
 const (
 	rehomePause    = 50 * time.Millisecond
 	maxRehomePause = 2 * time.Second
+	// reloadTimeout bounds a reload of the Cluster's slots on a
+	// connection's reader.
+	reloadTimeout = 2 * time.Second
 )
 
 // rehome forgets old (when not nil) and subscribes the channels again

@@ -53,3 +53,19 @@ func ExampleWithRedissonVersion() {
 	// true
 	// <nil>
 }
+
+// KeyOf is the Redis key of a lock: its name as the NameMapper maps it.
+func ExampleKeyOf() {
+	rdb := redis.NewClient(&redis.Options{Addr: redisAddr})
+	defer rdb.Close()
+	client, err := rlock.NewClient(rdb, rlock.WithNameMapper(
+		func(n string) string { return "t1:" + n },
+		func(n string) string { return strings.TrimPrefix(n, "t1:") }))
+	if err != nil {
+		panic(err)
+	}
+	defer client.Close()
+	lock := client.NewLock("sched")
+	fmt.Println(lock.Name(), rlock.KeyOf(lock))
+	// Output: sched t1:sched
+}

@@ -5,7 +5,19 @@ import (
 	"fmt"
 
 	"github.com/goredisson/goredisson/inspect"
+	"github.com/goredisson/goredisson/internal/inspectaux"
 )
+
+// handleOf returns the handle of a *Lock or *FencedLock, else nil.
+func handleOf(l Locker) *handle {
+	switch x := l.(type) {
+	case *Lock:
+		return x.handle()
+	case *FencedLock:
+		return x.handle()
+	}
+	return nil
+}
 
 // Inspect reads a single-key lock's state off Redis (docs/api.md).
 func Inspect(ctx context.Context, l Locker) (*inspect.Info, error) {
@@ -22,6 +34,18 @@ func Inspect(ctx context.Context, l Locker) (*inspect.Info, error) {
 	}
 	if name == "" {
 		return nil, opErr("inspect", "", fmt.Errorf("%w: empty lock name", ErrInvalidArgument))
+	}
+	if h := handleOf(l); h != nil && h.aux != "" && h.aux != h.name {
+		// The fair queue and timeouts are under another name (Redisson
+		// before 3.52 under a NameMapper).
+		if ctx == nil {
+			return nil, opErr("inspect", name, fmt.Errorf("%w: nil context", ErrInvalidArgument))
+		}
+		v, err := inspectaux.Lock(ctx, rdb, name, h.aux)
+		if err != nil {
+			return nil, opErr("inspect", name, err)
+		}
+		return v.(*inspect.Info), nil
 	}
 	info, err := inspect.Lock(ctx, rdb, name)
 	return info, opErr("inspect", name, err)

@@ -17,12 +17,16 @@ import (
 // notifications of the object's key being deleted or expiring. Details:
 // docs/api.md.
 
-// The patterns Redisson subscribes to (RedissonObject.addListener): every
-// database's keyevent channels.
-const (
-	delPattern     = "__keyevent@*:del"
-	expiredPattern = "__keyevent@*:expired"
-)
+// keyeventChannels are the keyevent channels of the Client's database
+// (Redisson subscribes to every database's, __keyevent@*:del, which a key
+// of the same name in another database fires); DB 0 on a Cluster.
+func (c *Client) keyeventChannels() (del, expired string) {
+	db := 0
+	if rc, ok := c.rdb.(*redis.Client); ok {
+		db = rc.Options().DB
+	}
+	return fmt.Sprintf("__keyevent@%d__:del", db), fmt.Sprintf("__keyevent@%d__:expired", db)
+}
 
 // KeyEvent is a deleted or expired event of a key, as Listen delivers it.
 type KeyEvent struct {
@@ -86,7 +90,8 @@ func (c *Client) listen(ctx context.Context, op, name string, fn func(KeyEvent))
 	if err := checkNotify(ctx, node); err != nil {
 		return nil, opErr(op, name, err)
 	}
-	sub := node.PSubscribe(ctx, delPattern, expiredPattern)
+	del, expired := c.keyeventChannels()
+	sub := node.Subscribe(ctx, del, expired)
 	for range 2 {
 		if _, err := sub.Receive(ctx); err != nil {
 			_ = sub.Close()

@@ -1,0 +1,19 @@
+package rlock
+
+// KeyOf returns the Redis key of a *Lock or *FencedLock (its name as WithNameMapper maps it), else l.Name().
+func KeyOf(l Locker) string {
+	switch x := l.(type) {
+	case *Lock:
+		if x != nil {
+			return x.h.name
+		}
+	case *FencedLock:
+		if x != nil {
+			return x.handle().name
+		}
+	}
+	if l == nil {
+		return ""
+	}
+	return l.Name()
+}
