@@ -604,6 +604,21 @@ func boundCalls(ctx context.Context, deadline time.Time) context.Context {
 	return context.WithValue(ctx, callBoundKey{}, deadline)
 }
 
+// unbound returns ctx without the call bound boundCalls put on it
+// (context.WithoutCancel keeps values, so a clean-up must drop it).
+func unbound(ctx context.Context) context.Context {
+	if _, ok := callBound(ctx); !ok {
+		return ctx
+	}
+	return context.WithValue(ctx, callBoundKey{}, time.Time{})
+}
+
+// callBound returns the bound boundCalls put on ctx, if any.
+func callBound(ctx context.Context) (time.Time, bool) {
+	d, ok := ctx.Value(callBoundKey{}).(time.Time)
+	return d, ok && !d.IsZero()
+}
+
 // errAbandoned marks a call its caller stopped waiting for: its outcome is
 // unknown to the caller. It wraps the reason: ctx's error or ErrClosed.
 type errAbandoned struct{ reason error }
@@ -639,7 +654,7 @@ func (c *Client) exec(ctx context.Context, o *op) error {
 	}
 	c.send.submit(o)
 	var bound <-chan time.Time
-	if d, ok := ctx.Value(callBoundKey{}).(time.Time); ok {
+	if d, ok := callBound(ctx); ok {
 		t := time.NewTimer(max(time.Until(d), 0) + callGrace)
 		defer t.Stop()
 		bound = t.C
