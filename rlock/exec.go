@@ -698,7 +698,7 @@ func (o *op) bounded() bool {
 	if o.ctx == nil {
 		return false
 	}
-	_, ok := o.ctx.Value(callBoundKey{}).(time.Time)
+	_, ok := callBound(o.ctx)
 	return ok
 }
 
@@ -712,6 +712,21 @@ func boundCalls(ctx context.Context, deadline time.Time) context.Context {
 		return ctx
 	}
 	return context.WithValue(ctx, callBoundKey{}, deadline)
+}
+
+// unbound returns ctx without the call bound boundCalls put on it
+// (context.WithoutCancel keeps values, so a clean-up must drop it).
+func unbound(ctx context.Context) context.Context {
+	if _, ok := callBound(ctx); !ok {
+		return ctx
+	}
+	return context.WithValue(ctx, callBoundKey{}, time.Time{})
+}
+
+// callBound returns the bound boundCalls put on ctx, if any.
+func callBound(ctx context.Context) (time.Time, bool) {
+	d, ok := ctx.Value(callBoundKey{}).(time.Time)
+	return d, ok && !d.IsZero()
 }
 
 // errAbandoned marks a call its caller stopped waiting for: its outcome is
@@ -749,7 +764,7 @@ func (c *Client) exec(ctx context.Context, o *op) error {
 	}
 	c.send.submit(o)
 	var bound <-chan time.Time
-	if d, ok := ctx.Value(callBoundKey{}).(time.Time); ok {
+	if d, ok := callBound(ctx); ok {
 		t := time.NewTimer(max(time.Until(d), 0) + callGrace)
 		defer t.Stop()
 		bound = t.C

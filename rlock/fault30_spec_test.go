@@ -218,7 +218,7 @@ var _ = Describe("issue 30: WRONGTYPE and connection set-up failures", Label("fa
 		err := l.Unlock(owner)
 		Expect(err).To(MatchError(rlock.ErrLockLost))
 		Expect(err.Error()).To(ContainSubstring("WRONGTYPE"))
-		Eventually(lctx.Done()).WithTimeout(time.Second).Should(BeClosed())
+		Eventually(lctx.Done()).WithTimeout(3 * time.Second).Should(BeClosed())
 	})
 
 	It("reports a wrong password as such, not as a lost reply", func() {

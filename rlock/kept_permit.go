@@ -2,6 +2,7 @@ package rlock
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"time"
@@ -14,7 +15,8 @@ type KeptPermit struct {
 	p     *PermitExpirableSemaphore
 	id    string
 	entry *watchdog.Entry
-	once  sync.Once
+	mu    sync.Mutex
+	done  bool // released, or its release's outcome is unknown
 }
 
 // AcquireKept waits for a permit and takes it with a watchdog lease.
@@ -88,16 +90,31 @@ func (k *KeptPermit) LostContext(ctx context.Context) (lctx context.Context, sto
 	}
 }
 
-// Release stops the renewals and gives the permit back.
+// Release stops the renewals and gives the permit back. After a Release
+// that failed, the permit is no longer renewed (its LostContext ends at its
+// lease) and Release may be called again.
 func (k *KeptPermit) Release(ctx context.Context) error {
 	if k == nil || k.entry == nil {
 		return opErr("release", "", fmt.Errorf("%w: nil permit", ErrInvalidArgument))
 	}
-	first := false
-	k.once.Do(func() { first = true })
-	if !first {
+	if err := k.p.handle().check(ctx, "release"); err != nil {
+		return err
+	}
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if k.done {
 		return opErr("release", k.p.s.name, &permitError{ids: []string{k.id}})
 	}
-	k.entry.Stop()
-	return k.p.Release(ctx, k.id)
+	// Drained, not stopped: a lease whose release fails is still watched,
+	// so that LostContext ends at its deadline.
+	k.entry.Drain()
+	err := k.p.Release(ctx, k.id)
+	switch {
+	case err == nil:
+		k.entry.Stop()
+		k.done = true
+	case errors.Is(err, ErrUnknownOutcome):
+		k.done = true
+	}
+	return err
 }

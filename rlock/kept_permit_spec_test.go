@@ -127,6 +127,9 @@ var _ = Describe("Kept permits (PermitExpirableSemaphore.AcquireKept)", func() {
 		go func() { <-held.Done(); lostAt <- time.Now() }()
 
 		Expect(srv.Pause()).To(Succeed())
+		// Any renewal that reached Redis was sent before Pause returned:
+		// Redis keeps the permit until at least then plus the lease.
+		pausedAt := time.Now()
 		resumed := false
 		DeferCleanup(func() {
 			if !resumed {
@@ -142,7 +145,7 @@ var _ = Describe("Kept permits (PermitExpirableSemaphore.AcquireKept)", func() {
 		id, ok, err := semB.TryAcquire(ctx, 5*lease, 0)
 		Expect(err).NotTo(HaveOccurred())
 		Expect(ok).To(BeTrue())
-		Expect(at).To(BeTemporally("<", time.Now()))
+		Expect(at).To(BeTemporally("<", pausedAt.Add(lease+time.Second)), "the loss signal ended by the lease's end (1 s slack)")
 		Expect(semB.Release(ctx, id)).To(Succeed())
 		Expect(k.Release(ctx)).To(MatchError(rlock.ErrNotHeld), "a lost permit's release")
 	})
@@ -174,5 +177,47 @@ var _ = Describe("Kept permits (PermitExpirableSemaphore.AcquireKept)", func() {
 		Expect(err).NotTo(HaveOccurred())
 		Expect(k2.Release(ctx)).To(Succeed())
 		Expect(k2.Release(ctx)).To(MatchError(rlock.ErrNotHeld), "a second release")
+	})
+
+	It("lets a Release that failed before reaching Redis be retried", func() {
+		sem := e.Client(rlock.WithWatchdogTimeout(lease)).NewPermitExpirableSemaphore(spectest.UniqueName("kept-retry"))
+		Expect(sem.TrySetPermits(ctx, 1)).To(BeTrue())
+		k, err := sem.AcquireKept(ctx)
+		Expect(err).NotTo(HaveOccurred())
+		var noCtx context.Context
+		err = k.Release(noCtx)
+		Expect(err).To(MatchError(rlock.ErrInvalidArgument))
+		Expect(err).NotTo(MatchError(rlock.ErrNotHeld))
+		Expect(k.Release(ctx)).To(Succeed(), "the permit is still held: a second Release gives it back")
+		Expect(sem).To(rlocktest.HaveAvailablePermits(1))
+		Expect(k.Release(ctx)).To(MatchError(rlock.ErrNotHeld), "a third one finds it released")
+	})
+
+	It("ends the loss signal at the lease when a Release's outcome is unknown", Label("slow", "fault"), func() {
+		srv := spectest.StartServers(1)[0]
+		c, _ := spectest.ClientAndRedis(srv.Addr, rlock.WithWatchdogTimeout(lease))
+		sem := c.NewPermitExpirableSemaphore(spectest.UniqueName("kept-unknown"))
+		Expect(sem.TrySetPermits(ctx, 1)).To(BeTrue())
+		k, err := sem.AcquireKept(ctx)
+		Expect(err).NotTo(HaveOccurred())
+		held, stop := k.LostContext(ctx)
+		defer stop()
+
+		Expect(srv.Pause()).To(Succeed())
+		resumed := false
+		DeferCleanup(func() {
+			if !resumed {
+				_ = srv.Resume()
+			}
+		})
+		released := make(chan error, 1)
+		go func() { released <- k.Release(ctx) }()
+		var rerr error
+		Eventually(released).WithTimeout(15 * time.Second).Should(Receive(&rerr))
+		Expect(rerr).To(MatchError(rlock.ErrUnknownOutcome))
+		Eventually(held.Done()).WithTimeout(2*lease).Should(BeClosed(), "the permit's lease is over: it may be gone")
+		Expect(srv.Resume()).To(Succeed())
+		resumed = true
+		Expect(k.Release(ctx)).To(MatchError(rlock.ErrNotHeld), "a release whose outcome is unknown is not sent twice")
 	})
 })

@@ -19,8 +19,10 @@ const cleanupTimeout = 5 * time.Second
 // even after the Client closed (see Client.exec): a clean-up that was due
 // when Close came (a fair waiter leaving the queue, the settle of a call
 // whose reply was lost) still takes place, in the background.
+// Neither it nor cleanupCall keeps a wait's call bound (see boundCalls):
+// a clean-up after a bounded wait gets cleanupTimeout, not callGrace.
 func cleanupCtx(ctx context.Context) (context.Context, context.CancelFunc) {
-	return context.WithTimeout(context.WithValue(context.WithoutCancel(ctx), cleanupKey{}, true), cleanupTimeout)
+	return context.WithTimeout(context.WithValue(unbound(context.WithoutCancel(ctx)), cleanupKey{}, true), cleanupTimeout)
 }
 
 // cleanupCall returns the context of a call that is its caller's clean-up
@@ -28,7 +30,7 @@ func cleanupCtx(ctx context.Context) (context.Context, context.CancelFunc) {
 // ctx's values without its end, bounded by cleanupTimeout. Unlike
 // cleanupCtx, the Client's Close still ends it.
 func cleanupCall(ctx context.Context) (context.Context, context.CancelFunc) {
-	c, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
+	c, cancel := context.WithTimeout(unbound(context.WithoutCancel(ctx)), cleanupTimeout)
 	return deadlineOnly{c}, cancel
 }
 
@@ -323,7 +325,15 @@ func (c *Client) keepUnsettled(k holdKey, hs *hold, settle func(context.Context)
 // last try failed.
 func (c *Client) cleanup(ctx context.Context, k holdKey, f func(ctx context.Context, hs *hold) error) {
 	if ctx.Err() == nil && !c.closed.Load() {
-		if hs, err := c.holds.enter(ctx, k, c.done); err == nil {
+		ectx := ctx
+		if d, ok := callBound(ctx); ok {
+			// A bounded wait's caller does not wait for an earlier
+			// clean-up (a settle that Redis keeps waiting) past the bound.
+			var cancel context.CancelFunc
+			ectx, cancel = context.WithDeadline(ctx, d.Add(callGrace))
+			defer cancel()
+		}
+		if hs, err := c.holds.enter(ectx, k, c.done); err == nil {
 			err = f(ctx, hs)
 			c.holds.exit(k, hs)
 			if err == nil {
