@@ -211,8 +211,13 @@ func (s *sender) after(o *op, from *batcher) {
 		s.c.publishRefused(o.unpublished)
 	}
 	if !o.probed && o.keyRefused() {
-		// Name the keys the user may not access, off the flusher.
+		// Name the keys the user may not access, off the flusher. An op
+		// sent inline has no done channel yet (its caller's exec reads
+		// done after submit returns): give it one before going async.
 		o.probed = true
+		if o.done == nil {
+			o.done = make(chan struct{})
+		}
 		go func() {
 			s.c.nameRefusedKeys(o)
 			s.after(o, from)
