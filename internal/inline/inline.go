@@ -24,6 +24,7 @@ import (
 	"net"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -97,7 +98,7 @@ func New(user *redis.Client) *Lane {
 		if err != nil {
 			return nil, err
 		}
-		return l.track(nc), nil
+		return netConn(l.track(nc)), nil
 	}
 	l.rdb = redis.NewClient(&o)
 	return l
@@ -286,6 +287,27 @@ type conn struct {
 	rec  []byte    // read since the last write
 	rd   time.Time // the read deadline last asked for
 	held bool      // a Tail reads on it (under l.mu): Close leaves it open
+}
+
+// sysConn is a conn over a socket (not TLS): its SyscallConn gives
+// go-redis's pool the socket, so that its health check (a non-blocking peek
+// before a pooled connection is reused) still finds a connection the server
+// closed, as it does for the user's own connections. Without it, after a
+// Redis restart the first call went out on a dead connection and failed
+// with EOF. A TLS connection is not checked by go-redis either way.
+type sysConn struct{ *conn }
+
+func (c sysConn) SyscallConn() (syscall.RawConn, error) {
+	return c.Conn.(syscall.Conn).SyscallConn()
+}
+
+// netConn returns c as the dialer's net.Conn: a sysConn when the socket
+// under it has one.
+func netConn(c *conn) net.Conn {
+	if _, ok := c.Conn.(syscall.Conn); ok {
+		return sysConn{c}
+	}
+	return c
 }
 
 func (c *conn) Read(p []byte) (int, error) {
