@@ -20,7 +20,7 @@ var _ = Describe("The inline transport", func() {
 		before := gleak.Goroutines()
 		c, err := NewClient(rdb)
 		Expect(err).NotTo(HaveOccurred())
-		c.send.idle.Store(int64(time.Hour)) // a flusher, once started, stays
+		c.send.SetIdle(time.Hour) // a flusher, once started, stays
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
 		l := c.NewLock("inline-uncontended")
@@ -28,7 +28,7 @@ var _ = Describe("The inline transport", func() {
 			Expect(l.Lock(ctx)).To(Succeed())
 			Expect(l.Unlock(ctx)).To(Succeed())
 		}
-		Expect(gleak.Goroutines()).NotTo(ContainElement(gleak.IgnoringTopFunction("github.com/goredisson/goredisson/rlock.(*batcher).loop")), "no flusher was started")
+		Expect(gleak.Goroutines()).NotTo(ContainElement(gleak.IgnoringTopFunction("github.com/goredisson/goredisson/internal/transport.(*batcher).loop")), "no flusher was started")
 		Expect(c.Close()).To(Succeed())
 		Eventually(gleak.Goroutines).WithTimeout(10 * time.Second).ShouldNot(gleak.HaveLeaked(before))
 	})
