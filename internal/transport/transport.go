@@ -66,6 +66,7 @@ type Sender struct {
 
 	mu     sync.Mutex
 	byAddr map[string]*batcher
+	shut   bool // Shut was called: new batchers get no inline lane
 	// route caches each slot's batcher (nil: ask nodes), so that a call
 	// is routed by a CRC16 and an atomic load. An entry is dropped when
 	// its node redirects a call of the slot or fails.
@@ -127,6 +128,14 @@ func (s *Sender) Shut() {
 	if s.one.lane != nil {
 		s.one.lane.Shut()
 	}
+	s.mu.Lock()
+	s.shut = true
+	for _, b := range s.byAddr {
+		if b.lane != nil {
+			b.lane.Shut()
+		}
+	}
+	s.mu.Unlock()
 }
 
 // batcherFor returns the batcher of the node at addr, serving through rdb.
@@ -135,15 +144,25 @@ func (s *Sender) batcherFor(rdb *redis.Client, addr string) *batcher {
 	defer s.mu.Unlock()
 	b := s.byAddr[addr]
 	if b == nil || b.rdb != redis.UniversalClient(rdb) {
-		// A node first seen, or go-redis made a new client for it.
+		// A node first seen, or go-redis made a new client for it: a
+		// batcher, and an inline lane dialing as that client does, of its
+		// own; the old batcher's lane is retired.
+		old := b
 		b = newBatcher(s, rdb, addr)
+		if !s.shut {
+			b.lane = inline.New(rdb)
+		}
 		s.byAddr[addr] = b
+		if old != nil {
+			old.retire()
+		}
 	}
 	return b
 }
 
 // submit routes o to its batcher; done is closed when its outcome is known.
 func (s *Sender) submit(o *Op) {
+	o.cut = false
 	if o.done == nil && (s.nodes != nil || s.one.lane == nil) {
 		o.done = make(chan struct{})
 	}
@@ -359,7 +378,8 @@ type batcher struct {
 	replicas syncState
 
 	// lane sends a call in its caller's goroutine when the batcher is idle
-	// (nil: never; see runInline).
+	// (nil: never; see runInline): on one server, and per node on a
+	// Cluster.
 	lane *inline.Lane
 
 	mu      sync.Mutex
@@ -367,6 +387,7 @@ type batcher struct {
 	spare   []*Op // the previous batch's slice, reused for the next queue
 	busy    bool  // the flusher is sending (or about to send) batches
 	inline  bool  // a caller is sending its call on lane
+	retired bool  // go-redis replaced the node's client: lane is shut (once idle)
 	running bool  // the flusher goroutine exists
 	wake    chan struct{}
 }
@@ -381,7 +402,7 @@ func newBatcher(s *Sender, rdb redis.UniversalClient, addr string) *batcher {
 // queues it.
 func (b *batcher) add(o *Op) {
 	b.mu.Lock()
-	if b.lane != nil && !b.busy && !b.inline && !o.Sync && !o.asking && !o.bounded() {
+	if b.lane != nil && !b.busy && !b.inline && !b.retired && !o.asking && !o.bounded() && b.syncFree(o) {
 		b.inline = true
 		b.mu.Unlock()
 		b.runInline(o)
@@ -392,6 +413,36 @@ func (b *batcher) add(o *Op) {
 	}
 	b.queue = append(b.queue, o)
 	b.kick()
+}
+
+// syncFree reports whether o may go without WAIT: it asks for no replica
+// sync, or its node needs none (as run decides: then o.Sync is cleared).
+// Called with mu held.
+func (b *batcher) syncFree(o *Op) bool {
+	if !o.Sync {
+		return true
+	}
+	if b.replicas.wanted(b.s.cfg.Sync) {
+		return false
+	}
+	o.Sync = false
+	return true
+}
+
+// retire shuts the lane of a batcher go-redis replaced the client of: at
+// once when no call is in flight on it, else when that call ends
+// (runInline); no call goes inline on it from now on.
+func (b *batcher) retire() {
+	if b.lane == nil {
+		return
+	}
+	b.mu.Lock()
+	b.retired = true
+	busy := b.inline
+	b.mu.Unlock()
+	if !busy {
+		b.lane.Shut()
+	}
 }
 
 // runInline sends o, in its caller's goroutine, on the lane (inline was
@@ -423,17 +474,22 @@ func (b *batcher) runInline(o *Op) {
 	}
 	var tail *inline.Tail
 	o.cut, tail = b.lane.End(o.Err != nil && !notSent(o.Err))
-	if tail != nil {
+	if tail != nil && o.done == nil {
 		// The caller leaves (Exec: abandoned); its reply is still read,
-		// here, so that it is settled as any abandoned call's is.
+		// here, so that it is settled as any abandoned call's is. (On a
+		// Cluster the op has its done channel from submit.)
 		o.done = make(chan struct{})
 	}
 	b.mu.Lock()
 	b.inline = false
+	retired := b.retired
 	if len(b.queue) > 0 {
 		b.kick()
 	} else {
 		b.mu.Unlock()
+	}
+	if retired {
+		b.lane.Shut()
 	}
 	if tail == nil {
 		b.s.after(o, b)
