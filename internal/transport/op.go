@@ -8,7 +8,7 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// script is one Lua script as sent to Redis (rlock embeds them).
+// Script is one Lua script as sent to Redis (rlock embeds them).
 type Script struct {
 	Name   string
 	Src    string // the source, includes expanded
@@ -124,7 +124,7 @@ func (o *Op) command(eval bool) *redis.RawWriteToCmd {
 // key (routed to any node).
 var keylessCommands = map[string]bool{"script": true, "pubsub": true, "info": true, "wait": true, "ping": true, "cluster": true}
 
-// routeKey returns the key that picks the op's node on a Redis Cluster:
+// RouteKey returns the key that picks the op's node on a Redis Cluster:
 // a script's first key, a plain command's first argument.
 func (o *Op) RouteKey() (string, bool) {
 	if o.S != nil {
@@ -168,7 +168,7 @@ func (o *Op) finish(err error) {
 // unpublishedMark starts the reply of a script whose publish was refused.
 const unpublishedMark = "goredisson:unpublished"
 
-// noScript reports whether the op came back NOSCRIPT.
+// NoScript reports whether the op came back NOSCRIPT.
 func (o *Op) NoScript() bool {
 	e, ok := o.V.(ReplyError)
 	return o.Err == nil && ok && e.NoScript()
@@ -187,6 +187,7 @@ const (
 	Unknown
 )
 
+// Outcome classifies the op once done.
 func (o *Op) Outcome() Outcome {
 	switch {
 	case o.Err != nil && notSent(o.Err):
@@ -200,7 +201,7 @@ func (o *Op) Outcome() Outcome {
 	return Replied
 }
 
-// replyErr returns the error of a done op: its transport error, or the
+// ReplyErr returns the error of a done op: its transport error, or the
 // error reply of Redis, or nil.
 func (o *Op) ReplyErr() error {
 	if o.Err != nil {

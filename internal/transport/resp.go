@@ -11,20 +11,21 @@ import (
 // satisfies go-redis's redis.Error, so callers can tell it with errors.As.
 type ReplyError string
 
+// Error returns the reply's text.
 func (e ReplyError) Error() string { return string(e) }
 
 // RedisError marks a Redis error reply (go-redis's redis.Error).
 func (e ReplyError) RedisError() {}
 
-// noScript reports whether e is Redis's NOSCRIPT reply: the script was not
+// NoScript reports whether e is Redis's NOSCRIPT reply: the script was not
 // run, because the server does not have it cached.
 func (e ReplyError) NoScript() bool { return HasPrefix(string(e), "NOSCRIPT") }
 
-// wrongType reports whether e is Redis's WRONGTYPE: the lock's key holds
+// WrongType reports whether e is Redis's WRONGTYPE: the lock's key holds
 // another type (another application overwrote it).
 func (e ReplyError) WrongType() bool { return HasPrefix(string(e), "WRONGTYPE") }
 
-// notRun reports whether the reply says the command was not run at all on
+// NotRun reports whether the reply says the command was not run at all on
 // this node: cluster redirections and transient refusals. Retrying it is
 // safe.
 func (e ReplyError) NotRun() bool {
@@ -36,6 +37,7 @@ func (e ReplyError) NotRun() bool {
 	return false
 }
 
+// HasPrefix is strings.HasPrefix.
 func HasPrefix(s, p string) bool { return len(s) >= len(p) && s[:len(p)] == p }
 
 // errShortReply reports a reply cut short: the connection broke mid-reply.

@@ -24,19 +24,20 @@ import (
 // go-redis never sends twice: not on a timeout, not on a broken connection,
 // not inside a pipeline (its NoRetry is true). So each acquire and release
 // script runs at most once per call, and a call whose reply is lost has one
-// of two outcomes, never three (see Client.settle). Its reply comes back as
+// of two outcomes, never three (rlock settles it). Its reply comes back as
 // raw RESP and is parsed here.
 //
 // Calls made while an earlier batch is on its way are queued and sent
 // together as one pipeline (one write, one round trip, one read on the
 // server), as auto-pipelining clients do; a call made while nothing is in
-// flight goes out at once, alone: off a Cluster and Sentinel, in its
-// caller's goroutine, on a connection of the transport's own whose read
-// its ctx's end or Close interrupts, the rest of the reply then read on a
-// goroutine (internal/inline, see batcher.runInline), so that an
-// uncontended call costs no goroutine hand-off. A caller waits for its own
-// reply, its context, or the Client's Close, whichever comes first: a call it stops
-// waiting for stays in its batch and its outcome is settled later.
+// flight goes out at once, alone: on one server and on each Cluster master
+// (not on Sentinel), in its caller's goroutine, on a connection of the
+// transport's own whose read its ctx's end or Close interrupts, the rest of
+// the reply then read on a goroutine (internal/inline, see
+// batcher.runInline), so that an uncontended call costs no goroutine
+// hand-off. A caller waits for its own reply, its context, or the Client's
+// Close, whichever comes first: a call it stops waiting for stays in its
+// batch and its outcome is settled later.
 //
 // On a Redis Cluster each master has a batcher of its own, fed with the
 // calls whose key it serves and sending on go-redis's client for that node:
@@ -122,8 +123,9 @@ func (s *Sender) closing(ctx context.Context) <-chan struct{} {
 	return s.cfg.Done
 }
 
-// Shut ends the inline lane (Client.Close): a call in flight on it that
-// Close ends is interrupted, later calls go through the flusher.
+// Shut ends the inline lanes (Client.Close): a call in flight on one that
+// Close ends is interrupted, later calls go through the flusher, and
+// batchers made later get no lane.
 func (s *Sender) Shut() {
 	if s.one.lane != nil {
 		s.one.lane.Shut()
