@@ -184,17 +184,17 @@ func (a *attempt) try(queue bool) (held bool, ttl time.Duration, reached bool, e
 		return false, 0, false, err // the hold was exited, or handed to a settle
 	}
 	defer c.holds.exit(a.key, hs)
-	if err := o.replyErr(); err != nil {
+	if err := o.ReplyErr(); err != nil {
 		if e, ok := err.(replyError); ok && strings.Contains(string(e), "NON_REENTRANT_REACQUIRE") {
 			err = ErrReentry
 		}
 		return false, 0, true, err
 	}
-	if r, ok := ints(o.v); ok && len(r) > 0 {
+	if r, ok := ints(o.V); ok && len(r) > 0 {
 		held, err := a.took(hs, known, r, lease, sent, o)
 		return held, 0, true, err
 	}
-	ttl, err = a.refused(hs, known, o.v, queue)
+	ttl, err = a.refused(hs, known, o.V, queue)
 	return false, ttl, true, err
 }
 
@@ -219,13 +219,13 @@ func (a *attempt) send(hs *hold, known int, lease time.Duration, queue bool) (*o
 		c.holds.exit(a.key, hs)
 		return nil, sent, err
 	}
-	switch o.outcome() {
+	switch o.Outcome() {
 	case notRun:
 		c.holds.exit(a.key, hs)
-		return nil, sent, o.replyErr()
+		return nil, sent, o.ReplyErr()
 	case unknown:
 		c.settleAcquire(h, a.key, hs, o, n, known, a.fairWait)
-		return nil, sent, o.err
+		return nil, sent, o.Err
 	}
 	return o, sent, nil
 }
@@ -255,7 +255,7 @@ func (a *attempt) took(hs *hold, known int, r []int64, lease time.Duration, sent
 	if len(r) > 1 {
 		a.token = r[1]
 	}
-	if o.unsynced(c.opts.sync) {
+	if o.Unsynced(c.opts.sync) {
 		return false, c.giveBackUnsynced(a, hs, o)
 	}
 	return true, nil

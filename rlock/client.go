@@ -14,6 +14,7 @@ import (
 
 	"github.com/goredisson/goredisson/ctxowner"
 	"github.com/goredisson/goredisson/internal/layout"
+	"github.com/goredisson/goredisson/internal/transport"
 	"github.com/goredisson/goredisson/pubsub"
 	"github.com/goredisson/goredisson/watchdog"
 )
@@ -26,7 +27,7 @@ type Client struct {
 
 	hub   *pubsub.Hub
 	wd    *watchdog.Scheduler
-	send  *sender
+	send  *transport.Sender
 	holds *ledger
 
 	seq    atomic.Uint64 // call numbers (see lib/cancel.lua)
@@ -131,7 +132,7 @@ func NewClient(rdb redis.UniversalClient, opts ...Option) (*Client, error) {
 	o.publishCommand.decideLocally(rdb)
 	c := &Client{rdb: rdb, id: o.clientID, opts: o, holds: newLedger(), done: make(chan struct{}),
 		pubArg: o.publishCommand, watchdogMs: o.watchdogTimeout.Milliseconds(), queuePause: queuePause, cluster: isCluster}
-	c.send = newSender(c, rdb)
+	c.send = newSender(c)
 	c.hub = pubsub.New(rdb,
 		pubsub.WithLogger(o.logger),
 		pubsub.WithWake(c.wakes),
@@ -167,7 +168,7 @@ func (c *Client) Close() error {
 		return nil // closed already: Close is idempotent
 	}
 	close(c.done)
-	c.send.shut()
+	c.send.Shut()
 	c.wd.Close()
 	c.reg.close()
 	if err := c.hub.Close(); err != nil && !errors.Is(err, pubsub.ErrClosed) {

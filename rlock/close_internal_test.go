@@ -21,14 +21,14 @@ var _ = Describe("Client.Close", func() {
 		before := gleak.Goroutines()
 		c, err := NewClient(rdb)
 		Expect(err).NotTo(HaveOccurred())
-		c.send.idle.Store(int64(time.Hour))
+		c.send.SetIdle(time.Hour)
 		// Calls that queue (as a watchdog's renewals do) start the flusher;
 		// an uncontended call would go inline (inline_internal_test.go).
 		ctx := context.Background()
 		o := newOp(ctx, "ping")
-		c.send.submitAll([]*op{o})
-		Eventually(o.done).WithTimeout(10 * time.Second).Should(BeClosed())
-		Eventually(gleak.Goroutines).WithTimeout(10*time.Second).Should(ContainElement(gleak.IgnoringTopFunction("github.com/goredisson/goredisson/rlock.(*batcher).loop")), "the flusher waits for the next call")
+		c.send.SubmitAll([]*op{o})
+		Eventually(o.Done()).WithTimeout(10 * time.Second).Should(BeClosed())
+		Eventually(gleak.Goroutines).WithTimeout(10*time.Second).Should(ContainElement(gleak.IgnoringTopFunction("github.com/goredisson/goredisson/internal/transport.(*batcher).loop")), "the flusher waits for the next call")
 		Expect(c.Close()).To(Succeed())
 		Eventually(gleak.Goroutines).WithTimeout(10 * time.Second).ShouldNot(gleak.HaveLeaked(before))
 	})

@@ -392,10 +392,10 @@ func (c *Client) run(ctx context.Context, o *op) (any, error) {
 	if err := c.exec(ctx, o); err != nil {
 		return nil, err
 	}
-	if err := o.replyErr(); err != nil {
+	if err := o.ReplyErr(); err != nil {
 		return nil, err
 	}
-	return o.v, nil
+	return o.V, nil
 }
 
 // errUnexpected reports a reply of a shape no script gives.

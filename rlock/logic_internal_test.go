@@ -62,11 +62,11 @@ func TestReplyErrorKinds(t *testing.T) {
 		"LOADING Redis is loading": true, "READONLY You can't write": true, "TRYAGAIN": true, "CLUSTERDOWN": true,
 		"ERR Error running script": false, "WRONGTYPE Operation against a key": false, "OOM command not allowed": false,
 	} {
-		if got := replyError(msg).notRun(); got != notRun {
-			t.Errorf("replyError(%q).notRun() = %v, want %v", msg, got, notRun)
+		if got := replyError(msg).NotRun(); got != notRun {
+			t.Errorf("replyError(%q).NotRun() = %v, want %v", msg, got, notRun)
 		}
 	}
-	if !replyError("NOSCRIPT x").noScript() || replyError("ERR x").noScript() {
+	if !replyError("NOSCRIPT x").NoScript() || replyError("ERR x").NoScript() {
 		t.Error("noScript")
 	}
 }
@@ -88,15 +88,15 @@ func TestScriptsAreComplete(t *testing.T) {
 			t.Errorf("%s: lua/%s is embedded but no script variable loads it", name, e.Name())
 			continue
 		}
-		if !strings.HasPrefix(s.src, "-- "+name+".lua: ") {
+		if !strings.HasPrefix(s.Src, "-- "+name+".lua: ") {
 			t.Errorf("%s: does not open with its header", name)
 		}
 		for _, want := range []string{"KEYS[1]", "Returns:"} {
-			if !strings.Contains(s.src, want) {
+			if !strings.Contains(s.Src, want) {
 				t.Errorf("%s: header does not document %s", name, want)
 			}
 		}
-		if strings.Contains("\n"+s.src, "\n"+includePrefix) {
+		if strings.Contains("\n"+s.Src, "\n"+includePrefix) {
 			t.Errorf("%s: an include was not expanded", name)
 		}
 	}

@@ -197,13 +197,13 @@ func (p *PermitExpirableSemaphore) tryOnce(ctx context.Context, n int, lease tim
 		return nil, 0, false, reason
 	case err != nil:
 		return nil, 0, false, err
-	case o.outcome() == unknown:
+	case o.Outcome() == unknown:
 		go p.settle(o, raws)
-		return nil, 0, false, o.err
-	case o.outcome() == notRun || o.replyErr() != nil:
-		return nil, 0, o.outcome() == replied, o.replyErr()
+		return nil, 0, false, o.Err
+	case o.Outcome() == notRun || o.ReplyErr() != nil:
+		return nil, 0, o.Outcome() == replied, o.ReplyErr()
 	}
-	switch v, _ := o.v.(int64); {
+	switch v, _ := o.V.(int64); {
 	case v == 1:
 		ids = make([]string, n)
 		for i := range ids {
@@ -221,11 +221,11 @@ func (p *PermitExpirableSemaphore) tryOnce(ctx context.Context, n int, lease tim
 // acquire do nothing should it still arrive.
 func (p *PermitExpirableSemaphore) settle(lost *op, raws []any) {
 	c := p.s.c
-	ctx, cancel := cleanupCtx(lost.ctx)
+	ctx, cancel := cleanupCtx(lost.Ctx)
 	defer cancel()
 	op := "settle"
 	if c.awaitLost(ctx, lost) {
-		if lost.v != int64(1) {
+		if lost.V != int64(1) {
 			return // it took no permit
 		}
 		op = "releasemany"

@@ -31,13 +31,8 @@ func cleanupCtx(ctx context.Context) (context.Context, context.CancelFunc) {
 // cleanupCtx, the Client's Close still ends it.
 func cleanupCall(ctx context.Context) (context.Context, context.CancelFunc) {
 	c, cancel := context.WithTimeout(unbound(context.WithoutCancel(ctx)), cleanupTimeout)
-	return deadlineOnly{c}, cancel
+	return deadlineOnly{Context: c}, cancel
 }
-
-// deadlineOnly marks a context that, while a call runs on it, ends only at
-// its deadline (its cancel is called once the call returned): the inline
-// transport bounds the call's I/O by the deadline instead of watching it.
-type deadlineOnly struct{ context.Context }
 
 // cleanupKey marks a context made by cleanupCtx.
 type cleanupKey struct{}
@@ -133,21 +128,21 @@ func (c *Client) releaseOnce(ctx context.Context, h *handle, k holdKey, hs *hold
 		case lost:
 		case err != nil:
 			return 0, 0, err
-		case o.outcome() == notRun && attempt < 3 && ctx.Err() == nil:
+		case o.Outcome() == notRun && attempt < 3 && ctx.Err() == nil:
 			time.Sleep(time.Duration(attempt+1) * 10 * time.Millisecond)
 			continue
-		case o.outcome() == notRun:
-			return 0, 0, o.replyErr()
-		case o.outcome() == replied:
-			left, held, err := c.releaseReply(k, hs, o.v, false)
-			if err == nil && o.unsynced(c.opts.sync) {
+		case o.Outcome() == notRun:
+			return 0, 0, o.ReplyErr()
+		case o.Outcome() == replied:
+			left, held, err := c.releaseReply(k, hs, o.V, false)
+			if err == nil && o.Unsynced(c.opts.sync) {
 				err = c.syncError(o, "released on the primary")
 			}
 			return left, held, err
 		}
 		// The reply was lost (or never waited for): settle it now.
 		if c.awaitLost(ctx, o) {
-			return c.releaseReply(k, hs, o.v, false)
+			return c.releaseReply(k, hs, o.V, false)
 		}
 		settle := func(ctx context.Context) (any, error) {
 			return c.settle(ctx, h.settleCall(ctx, modeSettleRelease, k.field, n, known, lease, 0))
@@ -175,7 +170,7 @@ func (c *Client) releaseOnce(ctx context.Context, h *handle, k holdKey, hs *hold
 // ends with ErrLockLost.
 func (c *Client) releaseReply(k holdKey, hs *hold, v any, noneMeansReleased bool) (int, time.Duration, error) {
 	if e, ok := v.(replyError); ok {
-		if e.wrongType() {
+		if e.WrongType() {
 			// Another application overwrote the lock's key: the hold is
 			// gone.
 			c.loseHold(k, hs)
@@ -203,8 +198,8 @@ func (c *Client) releaseReply(k holdKey, hs *hold, v any, noneMeansReleased bool
 // waiting, and reports whether it got a reply after all.
 func (c *Client) awaitLost(ctx context.Context, lost *op) bool {
 	select {
-	case <-lost.done:
-		return lost.outcome() == replied
+	case <-lost.Done():
+		return lost.Outcome() == replied
 	case <-ctx.Done():
 	case <-c.closing(ctx):
 	}
@@ -232,17 +227,17 @@ func (c *Client) settle(ctx context.Context, mk func() *op) (any, error) {
 		if err := c.exec(ctx, o); err != nil {
 			return nil, err
 		}
-		if o.outcome() != replied {
+		if o.Outcome() != replied {
 			if attempt < settleSends && ctx.Err() == nil &&
 				c.sleep(ctx, time.Duration(attempt)*20*time.Millisecond) == nil {
 				continue
 			}
-			return nil, fmt.Errorf("settle: %w", o.replyErr())
+			return nil, fmt.Errorf("settle: %w", o.ReplyErr())
 		}
-		if err := o.replyErr(); err != nil {
+		if err := o.ReplyErr(); err != nil {
 			return nil, err
 		}
-		return o.v, nil
+		return o.V, nil
 	}
 }
 
@@ -256,10 +251,10 @@ func (c *Client) settle(ctx context.Context, mk func() *op) (any, error) {
 func (c *Client) settleAcquire(h *handle, k holdKey, hs *hold, lost *op, n uint64, known int, fairWait time.Duration) {
 	go func() {
 		defer c.holds.exit(k, hs)
-		ctx, cancel := cleanupCtx(lost.ctx)
+		ctx, cancel := cleanupCtx(lost.Ctx)
 		defer cancel()
 		if c.awaitLost(ctx, lost) {
-			if r, ok := lost.v.(int64); ok && (r == -3 || !h.fairQueue()) {
+			if r, ok := lost.V.(int64); ok && (r == -3 || !h.fairQueue()) {
 				return // it did not take the lock (nor join a queue): nothing to undo
 			}
 		}

@@ -35,25 +35,25 @@ func (c *Client) renew(ctx context.Context, leases []watchdog.Lease) ([]watchdog
 	}
 	send := ops
 	if !c.cluster && !c.renewLoaded.Swap(true) {
-		send = append([]*op{newOp(ctx, "script", "load", renewScript.src), newOp(ctx, "script", "load", readRenewScript.src)}, ops...)
+		send = append([]*op{newOp(ctx, "script", "load", renewScript.Src), newOp(ctx, "script", "load", readRenewScript.Src)}, ops...)
 	}
-	c.send.submitAll(send)
+	c.send.SubmitAll(send)
 	out := make([]watchdog.Status, len(leases))
 	for i, o := range ops {
 		select {
-		case <-o.done:
+		case <-o.Done():
 		case <-ctx.Done():
 			return nil, ctx.Err()
 		case <-c.done:
 			return nil, ErrClosed
 		}
-		re, _ := o.v.(replyError)
-		switch n, _ := o.v.(int64); {
-		case o.outcome() == replied && re.wrongType():
+		re, _ := o.V.(replyError)
+		switch n, _ := o.V.(int64); {
+		case o.Outcome() == replied && re.WrongType():
 			// The key was overwritten by another application: the hold
 			// is gone.
 			out[i] = watchdog.Lost
-		case o.outcome() != replied || o.replyErr() != nil:
+		case o.Outcome() != replied || o.ReplyErr() != nil:
 			out[i] = watchdog.Failed
 			c.renewLoaded.Store(false)
 		case n == 1:

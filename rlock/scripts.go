@@ -10,18 +10,12 @@ import (
 var luaFS embed.FS
 
 // script is one embedded Lua script as sent to Redis.
-type script struct {
-	name   string
-	src    string // lua/<name>.lua with its includes expanded
-	sha    string // SHA1 of src, for EVALSHA (precomputed: scriptSHA)
-	shaArg any    // sha, boxed once
-	// synced marks the scripts replica sync follows (see replica.go): those
-	// Redisson runs with syncedEval (the locks' acquire, release, renewal
-	// and force unlock, the semaphores'; not the latch's). A caller checks
-	// the outcome (op.unsynced) where Redisson fails the call: acquire and
-	// release.
-	synced bool
-}
+// (transport.Script: Src is lua/<name>.lua with its includes expanded,
+// SHA precomputed in scriptSHA). Synced marks the scripts replica sync
+// follows (see replica.go): those Redisson runs with syncedEval (the locks'
+// acquire, release, renewal and force unlock, the semaphores'; not the
+// latch's). A caller checks the outcome (op.Unsynced) where Redisson fails
+// the call: acquire and release.
 
 // scripts are the embedded scripts by name, filled once at start-up by
 // mustScript and never changed after: the test that every file of lua/ is
@@ -61,7 +55,7 @@ var (
 // syncedScript is mustScript for a script replica sync follows.
 func syncedScript(name string) *script {
 	s := mustScript(name)
-	s.synced = true
+	s.Synced = true
 	return s
 }
 
@@ -78,7 +72,7 @@ func mustScript(name string) *script {
 	// an edit: TestScriptDigests fails then) is sent by EVAL, with its
 	// source, every time.
 	sha := scriptSHA[name]
-	s := &script{name: name, src: src, sha: sha, shaArg: sha}
+	s := &script{Name: name, Src: src, SHA: sha, ShaArg: sha}
 	scripts[name] = s
 	return s
 }

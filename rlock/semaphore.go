@@ -191,30 +191,30 @@ func (s *Semaphore) tryOnce(ctx context.Context, n int) (ok, reached bool, err e
 			return false, false, reason
 		}
 		return false, false, err
-	case o.outcome() == unknown:
+	case o.Outcome() == unknown:
 		go s.giveBackLost(o, n)
-		return false, false, o.err
-	case o.outcome() == notRun:
-		return false, false, o.replyErr()
+		return false, false, o.Err
+	case o.Outcome() == notRun:
+		return false, false, o.ReplyErr()
 	}
-	if err := o.replyErr(); err != nil {
+	if err := o.ReplyErr(); err != nil {
 		return false, true, err
 	}
-	return o.v == int64(1), true, nil
+	return o.V == int64(1), true, nil
 }
 
 // giveBackLost waits for an acquire whose caller left and gives back the
 // permits it took.
 func (s *Semaphore) giveBackLost(lost *op, n int) {
 	c := s.s.c
-	ctx, cancel := cleanupCtx(lost.ctx)
+	ctx, cancel := cleanupCtx(lost.Ctx)
 	defer cancel()
 	if !c.awaitLost(ctx, lost) {
 		c.logger().Warn("goredisson: an acquire of a semaphore lost its reply; its permits may have been taken and cannot be given back",
 			"semaphore", s.s.name, "permits", n)
 		return
 	}
-	if lost.v != int64(1) {
+	if lost.V != int64(1) {
 		return
 	}
 	if _, err := s.s.run(ctx, semaphoreScript, s.keys(), "release", n, c.opts.publishCommand); err != nil {

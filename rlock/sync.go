@@ -72,18 +72,18 @@ func (s *syncHandle) runUnsure(ctx context.Context, sc *script, keys []string, a
 	if reason, ok := abandoned(err); ok {
 		return 0, unknownOutcome(reason)
 	}
-	if err == nil && o.outcome() == unknown {
-		return 0, unknownOutcome(o.err)
+	if err == nil && o.Outcome() == unknown {
+		return 0, unknownOutcome(o.Err)
 	}
 	if err != nil {
 		return 0, err
 	}
-	if err := o.replyErr(); err != nil {
+	if err := o.ReplyErr(); err != nil {
 		return 0, err
 	}
-	n, ok := o.v.(int64)
+	n, ok := o.V.(int64)
 	if !ok {
-		return 0, errUnexpected(o.v)
+		return 0, errUnexpected(o.V)
 	}
 	return n, nil
 }

@@ -271,5 +271,5 @@ func (c *Client) retryable(ctx context.Context, err error) bool {
 			return false
 		}
 	}
-	return !(errors.As(err, &re) && !re.notRun())
+	return !(errors.As(err, &re) && !re.NotRun())
 }

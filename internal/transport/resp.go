@@ -1,4 +1,4 @@
-package rlock
+package transport
 
 import (
 	"errors"
@@ -6,44 +6,46 @@ import (
 	"strconv"
 )
 
-// replyError is an error reply from Redis (a RESP "-" or "!" line): the
+// ReplyError is an error reply from Redis (a RESP "-" or "!" line): the
 // command reached the server, and the server refused it or it failed. It
 // satisfies go-redis's redis.Error, so callers can tell it with errors.As.
-type replyError string
+type ReplyError string
 
-func (e replyError) Error() string { return string(e) }
+// Error returns the reply's text.
+func (e ReplyError) Error() string { return string(e) }
 
 // RedisError marks a Redis error reply (go-redis's redis.Error).
-func (e replyError) RedisError() {}
+func (e ReplyError) RedisError() {}
 
-// noScript reports whether e is Redis's NOSCRIPT reply: the script was not
+// NoScript reports whether e is Redis's NOSCRIPT reply: the script was not
 // run, because the server does not have it cached.
-func (e replyError) noScript() bool { return hasPrefix(string(e), "NOSCRIPT") }
+func (e ReplyError) NoScript() bool { return HasPrefix(string(e), "NOSCRIPT") }
 
-// wrongType reports whether e is Redis's WRONGTYPE: the lock's key holds
+// WrongType reports whether e is Redis's WRONGTYPE: the lock's key holds
 // another type (another application overwrote it).
-func (e replyError) wrongType() bool { return hasPrefix(string(e), "WRONGTYPE") }
+func (e ReplyError) WrongType() bool { return HasPrefix(string(e), "WRONGTYPE") }
 
-// notRun reports whether the reply says the command was not run at all on
+// NotRun reports whether the reply says the command was not run at all on
 // this node: cluster redirections and transient refusals. Retrying it is
 // safe.
-func (e replyError) notRun() bool {
+func (e ReplyError) NotRun() bool {
 	for _, p := range []string{"NOSCRIPT", "MOVED", "ASK", "TRYAGAIN", "CLUSTERDOWN", "LOADING", "READONLY", "MASTERDOWN", "BUSY"} {
-		if hasPrefix(string(e), p) {
+		if HasPrefix(string(e), p) {
 			return true
 		}
 	}
 	return false
 }
 
-func hasPrefix(s, p string) bool { return len(s) >= len(p) && s[:len(p)] == p }
+// HasPrefix is strings.HasPrefix.
+func HasPrefix(s, p string) bool { return len(s) >= len(p) && s[:len(p)] == p }
 
 // errShortReply reports a reply cut short: the connection broke mid-reply.
 var errShortReply = errors.New("rlock: incomplete reply")
 
-// parseReply reads one RESP2 or RESP3 reply from b, as a script's reply
-// comes: nil, int64, string, replyError or []any of those.
-func parseReply(b []byte) (any, error) {
+// ParseReply reads one RESP2 or RESP3 reply from b, as a script's reply
+// comes: nil, int64, string, ReplyError or []any of those.
+func ParseReply(b []byte) (any, error) {
 	v, rest, err := parseValue(b)
 	if err != nil {
 		return nil, err
@@ -67,7 +69,7 @@ func parseValue(b []byte) (v any, rest []byte, err error) {
 	case '+':
 		return body, rest, nil
 	case '-':
-		return replyError(body), rest, nil
+		return ReplyError(body), rest, nil
 	case '_':
 		return nil, rest, nil
 	case '#':
@@ -97,7 +99,7 @@ func parseBulk(typ byte, body string, rest []byte) (any, []byte, error) {
 	}
 	s := string(rest[:n])
 	if typ == '!' {
-		return replyError(s), rest[n+2:], nil
+		return ReplyError(s), rest[n+2:], nil
 	}
 	return s, rest[n+2:], nil
 }
@@ -134,8 +136,8 @@ func cutLine(b []byte) (line, rest []byte, ok bool) {
 	return nil, nil, false
 }
 
-// ints reads a reply that is an array of integers.
-func ints(v any) ([]int64, bool) {
+// Ints reads a reply that is an array of integers.
+func Ints(v any) ([]int64, bool) {
 	arr, ok := v.([]any)
 	if !ok {
 		return nil, false

@@ -1,10 +1,13 @@
-package rlock
+// Package transport sends rlock's commands to Redis and returns their
+// outcomes: batching, the inline lane, Cluster redirections and replica
+// sync (docs/internals.md, "The transport's contract").
+package transport
 
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"net"
-	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -21,26 +24,27 @@ import (
 // go-redis never sends twice: not on a timeout, not on a broken connection,
 // not inside a pipeline (its NoRetry is true). So each acquire and release
 // script runs at most once per call, and a call whose reply is lost has one
-// of two outcomes, never three (see Client.settle). Its reply comes back as
+// of two outcomes, never three (rlock settles it). Its reply comes back as
 // raw RESP and is parsed here.
 //
 // Calls made while an earlier batch is on its way are queued and sent
 // together as one pipeline (one write, one round trip, one read on the
 // server), as auto-pipelining clients do; a call made while nothing is in
-// flight goes out at once, alone: off a Cluster and Sentinel, in its
-// caller's goroutine, on a connection of the transport's own whose read
-// its ctx's end or Close interrupts, the rest of the reply then read on a
-// goroutine (internal/inline, see batcher.runInline), so that an
-// uncontended call costs no goroutine hand-off. A caller waits for its own
-// reply, its context, or the Client's Close, whichever comes first: a call it stops
-// waiting for stays in its batch and its outcome is settled later.
+// flight goes out at once, alone: on one server and on each Cluster master
+// (not on Sentinel), in its caller's goroutine, on a connection of the
+// transport's own whose read its ctx's end or Close interrupts, the rest of
+// the reply then read on a goroutine (internal/inline, see
+// batcher.runInline), so that an uncontended call costs no goroutine
+// hand-off. A caller waits for its own reply, its context, or the Client's
+// Close, whichever comes first: a call it stops waiting for stays in its
+// batch and its outcome is settled later.
 //
 // On a Redis Cluster each master has a batcher of its own, fed with the
 // calls whose key it serves and sending on go-redis's client for that node:
 // a batch is one pipeline to one node, never a pipeline that go-redis
 // splits and joins again. Because go-redis does not look into a raw reply,
 // the redirections of a Cluster are followed here, for every call alike
-// (see sender.after): MOVED (the command did not run: it is sent to the
+// (see Sender.after): MOVED (the command did not run: it is sent to the
 // slot's new owner), ASK (sent to the named node after ASKING, on the same
 // connection), and TRYAGAIN and CLUSTERDOWN (sent again after a short
 // pause) while a slot migrates or a failover completes. A caller sees the
@@ -52,10 +56,10 @@ import (
 // release scripts, in the same pipeline, so on the same connection (see
 // batcher.runSynced).
 
-// sender routes ops to batchers: the one batcher of a standalone or
+// Sender routes ops to batchers: the one batcher of a standalone or
 // Sentinel client, one per master on a Redis Cluster.
-type sender struct {
-	c     *Client
+type Sender struct {
+	cfg   Config
 	rdb   redis.UniversalClient
 	nodes *cluster.Nodes // set for a Redis Cluster
 	one   *batcher       // every op off a Cluster; keyless ops on one
@@ -63,14 +67,38 @@ type sender struct {
 
 	mu     sync.Mutex
 	byAddr map[string]*batcher
+	shut   bool // Shut was called: new batchers get no inline lane
 	// route caches each slot's batcher (nil: ask nodes), so that a call
 	// is routed by a CRC16 and an atomic load. An entry is dropped when
 	// its node redirects a call of the slot or fails.
 	route []atomic.Pointer[batcher]
 }
 
-func newSender(c *Client, rdb redis.UniversalClient) *sender {
-	s := &sender{c: c, rdb: rdb, byAddr: make(map[string]*batcher)}
+// Config is what the transport needs from its Client (package rlock).
+type Config struct {
+	Sync         SyncMode
+	SyncReplicas int           // WithReplicaSync's count (SyncExplicit)
+	SyncTimeout  time.Duration // WAIT's timeout
+	// Done is closed by the Client's Close; Closed reports it (a call made
+	// after it is ErrClosed).
+	Done      <-chan struct{}
+	Closed    func() bool
+	ErrClosed error
+	// IsCleanup reports a clean-up context, which Close does not end.
+	IsCleanup func(context.Context) bool
+	// InfoTimeout bounds the INFO replication that counts a node's replicas.
+	InfoTimeout time.Duration
+	// PublishRefused is told when a script's publish was refused
+	// ("<channel>: <error>"); NameRefusedKeys adds to an op's key refusal
+	// (op.V) the keys the user may not access, off the flusher.
+	PublishRefused  func(what string)
+	NameRefusedKeys func(o *Op)
+	Logger          func() *slog.Logger
+}
+
+// NewSender returns the transport of one Client, sending through rdb.
+func NewSender(cfg Config, rdb redis.UniversalClient) *Sender {
+	s := &Sender{cfg: cfg, rdb: rdb, byAddr: make(map[string]*batcher)}
 	s.idle.Store(int64(flusherIdle))
 	if cc, ok := rdb.(*redis.ClusterClient); ok {
 		s.nodes = cluster.New(cc)
@@ -83,43 +111,74 @@ func newSender(c *Client, rdb redis.UniversalClient) *sender {
 	return s
 }
 
-// shut ends the inline lane (Client.Close): a call in flight on it that
-// Close ends is interrupted, later calls go through the flusher.
-func (s *sender) shut() {
+// SetIdle sets how long an idle flusher waits for work (tests).
+func (s *Sender) SetIdle(d time.Duration) { s.idle.Store(int64(d)) }
+
+// closing returns what ends waits of a call made with ctx besides ctx: the
+// Client's Close, unless the call is a clean-up.
+func (s *Sender) closing(ctx context.Context) <-chan struct{} {
+	if s.cfg.IsCleanup(ctx) {
+		return nil
+	}
+	return s.cfg.Done
+}
+
+// Shut ends the inline lanes (Client.Close): a call in flight on one that
+// Close ends is interrupted, later calls go through the flusher, and
+// batchers made later get no lane.
+func (s *Sender) Shut() {
 	if s.one.lane != nil {
 		s.one.lane.Shut()
 	}
+	s.mu.Lock()
+	s.shut = true
+	for _, b := range s.byAddr {
+		if b.lane != nil {
+			b.lane.Shut()
+		}
+	}
+	s.mu.Unlock()
 }
 
 // batcherFor returns the batcher of the node at addr, serving through rdb.
-func (s *sender) batcherFor(rdb *redis.Client, addr string) *batcher {
+func (s *Sender) batcherFor(rdb *redis.Client, addr string) *batcher {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	b := s.byAddr[addr]
 	if b == nil || b.rdb != redis.UniversalClient(rdb) {
-		// A node first seen, or go-redis made a new client for it.
+		// A node first seen, or go-redis made a new client for it: a
+		// batcher, and an inline lane dialing as that client does, of its
+		// own; the old batcher's lane is retired.
+		old := b
 		b = newBatcher(s, rdb, addr)
+		if !s.shut {
+			b.lane = inline.New(rdb)
+		}
 		s.byAddr[addr] = b
+		if old != nil {
+			old.retire()
+		}
 	}
 	return b
 }
 
 // submit routes o to its batcher; done is closed when its outcome is known.
-func (s *sender) submit(o *op) {
+func (s *Sender) submit(o *Op) {
+	o.cut = false
 	if o.done == nil && (s.nodes != nil || s.one.lane == nil) {
 		o.done = make(chan struct{})
 	}
 	if o.first.IsZero() {
 		o.first = time.Now()
-		if o.s != nil && o.s.synced && s.c.opts.sync != syncOff {
-			o.sync = true
+		if o.S != nil && o.S.Synced && s.cfg.Sync != SyncOff {
+			o.Sync = true
 		}
 	}
 	if s.nodes == nil {
 		s.one.add(o)
 		return
 	}
-	key, ok := o.routeKey()
+	key, ok := o.RouteKey()
 	if !ok {
 		s.one.add(o)
 		return
@@ -130,14 +189,14 @@ func (s *sender) submit(o *op) {
 	if o.target != "" {
 		// A redirection named the node.
 		addr = o.target
-		rdb, err = s.nodes.Node(o.ctx, addr)
+		rdb, err = s.nodes.Node(o.Ctx, addr)
 	} else {
 		slot := cluster.Slot(key)
 		if b := s.route[slot].Load(); b != nil {
 			b.add(o)
 			return
 		}
-		rdb, addr, err = s.nodes.Master(o.ctx, key)
+		rdb, addr, err = s.nodes.Master(o.Ctx, key)
 		if err == nil {
 			b := s.batcherFor(rdb, addr)
 			s.route[slot].Store(b)
@@ -155,7 +214,7 @@ func (s *sender) submit(o *op) {
 
 // unroute drops the cached routes of slot (or, when slot < 0, every route
 // to b), so that the next call asks nodes again.
-func (s *sender) unroute(slot int, b *batcher) {
+func (s *Sender) unroute(slot int, b *batcher) {
 	if s.route == nil {
 		return
 	}
@@ -168,9 +227,10 @@ func (s *sender) unroute(slot int, b *batcher) {
 	}
 }
 
-// submitAll routes ops; those for one batcher go together, so that they
-// make one batch unless the batch in flight ends first.
-func (s *sender) submitAll(ops []*op) {
+// SubmitAll routes ops (Op.Done tells when each is done); those for one
+// batcher go together, so that they make one batch unless the batch in
+// flight ends first.
+func (s *Sender) SubmitAll(ops []*Op) {
 	for _, o := range ops {
 		if o.done == nil {
 			o.done = make(chan struct{})
@@ -205,12 +265,12 @@ const (
 // after decides what becomes of an op its batcher has sent: on a Redis
 // Cluster a redirection sends it on (the command did not run); otherwise
 // its outcome is final and done is closed.
-func (s *sender) after(o *op, from *batcher) {
+func (s *Sender) after(o *Op, from *batcher) {
 	o.asking = false
 	if o.unpublished != "" {
-		s.c.publishRefused(o.unpublished)
+		s.cfg.PublishRefused(o.unpublished)
 	}
-	if !o.probed && o.keyRefused() {
+	if !o.probed && o.KeyRefused() {
 		// Name the keys the user may not access, off the flusher. An op
 		// sent inline has no done channel yet (its caller's exec reads
 		// done after submit returns): give it one before going async.
@@ -219,18 +279,18 @@ func (s *sender) after(o *op, from *batcher) {
 			o.done = make(chan struct{})
 		}
 		go func() {
-			s.c.nameRefusedKeys(o)
+			s.cfg.NameRefusedKeys(o)
 			s.after(o, from)
 		}()
 		return
 	}
-	if s.nodes == nil || (o.ctx.Err() != nil && !isCleanup(o.ctx)) || time.Since(o.first) > redirectBudget {
+	if s.nodes == nil || (o.Ctx.Err() != nil && !s.cfg.IsCleanup(o.Ctx)) || time.Since(o.first) > redirectBudget {
 		o.markDone()
 		return
 	}
 	var pause time.Duration
 	var again bool
-	if o.err != nil {
+	if o.Err != nil {
 		pause, again = s.afterError(o, from)
 	} else {
 		pause, again = s.afterReply(o, from)
@@ -251,14 +311,14 @@ func (s *sender) after(o *op, from *batcher) {
 // only when go-redis closed its client for the node (the node left the slot
 // map); a node that could not be reached is forgotten, so that go-redis
 // looks again, and the error is the op's outcome.
-func (s *sender) afterError(o *op, from *batcher) (pause time.Duration, again bool) {
-	if errors.Is(o.err, redis.ErrClosed) && from.addr != "" {
+func (s *Sender) afterError(o *Op, from *batcher) (pause time.Duration, again bool) {
+	if errors.Is(o.Err, redis.ErrClosed) && from.addr != "" {
 		s.nodes.Forget(from.addr)
 		s.unroute(-1, from)
 		o.target = ""
 		return o.nextPause(true), true
 	}
-	if from.addr != "" && notSent(o.err) {
+	if from.addr != "" && notSent(o.Err) {
 		s.nodes.Forget(from.addr) // down, or gone: have go-redis look again
 		s.unroute(-1, from)
 	}
@@ -269,8 +329,8 @@ func (s *sender) afterError(o *op, from *batcher) (pause time.Duration, again bo
 // to the node named, a TRYAGAIN or CLUSTERDOWN (a multi-key command during
 // a slot's migration, the cluster settling after a failover) sends it again
 // after a pause; any other reply is its outcome.
-func (s *sender) afterReply(o *op, from *batcher) (pause time.Duration, again bool) {
-	e, ok := o.v.(replyError)
+func (s *Sender) afterReply(o *Op, from *batcher) (pause time.Duration, again bool) {
+	e, ok := o.V.(ReplyError)
 	if !ok {
 		return 0, false
 	}
@@ -283,7 +343,7 @@ func (s *sender) afterReply(o *op, from *batcher) (pause time.Duration, again bo
 		o.asking = r.Ask
 		return o.nextPause(r.Addr == from.addr), true
 	}
-	if !hasPrefix(string(e), "TRYAGAIN") && !hasPrefix(string(e), "CLUSTERDOWN") {
+	if !HasPrefix(string(e), "TRYAGAIN") && !HasPrefix(string(e), "CLUSTERDOWN") {
 		return 0, false
 	}
 	o.target = ""
@@ -292,7 +352,7 @@ func (s *sender) afterReply(o *op, from *batcher) (pause time.Duration, again bo
 
 // nextPause returns the pause before an op is sent on: none for the first
 // immediateHops redirections in a row (unless wait is set), then growing.
-func (o *op) nextPause(wait bool) time.Duration {
+func (o *Op) nextPause(wait bool) time.Duration {
 	if !wait && o.redirects < immediateHops {
 		return 0
 	}
@@ -310,7 +370,7 @@ func (e notSentError) Unwrap() error { return e.err }
 // batcher sends ops to one Redis node (or through one go-redis client),
 // batching those that arrive while a batch is in flight.
 type batcher struct {
-	s    *sender
+	s    *Sender
 	rdb  redis.UniversalClient
 	addr string // the node's address on a Redis Cluster, else ""
 
@@ -320,19 +380,21 @@ type batcher struct {
 	replicas syncState
 
 	// lane sends a call in its caller's goroutine when the batcher is idle
-	// (nil: never; see runInline).
+	// (nil: never; see runInline): on one server, and per node on a
+	// Cluster.
 	lane *inline.Lane
 
 	mu      sync.Mutex
-	queue   []*op
-	spare   []*op // the previous batch's slice, reused for the next queue
+	queue   []*Op
+	spare   []*Op // the previous batch's slice, reused for the next queue
 	busy    bool  // the flusher is sending (or about to send) batches
 	inline  bool  // a caller is sending its call on lane
+	retired bool  // go-redis replaced the node's client: lane is shut (once idle)
 	running bool  // the flusher goroutine exists
 	wake    chan struct{}
 }
 
-func newBatcher(s *sender, rdb redis.UniversalClient, addr string) *batcher {
+func newBatcher(s *Sender, rdb redis.UniversalClient, addr string) *batcher {
 	b := &batcher{s: s, rdb: rdb, addr: addr, wake: make(chan struct{}, 1)}
 	b.replicas.n.Store(-1)
 	return b
@@ -340,9 +402,9 @@ func newBatcher(s *sender, rdb redis.UniversalClient, addr string) *batcher {
 
 // add sends o in its caller's goroutine when the batcher is idle, else
 // queues it.
-func (b *batcher) add(o *op) {
+func (b *batcher) add(o *Op) {
 	b.mu.Lock()
-	if b.lane != nil && !b.busy && !b.inline && !o.sync && !o.asking && !o.bounded() {
+	if b.lane != nil && !b.busy && !b.inline && !b.retired && !o.asking && !o.bounded() && b.syncFree(o) {
 		b.inline = true
 		b.mu.Unlock()
 		b.runInline(o)
@@ -355,14 +417,44 @@ func (b *batcher) add(o *op) {
 	b.kick()
 }
 
+// syncFree reports whether o may go without WAIT: it asks for no replica
+// sync, or its node needs none (as run decides: then o.Sync is cleared).
+// Called with mu held.
+func (b *batcher) syncFree(o *Op) bool {
+	if !o.Sync {
+		return true
+	}
+	if b.replicas.wanted(b.s.cfg.Sync) {
+		return false
+	}
+	o.Sync = false
+	return true
+}
+
+// retire shuts the lane of a batcher go-redis replaced the client of: at
+// once when no call is in flight on it, else when that call ends
+// (runInline); no call goes inline on it from now on.
+func (b *batcher) retire() {
+	if b.lane == nil {
+		return
+	}
+	b.mu.Lock()
+	b.retired = true
+	busy := b.inline
+	b.mu.Unlock()
+	if !busy {
+		b.lane.Shut()
+	}
+}
+
 // runInline sends o, in its caller's goroutine, on the lane (inline was
 // set for it); calls made meanwhile queue, and are handed to the flusher
 // when it is done. The caller's ctx end, or Close, interrupts the read:
 // the call is then cut (its outcome unknown, settled as a lost reply's)
-// and exec reports it abandoned.
-func (b *batcher) runInline(o *op) {
-	_, byDeadline := o.ctx.(deadlineOnly)
-	if !b.lane.Begin(o.ctx, b.s.c.closing(o.ctx) != nil, byDeadline) {
+// and Exec reports it abandoned.
+func (b *batcher) runInline(o *Op) {
+	_, byDeadline := o.Ctx.(DeadlineOnly)
+	if !b.lane.Begin(o.Ctx, b.s.closing(o.Ctx) != nil, byDeadline) {
 		// Closed: through the flusher, as a clean-up after Close goes.
 		b.mu.Lock()
 		b.inline = false
@@ -376,25 +468,30 @@ func (b *batcher) runInline(o *op) {
 	rdb := b.lane.Client()
 	for _, eval := range []bool{false, true} {
 		cmd := o.command(eval)
-		_ = rdb.Process(o.ctx, cmd)
+		_ = rdb.Process(o.Ctx, cmd)
 		o.finish(cmd.Err())
-		if !o.noScript() {
+		if !o.NoScript() {
 			break
 		}
 	}
 	var tail *inline.Tail
-	o.cut, tail = b.lane.End(o.err != nil && !notSent(o.err))
-	if tail != nil {
-		// The caller leaves (exec: abandoned); its reply is still read,
-		// here, so that it is settled as any abandoned call's is.
+	o.cut, tail = b.lane.End(o.Err != nil && !notSent(o.Err))
+	if tail != nil && o.done == nil {
+		// The caller leaves (Exec: abandoned); its reply is still read,
+		// here, so that it is settled as any abandoned call's is. (On a
+		// Cluster the op has its done channel from submit.)
 		o.done = make(chan struct{})
 	}
 	b.mu.Lock()
 	b.inline = false
+	retired := b.retired
 	if len(b.queue) > 0 {
 		b.kick()
 	} else {
 		b.mu.Unlock()
+	}
+	if retired {
+		b.lane.Shut()
 	}
 	if tail == nil {
 		b.s.after(o, b)
@@ -414,7 +511,7 @@ func (b *batcher) runInline(o *op) {
 }
 
 // addAll queues ops together.
-func (b *batcher) addAll(ops []*op) {
+func (b *batcher) addAll(ops []*Op) {
 	b.mu.Lock()
 	b.queue = append(b.queue, ops...)
 	b.kick()
@@ -457,7 +554,7 @@ func (b *batcher) loop() {
 		case <-b.wake:
 			continue
 		case <-idle.C:
-		case <-b.s.c.done:
+		case <-b.s.cfg.Done:
 			// The Client is closed: end now, not flusherIdle later (a
 			// call made after Close starts a flusher that ends at once).
 		}
@@ -502,16 +599,16 @@ func (b *batcher) flush() {
 // its connection until the replicas answer; the other ops must not wait
 // for it), the others as one pipeline (a lone op as a plain command).
 // Scripts the server did not have cached are sent again with their source.
-func (b *batcher) run(batch []*op) {
-	var synced []*op
+func (b *batcher) run(batch []*Op) {
+	var synced []*Op
 	plain := batch
-	if b.s.c.opts.sync != syncOff {
+	if b.s.cfg.Sync != SyncOff {
 		plain = plain[:0:0]
 		for _, o := range batch {
-			if o.sync && b.replicas.wanted(b.s.c.opts) {
+			if o.Sync && b.replicas.wanted(b.s.cfg.Sync) {
 				synced = append(synced, o)
 			} else {
-				o.sync = false
+				o.Sync = false
 				plain = append(plain, o)
 			}
 		}
@@ -523,9 +620,9 @@ func (b *batcher) run(batch []*op) {
 		return
 	}
 	b.send(plain, false)
-	var again []*op
+	var again []*Op
 	for _, o := range plain {
-		if o.noScript() {
+		if o.NoScript() {
 			again = append(again, o)
 		}
 	}
@@ -540,7 +637,7 @@ func (b *batcher) run(batch []*op) {
 // send writes the ops as one pipeline (a lone op as a plain command) and
 // records their outcomes. An op redirected by ASK goes after ASKING, on the
 // same connection.
-func (b *batcher) send(ops []*op, eval bool) {
+func (b *batcher) send(ops []*Op, eval bool) {
 	if len(ops) == 1 && !ops[0].asking {
 		// Alone, the op may use its caller's ctx: go-redis then stops
 		// dialing (or waiting for a pooled connection) when it ends, and
@@ -548,11 +645,11 @@ func (b *batcher) send(ops []*op, eval bool) {
 		// call by ctx only with ContextTimeoutEnabled; the outcome tells.
 		o := ops[0]
 		cmd := o.command(eval)
-		_ = b.rdb.Process(o.ctx, cmd)
+		_ = b.rdb.Process(o.Ctx, cmd)
 		o.finish(cmd.Err())
 		return
 	}
-	ctx := context.WithoutCancel(ops[0].ctx)
+	ctx := context.WithoutCancel(ops[0].Ctx)
 	cmds := make([]*redis.RawWriteToCmd, len(ops))
 	pipe := b.rdb.Pipeline()
 	for i, o := range ops {
@@ -571,17 +668,17 @@ func (b *batcher) send(ops []*op, eval bool) {
 // runSynced sends ops that want replica sync as one pipeline with WAIT (for
 // the replicas the node reports, or WithReplicaSync's count) after them, on
 // one connection, records WAIT's count in each, and passes them on.
-func (b *batcher) runSynced(ops []*op) {
-	opts := b.s.c.opts
-	ctx := context.WithoutCancel(ops[0].ctx)
-	want := opts.syncReplicas
-	if opts.sync == syncAuto {
-		n, err := b.replicas.count(ctx, b.rdb)
+func (b *batcher) runSynced(ops []*Op) {
+	cfg := b.s.cfg
+	ctx := context.WithoutCancel(ops[0].Ctx)
+	want := cfg.SyncReplicas
+	if cfg.Sync == SyncAuto {
+		n, err := b.replicas.count(ctx, b.rdb, cfg.InfoTimeout)
 		if err != nil || n == 0 {
 			// Not known (the node did not answer INFO: the scripts will
 			// tell), or no replica to wait for: no WAIT.
 			for _, o := range ops {
-				o.sync = false
+				o.Sync = false
 			}
 			b.sendSynced(ctx, ops, 0)
 			return
@@ -594,7 +691,7 @@ func (b *batcher) runSynced(ops []*op) {
 // sendSynced sends ops with WAIT want (none when want is 0), then once more
 // with their source those the node had no cached script for, and passes
 // every op on.
-func (b *batcher) sendSynced(ctx context.Context, ops []*op, want int) {
+func (b *batcher) sendSynced(ctx context.Context, ops []*Op, want int) {
 	for _, eval := range []bool{false, true} {
 		pipe := b.rdb.Pipeline()
 		cmds := make([]*redis.RawWriteToCmd, len(ops))
@@ -617,9 +714,9 @@ func (b *batcher) sendSynced(ctx context.Context, ops []*op, want int) {
 		if wait != nil {
 			b.waited(ctx, ops, want, wait)
 		}
-		var again []*op
+		var again []*Op
 		for _, o := range ops {
-			if o.noScript() {
+			if o.NoScript() {
 				again = append(again, o)
 			} else {
 				b.s.after(o, b)
@@ -637,7 +734,7 @@ func (b *batcher) sendSynced(ctx context.Context, ops []*op, want int) {
 // pipeline's replies within one read timeout; a WAIT that answered later
 // would make the whole batch's outcome unknown).
 func (b *batcher) waitTimeout() time.Duration {
-	d := b.s.c.opts.syncTimeout
+	d := b.s.cfg.SyncTimeout
 	if c, ok := b.rdb.(*redis.Client); ok {
 		rt := c.Options().ReadTimeout
 		if rt > 0 && d > rt*3/4 {
@@ -648,36 +745,36 @@ func (b *batcher) waitTimeout() time.Duration {
 }
 
 // waited records WAIT's answer in the ops it followed.
-func (b *batcher) waited(ctx context.Context, ops []*op, want int, wait *redis.IntCmd) {
+func (b *batcher) waited(ctx context.Context, ops []*Op, want int, wait *redis.IntCmd) {
 	n, err := wait.Result()
 	var re redis.Error
-	if errors.As(err, &re) && hasPrefix(re.Error(), "ERR unknown command") {
+	if errors.As(err, &re) && HasPrefix(re.Error(), "ERR unknown command") {
 		// Redisson stops sending WAIT to a server that does not know it
 		// (some proxies and managed services).
 		b.replicas.noWait.Store(true)
-		b.s.c.logger().Warn("goredisson: the server does not know WAIT; replica sync is off for it", "node", b.addr, "err", err)
+		b.s.cfg.Logger().Warn("goredisson: the server does not know WAIT; replica sync is off for it", "node", b.addr, "err", err)
 		for _, o := range ops {
-			o.sync = false
+			o.Sync = false
 		}
 		return
 	}
 	if err != nil {
 		n = 0 // not confirmed
 	}
-	if b.s.c.opts.sync == syncAuto && n != int64(want) {
+	if b.s.cfg.Sync == SyncAuto && n != int64(want) {
 		// As Redisson: the replica count may have changed; ask again
 		// before the next WAIT. When none confirmed, ask now: a master
 		// that has lost its replicas (a failover left it alone) has
 		// nothing to confirm.
 		b.replicas.n.Store(-1)
 		if n == 0 {
-			if fresh, err := b.replicas.count(ctx, b.rdb); err == nil && fresh == 0 {
+			if fresh, err := b.replicas.count(ctx, b.rdb, b.s.cfg.InfoTimeout); err == nil && fresh == 0 {
 				want = 0
 			}
 		}
 	}
 	for _, o := range ops {
-		o.synced, o.syncWant = n, want
+		o.Synced, o.SyncWant = n, want
 	}
 }
 
@@ -685,51 +782,51 @@ func (b *batcher) waited(ctx context.Context, ops []*op, want int, wait *redis.I
 // own outcome.
 const endGrace = 5 * time.Millisecond
 
-// callGrace is how long past the end of its wait (or past its send, when
-// the wait has ended) a call made for a wait is waited for (see boundCalls).
-const callGrace = 250 * time.Millisecond
+// CallGrace is how long past the end of its wait (or past its send, when
+// the wait has ended) a call made for a wait is waited for (see BoundCalls).
+const CallGrace = 250 * time.Millisecond
 
 // errNoReply is the reason of a call abandoned at its wait's bound.
 var errNoReply = errors.New("no reply from Redis within the wait")
 
-// callBoundKey is the context key of boundCalls.
+// callBoundKey is the context key of BoundCalls.
 type callBoundKey struct{}
 
-// bounded reports whether o belongs to a bounded wait (boundCalls): such a
+// bounded reports whether o belongs to a bounded wait (BoundCalls): such a
 // call is never sent inline, where only ctx's end or Close can interrupt
 // its I/O, but through the flusher, so that exec can leave it at its bound
 // while a dial or a hung server holds it.
-func (o *op) bounded() bool {
-	if o.ctx == nil {
+func (o *Op) bounded() bool {
+	if o.Ctx == nil {
 		return false
 	}
-	_, ok := callBound(o.ctx)
+	_, ok := CallBound(o.Ctx)
 	return ok
 }
 
-// boundCalls marks ctx as serving a wait that ends at deadline (zero: no
-// bound): exec gives each call up to callGrace past it (and at least
-// callGrace), so that a dial or a server that hangs cannot hold a wait far
+// BoundCalls marks ctx as serving a wait that ends at deadline (zero: no
+// bound): exec gives each call up to CallGrace past it (and at least
+// CallGrace), so that a dial or a server that hangs cannot hold a wait far
 // past its end, whatever go-redis's timeouts are. A call given up is
 // abandoned (settled as any lost reply).
-func boundCalls(ctx context.Context, deadline time.Time) context.Context {
+func BoundCalls(ctx context.Context, deadline time.Time) context.Context {
 	if deadline.IsZero() {
 		return ctx
 	}
 	return context.WithValue(ctx, callBoundKey{}, deadline)
 }
 
-// unbound returns ctx without the call bound boundCalls put on it
+// Unbound returns ctx without the call bound BoundCalls put on it
 // (context.WithoutCancel keeps values, so a clean-up must drop it).
-func unbound(ctx context.Context) context.Context {
-	if _, ok := callBound(ctx); !ok {
+func Unbound(ctx context.Context) context.Context {
+	if _, ok := CallBound(ctx); !ok {
 		return ctx
 	}
 	return context.WithValue(ctx, callBoundKey{}, time.Time{})
 }
 
-// callBound returns the bound boundCalls put on ctx, if any.
-func callBound(ctx context.Context) (time.Time, bool) {
+// CallBound returns the bound BoundCalls put on ctx, if any.
+func CallBound(ctx context.Context) (time.Time, bool) {
 	d, ok := ctx.Value(callBoundKey{}).(time.Time)
 	return d, ok && !d.IsZero()
 }
@@ -741,8 +838,8 @@ type errAbandoned struct{ reason error }
 func (e errAbandoned) Error() string { return e.reason.Error() }
 func (e errAbandoned) Unwrap() error { return e.reason }
 
-// abandoned reports whether err marks an abandoned call, and its reason.
-func abandoned(err error) (reason error, ok bool) {
+// Abandoned reports whether err marks an abandoned call, and its reason.
+func Abandoned(err error) (reason error, ok bool) {
 	if err == nil {
 		return nil, false
 	}
@@ -753,37 +850,29 @@ func abandoned(err error) (reason error, ok bool) {
 	return nil, false
 }
 
-// exec sends o and waits for its outcome, ctx's end or the Client's Close
-// (a clean-up, see cleanupCtx, is not ended by Close).
-// It returns nil once o is done (see op.outcome), else an errAbandoned.
-func (c *Client) exec(ctx context.Context, o *op) error {
-	closing := c.closing(ctx)
-	if closing != nil && c.closed.Load() {
-		return ErrClosed
-	}
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	if err := c.resolveMode(ctx); err != nil {
-		return err
-	}
-	c.send.submit(o)
+// Exec sends o and waits for its outcome, ctx's end or the Client's Close
+// (a clean-up, see Config.IsCleanup, is not ended by Close). The caller
+// checked ctx and Close before. It returns nil once o is done (see
+// Op.Outcome), else an error Abandoned recognizes.
+func (s *Sender) Exec(ctx context.Context, o *Op) error {
+	closing := s.closing(ctx)
+	s.submit(o)
 	var bound <-chan time.Time
-	if d, ok := callBound(ctx); ok {
-		t := time.NewTimer(max(time.Until(d), 0) + callGrace)
+	if d, ok := CallBound(ctx); ok {
+		t := time.NewTimer(max(time.Until(d), 0) + CallGrace)
 		defer t.Stop()
 		bound = t.C
 	}
 	select {
 	case <-o.done: // sent inline: done already
-		return c.finished(ctx, o, closing)
+		return s.finished(ctx, o, closing)
 	default:
 	}
 	select {
 	case <-o.done:
-		return c.finished(ctx, o, closing)
+		return s.finished(ctx, o, closing)
 	case <-closing:
-		return errAbandoned{ErrClosed}
+		return errAbandoned{s.cfg.ErrClosed}
 	case <-bound:
 		return errAbandoned{errNoReply}
 	case <-ctx.Done():
@@ -795,52 +884,29 @@ func (c *Client) exec(ctx context.Context, o *op) error {
 	defer grace.Stop()
 	select {
 	case <-o.done:
-		return c.finished(ctx, o, closing)
+		return s.finished(ctx, o, closing)
 	case <-grace.C:
 	case <-closing:
 	}
-	if closing != nil && c.closed.Load() {
-		return errAbandoned{ErrClosed}
+	if closing != nil && s.cfg.Closed() {
+		return errAbandoned{s.cfg.ErrClosed}
 	}
 	return errAbandoned{ctx.Err()}
 }
 
-// finished returns exec's result for a done op: nil, or an errAbandoned
+// finished returns Exec's result for a done op: nil, or an errAbandoned
 // when ctx's end or Close cut its read (runInline) before a reply came.
-func (c *Client) finished(ctx context.Context, o *op, closing <-chan struct{}) error {
-	if !o.cut || o.outcome() != unknown {
+func (s *Sender) finished(ctx context.Context, o *Op, closing <-chan struct{}) error {
+	if !o.cut || o.Outcome() != Unknown {
 		return nil
 	}
-	if closing != nil && c.closed.Load() {
-		return errAbandoned{ErrClosed}
+	if closing != nil && s.cfg.Closed() {
+		return errAbandoned{s.cfg.ErrClosed}
 	}
 	if err := ctx.Err(); err != nil {
 		return errAbandoned{err}
 	}
 	return nil
-}
-
-// command runs a plain command (a read, or one that is safe to lose) and
-// returns its parsed reply: an error reply or a lost one is an error.
-func (c *Client) command(ctx context.Context, args ...any) (any, error) {
-	return c.run(ctx, newOp(ctx, args...))
-}
-
-// commandInt runs a command whose reply is an integer (nil reads as 0).
-func (c *Client) commandInt(ctx context.Context, args ...any) (int64, error) {
-	v, err := c.command(ctx, args...)
-	if err != nil {
-		return 0, err
-	}
-	switch r := v.(type) {
-	case nil:
-		return 0, nil
-	case int64:
-		return r, nil
-	case string:
-		return strconv.ParseInt(r, 10, 64)
-	}
-	return 0, errUnexpected(v)
 }
 
 // notSent reports whether err proves that a command never reached Redis: no
@@ -849,8 +915,8 @@ func (c *Client) commandInt(ctx context.Context, args ...any) (int64, error) {
 // then, its replies being raw), or its node could not be found. Its
 // outcome is known.
 func notSent(err error) bool {
-	var op *net.OpError
-	if errors.As(err, &op) && op.Op == "dial" {
+	var oe *net.OpError
+	if errors.As(err, &oe) && oe.Op == "dial" {
 		return true
 	}
 	var re redis.Error

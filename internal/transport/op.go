@@ -1,0 +1,251 @@
+package transport
+
+import (
+	"context"
+	"strings"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// Script is one Lua script as sent to Redis (rlock embeds them).
+type Script struct {
+	Name   string
+	Src    string // the source, includes expanded
+	SHA    string // SHA1 of Src, for EVALSHA
+	ShaArg any    // SHA, boxed once
+	// Synced marks the scripts replica sync follows (see replica.go).
+	Synced bool
+}
+
+// Op is one command on its way to Redis and, once done is closed, its
+// outcome.
+type Op struct {
+	Ctx context.Context
+	S   *Script // nil for a plain command in Line
+	// Line is the command: EVALSHA, the SHA1, the number of keys, the keys
+	// and the arguments for a script (see command); the arguments alone for
+	// a plain command.
+	Line []any
+	args [16]any // Line's storage when it fits
+	// Sync asks for replica sync (set for acquire and release scripts, see
+	// replica.go); SyncWant is the replica count a WAIT after it asked
+	// for (0: none was sent) and Synced WAIT's count.
+	Sync     bool
+	SyncWant int
+	Synced   int64
+
+	// Routing on a Redis Cluster (see Sender.after): first is when the op
+	// was first sent, redirects how many times it was sent on, target the
+	// node a redirection named (empty: the slot's owner), asking that it
+	// goes after ASKING.
+	first     time.Time
+	redirects int
+	target    string
+	asking    bool
+	// cut is set when the op was sent inline and ctx's end or Close
+	// interrupted its I/O (see batcher.runInline).
+	cut bool
+
+	raw   []byte // the raw reply
+	small [64]byte
+	V     any // the parsed reply (a ReplyError for an error reply)
+	// unpublished is set when the script's publish was refused (see
+	// lib/notify.lua): "<channel>: <error>".
+	unpublished string
+	// probed is set once a key refusal was looked into (see
+	// Config.NameRefusedKeys).
+	probed bool
+	Err    error // set when no reply was read: the outcome is unknown unless notSent(Err)
+	// done is closed when the outcome is known. It is made when the op is
+	// submitted (see Sender.submit), unless the op goes inline: it is then
+	// done before submit returns, and shares closedDone.
+	done chan struct{}
+}
+
+// Done returns the channel closed when the op's outcome is known (nil
+// before it was submitted).
+func (o *Op) Done() <-chan struct{} { return o.done }
+
+// closedDone is the done of every op sent inline.
+var closedDone = func() chan struct{} { c := make(chan struct{}); close(c); return c }()
+
+// markDone closes done (for an op sent inline, done is closedDone already).
+func (o *Op) markDone() {
+	if o.done == nil {
+		o.done = closedDone
+		return
+	}
+	if o.done != closedDone {
+		close(o.done)
+	}
+}
+
+// Write collects the raw reply (RawWriteToCmd writes to it).
+func (o *Op) Write(p []byte) (int, error) {
+	o.raw = append(o.raw, p...)
+	return len(p), nil
+}
+
+// NewOp returns an op for a plain command.
+func NewOp(ctx context.Context, args ...any) *Op {
+	o := &Op{Ctx: ctx, Line: args}
+	o.raw = o.small[:0]
+	return o
+}
+
+// NewScriptOp returns an op that runs s with keys (boxed) and args, as one
+// line built once.
+func NewScriptOp(ctx context.Context, s *Script, keys []any, args ...any) *Op {
+	o := &Op{Ctx: ctx, S: s}
+	line := o.args[:0]
+	if n := 3 + len(keys) + len(args); n > len(o.args) {
+		line = make([]any, 0, n)
+	}
+	line = append(line, "evalsha", s.ShaArg, len(keys))
+	line = append(line, keys...)
+	o.Line = append(line, args...)
+	o.raw = o.small[:0]
+	return o
+}
+
+// command returns the go-redis command for the op: for a script EVALSHA,
+// or EVAL with the source when eval is set.
+func (o *Op) command(eval bool) *redis.RawWriteToCmd {
+	o.raw = o.small[:0]
+	if o.S != nil && (eval || o.S.SHA == "") {
+		line := append([]any{"eval", o.S.Src}, o.Line[2:]...)
+		return redis.NewRawWriteToCmd(o.Ctx, o, line...)
+	}
+	return redis.NewRawWriteToCmd(o.Ctx, o, o.Line...)
+}
+
+// keylessCommands are the plain commands this package sends that have no
+// key (routed to any node).
+var keylessCommands = map[string]bool{"script": true, "pubsub": true, "info": true, "wait": true, "ping": true, "cluster": true}
+
+// RouteKey returns the key that picks the op's node on a Redis Cluster:
+// a script's first key, a plain command's first argument.
+func (o *Op) RouteKey() (string, bool) {
+	if o.S != nil {
+		if len(o.Line) > 3 {
+			if n, ok := o.Line[2].(int); ok && n > 0 {
+				k, ok := o.Line[3].(string)
+				return k, ok
+			}
+		}
+		return "", false
+	}
+	if len(o.Line) < 2 {
+		return "", false
+	}
+	if name, ok := o.Line[0].(string); !ok || keylessCommands[name] {
+		return "", false
+	}
+	k, ok := o.Line[1].(string)
+	return k, ok
+}
+
+// finish records the command's outcome from its go-redis result.
+func (o *Op) finish(err error) {
+	o.V, o.Err, o.unpublished = nil, err, ""
+	if err != nil {
+		return
+	}
+	o.V, o.Err = ParseReply(o.raw)
+	// A script whose publish was refused (lib/notify.lua) wraps its reply.
+	if a, ok := o.V.([]any); ok && len(a) >= 2 && o.S != nil {
+		if mark, _ := a[0].(string); mark == unpublishedMark {
+			o.unpublished, _ = a[1].(string)
+			o.V = nil
+			if len(a) > 2 {
+				o.V = a[2]
+			}
+		}
+	}
+}
+
+// unpublishedMark starts the reply of a script whose publish was refused.
+const unpublishedMark = "goredisson:unpublished"
+
+// NoScript reports whether the op came back NOSCRIPT.
+func (o *Op) NoScript() bool {
+	e, ok := o.V.(ReplyError)
+	return o.Err == nil && ok && e.NoScript()
+}
+
+// Outcome classifies a done op.
+type Outcome int
+
+const (
+	// Replied: a reply was read (o.V, possibly a ReplyError).
+	Replied Outcome = iota
+	// NotRun: the command certainly did not run: never sent, or refused
+	// before it ran (NOSCRIPT, MOVED, LOADING, ...).
+	NotRun
+	// Unknown: sent, and no reply read; it may have run, or may still run.
+	Unknown
+)
+
+// Outcome classifies the op once done.
+func (o *Op) Outcome() Outcome {
+	switch {
+	case o.Err != nil && notSent(o.Err):
+		return NotRun
+	case o.Err != nil:
+		return Unknown
+	}
+	if e, ok := o.V.(ReplyError); ok && e.NotRun() {
+		return NotRun
+	}
+	return Replied
+}
+
+// ReplyErr returns the error of a done op: its transport error, or the
+// error reply of Redis, or nil.
+func (o *Op) ReplyErr() error {
+	if o.Err != nil {
+		return o.Err
+	}
+	if e, ok := o.V.(ReplyError); ok {
+		return e
+	}
+	return nil
+}
+
+// KeyRefused reports whether the op came back refused by an ACL for one of
+// its keys: at the call ("NOPERM ... keys", Valkey "NOPERM ... a key"), or
+// inside a script (Redis "... can't access at least one of the keys",
+// Valkey "ACL failure in script: ... a key"). Neither says which key.
+func (o *Op) KeyRefused() bool {
+	e, ok := o.V.(ReplyError)
+	if o.Err != nil || !ok {
+		return false
+	}
+	msg := string(e)
+	return (HasPrefix(msg, "NOPERM") && strings.Contains(msg, "key")) ||
+		strings.Contains(msg, "can't access at least one of the keys") ||
+		(strings.Contains(msg, "ACL failure in script") && strings.Contains(msg, "key"))
+}
+
+// Keys returns the keys the op names: a script's declared keys, a plain
+// command's first argument.
+func (o *Op) Keys() []string {
+	var out []string
+	if o.S != nil {
+		if len(o.Line) > 3 {
+			if n, ok := o.Line[2].(int); ok {
+				for _, k := range o.Line[3:min(3+n, len(o.Line))] {
+					if s, ok := k.(string); ok {
+						out = append(out, s)
+					}
+				}
+			}
+		}
+		return out
+	}
+	if k, ok := o.RouteKey(); ok {
+		out = append(out, k)
+	}
+	return out
+}

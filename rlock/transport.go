@@ -1,0 +1,105 @@
+package rlock
+
+import (
+	"context"
+	"strconv"
+
+	"github.com/goredisson/goredisson/internal/transport"
+)
+
+// The lock engine's side of the transport (package internal/transport,
+// docs/internals.md): it hands the transport an op and reads its outcome.
+// The short names below keep the engine's code as it was.
+
+type (
+	op         = transport.Op
+	script     = transport.Script
+	replyError = transport.ReplyError
+	syncMode   = transport.SyncMode
+	outcome    = transport.Outcome
+	// deadlineOnly marks a clean-up call's context (see cleanupCall).
+	deadlineOnly = transport.DeadlineOnly
+)
+
+const (
+	replied = transport.Replied
+	notRun  = transport.NotRun
+	unknown = transport.Unknown
+
+	syncAuto     = transport.SyncAuto
+	syncOff      = transport.SyncOff
+	syncExplicit = transport.SyncExplicit
+)
+
+var (
+	newOp       = transport.NewOp
+	newScriptOp = transport.NewScriptOp
+	parseReply  = transport.ParseReply
+	ints        = transport.Ints
+	hasPrefix   = transport.HasPrefix
+	boundCalls  = transport.BoundCalls
+	unbound     = transport.Unbound
+	callBound   = transport.CallBound
+	abandoned   = transport.Abandoned
+)
+
+// callGrace is how long past its wait's end a call made for it is waited
+// for (see transport.BoundCalls).
+const callGrace = transport.CallGrace
+
+// newSender returns c's transport, sending through rdb.
+func newSender(c *Client) *transport.Sender {
+	return transport.NewSender(transport.Config{
+		Sync:            c.opts.sync,
+		SyncReplicas:    c.opts.syncReplicas,
+		SyncTimeout:     c.opts.syncTimeout,
+		Done:            c.done,
+		Closed:          c.closed.Load,
+		ErrClosed:       ErrClosed,
+		IsCleanup:       isCleanup,
+		InfoTimeout:     cleanupTimeout,
+		PublishRefused:  c.publishRefused,
+		NameRefusedKeys: c.nameRefusedKeys,
+		Logger:          c.logger,
+	}, c.rdb)
+}
+
+// exec sends o and waits for its outcome, ctx's end or the Client's Close
+// (a clean-up, see cleanupCtx, is not ended by Close).
+// It returns nil once o is done (see op.Outcome), else an error abandoned
+// recognizes.
+func (c *Client) exec(ctx context.Context, o *op) error {
+	if c.closing(ctx) != nil && c.closed.Load() {
+		return ErrClosed
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if err := c.resolveMode(ctx); err != nil {
+		return err
+	}
+	return c.send.Exec(ctx, o)
+}
+
+// command runs a plain command (a read, or one that is safe to lose) and
+// returns its parsed reply: an error reply or a lost one is an error.
+func (c *Client) command(ctx context.Context, args ...any) (any, error) {
+	return c.run(ctx, newOp(ctx, args...))
+}
+
+// commandInt runs a command whose reply is an integer (nil reads as 0).
+func (c *Client) commandInt(ctx context.Context, args ...any) (int64, error) {
+	v, err := c.command(ctx, args...)
+	if err != nil {
+		return 0, err
+	}
+	switch r := v.(type) {
+	case nil:
+		return 0, nil
+	case int64:
+		return r, nil
+	case string:
+		return strconv.ParseInt(r, 10, 64)
+	}
+	return 0, errUnexpected(v)
+}
