@@ -53,7 +53,9 @@ type lib struct {
 type env struct {
 	rdb  *redis.Client
 	addr string
-	cnt  *counter // nil: not counted
+	// addrs are the seed addresses of a Cluster (nil: addr alone).
+	addrs []string
+	cnt   *counter // nil: not counted
 	// srv are the lock servers of the run (srv.Redis is addr).
 	srv servers
 	// lease is the lease or session timeout every row takes in the
@@ -67,7 +69,10 @@ type env struct {
 // The rows the targets name.
 const (
 	rlockName = "goredisson RLock"
-	naiveName = "naive SET NX PX"
+	// rueidisTunedName is rueidislock with the settings of its README
+	// for one Redis (the --cluster run compares against it).
+	rueidisTunedName = "rueidislock tuned"
+	naiveName        = "naive SET NX PX"
 )
 
 // leaseTTL is the lease of the peers' locks (redsync's default expiry).
@@ -83,7 +88,7 @@ var allLibs = []lib{
 	{name: "redislock", settings: "default NoRetry, caller calls Obtain again at once; TTL 8 s", open: openRedislock(false)},
 	{name: "redislock tuned", settings: "LinearBackoff(1 ms), TTL 8 s", contendedOnly: true, open: openRedislock(true)},
 	{name: "rueidislock", settings: "defaults: KeyMajority 2 (3 keys), KeyValidity 5 s extended every 2.5 s, waiters woken by client-side-caching invalidations", open: openRueidislock(false)},
-	{name: "rueidislock tuned", settings: "KeyMajority 1 (1 key) and NoLoopTracking, as its README advises for one Redis >= 7.0.5; TryNextAfter 1 s (the timeout of each acquiring call; 20 ms by default)", open: openRueidislock(true)},
+	{name: rueidisTunedName, settings: "KeyMajority 1 (1 key) and NoLoopTracking, as its README advises for one Redis >= 7.0.5; TryNextAfter 1 s (the timeout of each acquiring call; 20 ms by default)", open: openRueidislock(true)},
 	{name: naiveName, settings: "SET NX PX 8 s, Lua compare-and-delete, polls every 1 ms", open: openNaive},
 }
 

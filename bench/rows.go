@@ -34,7 +34,7 @@ var otherBackends = []lib{
 // ratio.
 var backendRowOrder = []string{
 	rlockName, fairName, redissonName, redissonFairName,
-	"redsync", "redsync tuned", "redislock", "redislock tuned", "rueidislock", "rueidislock tuned", naiveName,
+	"redsync", "redsync tuned", "redislock", "redislock tuned", "rueidislock", rueidisTunedName, naiveName,
 	"MariaDB GET_LOCK", "MariaDB lock table", "MariaDB FOR UPDATE", "ZooKeeper lock", "etcd Mutex",
 }
 

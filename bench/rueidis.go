@@ -44,8 +44,12 @@ func (m *rueidisMutex) unlock() error {
 // into e.cnt by countingClient.
 func openRueidislock(tuned bool) func(e env) (newMutexFunc, func(), error) {
 	return func(e env) (newMutexFunc, func(), error) {
+		seeds := e.addrs
+		if len(seeds) == 0 {
+			seeds = []string{e.addr}
+		}
 		opt := rueidislock.LockerOption{
-			ClientOption: rueidis.ClientOption{InitAddress: []string{e.addr}},
+			ClientOption: rueidis.ClientOption{InitAddress: seeds},
 			ClientBuilder: func(o rueidis.ClientOption) (rueidis.Client, error) {
 				c, err := rueidis.NewClient(o)
 				if err != nil || e.cnt == nil {
