@@ -404,18 +404,22 @@ func (ch *channel) detach() {
 }
 
 // sameHost names the node at owner, as the node at via reported it, the
-// way go-redis names it in its slot map: an empty or loopback host means
-// via's host (unless that is loopback too).
+// way go-redis names it in its slot map (newClusterState): a loopback IP
+// stands for via's host unless that is loopback too, and port 0 (a TLS-only
+// cluster) for via's port.
 func sameHost(owner, via string) string {
 	host, port, err := net.SplitHostPort(owner)
-	viaHost, _, err2 := net.SplitHostPort(via)
-	if err != nil || err2 != nil || host == viaHost {
+	viaHost, viaPort, err2 := net.SplitHostPort(via)
+	if err != nil || err2 != nil {
 		return owner
 	}
-	if host == "" || (isLoopback(host) && !isLoopback(viaHost)) {
-		return net.JoinHostPort(viaHost, port)
+	if ip := net.ParseIP(host); ip != nil && ip.IsLoopback() && !isLoopback(viaHost) {
+		host = viaHost
 	}
-	return owner
+	if port == "0" {
+		port = viaPort
+	}
+	return net.JoinHostPort(host, port)
 }
 
 // isLoopback tells a loopback host as go-redis does.
