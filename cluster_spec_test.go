@@ -757,7 +757,12 @@ var _ = Describe("on a Redis Cluster whose masters fail (3 masters, 3 replicas)"
 		var start time.Time
 		Eventually(func() error { start = time.Now(); return holder.Unlock(ctx) }).WithTimeout(10 * time.Second).Should(Succeed())
 		var w wake
-		Eventually(woke).WithTimeout(4*time.Second).Should(Receive(&w), "woken by the unlock message, not the %v lease", lease)
+		select {
+		case w = <-woke:
+		case <-time.After(4 * time.Second):
+			Fail(fmt.Sprintf("woken by the unlock message, not the %v lease; where the waiter's channel is subscribed:\n%s",
+				lease, shardSubscribers(cluster, "redisson_lock__channel:"+tag+":wake")))
+		}
 		Expect(w.err).NotTo(HaveOccurred(), "the waiter's Lock")
 		AddReportEntry("wake after unlock, once settled", w.at.Sub(start).String())
 		spectest.WaitAll(&wg)
@@ -787,3 +792,27 @@ var _ = Describe("on a Redis Cluster whose masters fail (3 masters, 3 replicas)"
 		})
 	})
 })
+
+// shardSubscribers tells, for a failure message, each node's role and its
+// sharded and classic subscribers of channel (a waiter subscribed on no
+// master of its slot hears no unlock).
+func shardSubscribers(cluster *redistest.Cluster, channel string) string {
+	ctx := context.Background()
+	var b strings.Builder
+	for _, addr := range cluster.Addrs() {
+		rdb := redis.NewClient(&redis.Options{Addr: addr})
+		role, _ := rdb.Do(ctx, "ROLE").Slice()
+		shard, _ := rdb.Do(ctx, "PUBSUB", "SHARDNUMSUB", channel).Slice()
+		classic, _ := rdb.Do(ctx, "PUBSUB", "NUMSUB", channel).Slice()
+		_ = rdb.Close()
+		r := "?"
+		if len(role) > 0 {
+			r = fmt.Sprint(role[0])
+		}
+		if r == "slave" && len(role) > 2 {
+			r = fmt.Sprintf("replica of %v:%v", role[1], role[2])
+		}
+		fmt.Fprintf(&b, "  %s (%s): SHARDNUMSUB %v, NUMSUB %v\n", addr, r, shard, classic)
+	}
+	return b.String()
+}

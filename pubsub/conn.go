@@ -62,6 +62,10 @@ type conn struct {
 	// remote is the address the connection was dialled to, when the Hub
 	// watches for Sentinel failovers.
 	remote atomic.Pointer[string]
+	// slots is the node's last CLUSTER SLOTS answer and when it came
+	// (see askOwner); only c's reader uses them.
+	slots   []redis.ClusterSlot
+	slotsAt time.Time
 }
 
 // connKey marks the contexts of a connection's own commands, so that a
@@ -277,13 +281,53 @@ func (h *Hub) unsubscribed(c *conn, name string) {
 	h.log.Debug("goredisson: the server dropped a subscription (its slot moved), subscribing again", "channel", name, "node", c.key)
 	if h.nodes != nil {
 		// On the reader's goroutine: bounded, rehome places the channel
-		// with what it knows when the reload fails.
+		// with what it knows when this fails.
 		ctx, cancel := context.WithTimeout(context.Background(), reloadTimeout)
-		_ = h.nodes.Reload(ctx)
+		h.learnOwner(ctx, c, Slot(name))
 		cancel()
 	}
 	go h.rehome(nil, []*channel{ch})
 }
+
+// learnOwner has the Hub place slot's channels on the master that c's
+// node, which has just dropped a channel of slot, says serves it now. A
+// reload of the slot map may be answered by a node that has not heard of
+// the change yet and name c's node again: after a CLUSTER FAILOVER that is
+// then the new master's replica, which accepts the SSUBSCRIBE but hears
+// nothing published until gossip tells the new master of it, so a wake
+// could be lost. When c's node cannot tell, the slot map is reloaded.
+// Called by c's reader.
+func (h *Hub) learnOwner(ctx context.Context, c *conn, slot int) {
+	if owner, err := h.askOwner(ctx, c, slot); err == nil && owner != c.key {
+		h.nodes.Moved(slot, owner)
+		return
+	}
+	_ = h.nodes.Reload(ctx)
+}
+
+// askOwner asks c's node (CLUSTER SLOTS, one answer serving the channels
+// it drops at once) which master serves slot. Called by c's reader.
+func (h *Hub) askOwner(ctx context.Context, c *conn, slot int) (string, error) {
+	if time.Since(c.slotsAt) > slotsFresh {
+		rdb, err := h.nodes.Node(ctx, c.key)
+		if err != nil {
+			return "", err
+		}
+		if c.slots, err = rdb.ClusterSlots(ctx).Result(); err != nil {
+			return "", err
+		}
+		c.slotsAt = time.Now()
+	}
+	for _, r := range c.slots {
+		if slot >= r.Start && slot <= r.End && len(r.Nodes) > 0 {
+			return sameHost(r.Nodes[0].Addr, c.key), nil
+		}
+	}
+	return "", fmt.Errorf("pubsub: slot %d has no master in the view of %s", slot, c.key)
+}
+
+// slotsFresh is how long askOwner uses a node's CLUSTER SLOTS answer.
+const slotsFresh = 100 * time.Millisecond
 
 // errorReply handles an error reply on a subscription connection: MOVED
 // for an SSUBSCRIBE sent to a master that no longer serves the slot (its
@@ -357,6 +401,34 @@ func (ch *channel) detach() {
 		ch.conn.n--
 	}
 	ch.conn, ch.counted, ch.pending, ch.unsubs = nil, false, 0, 0
+}
+
+// sameHost names the node at owner, as the node at via reported it, the
+// way go-redis names it in its slot map (newClusterState): a loopback IP
+// stands for via's host unless that is loopback too, and port 0 (a TLS-only
+// cluster) for via's port.
+func sameHost(owner, via string) string {
+	host, port, err := net.SplitHostPort(owner)
+	viaHost, viaPort, err2 := net.SplitHostPort(via)
+	if err != nil || err2 != nil {
+		return owner
+	}
+	if ip := net.ParseIP(host); ip != nil && ip.IsLoopback() && !isLoopback(viaHost) {
+		host = viaHost
+	}
+	if port == "0" {
+		port = viaPort
+	}
+	return net.JoinHostPort(host, port)
+}
+
+// isLoopback tells a loopback host as go-redis does.
+func isLoopback(host string) bool {
+	if ip := net.ParseIP(host); ip != nil {
+		return ip.IsLoopback()
+	}
+	host = strings.ToLower(host)
+	return host == "localhost" || strings.HasSuffix(host, ".docker.internal")
 }
 
 // Bounds of re-subscribing channels whose connection failed.
