@@ -502,57 +502,83 @@ func (ch *channel) dequeue(s *Sub) {
 // arrives while ctx is already done is not taken: it stays for Close to hand
 // on.
 func (s *Sub) Wait(ctx context.Context, timeout time.Duration) (bool, error) {
+	// The steps are small functions so that a parked waiter's stack stays
+	// shallow (the runtime then shrinks it: see docs/benchmarks.md).
+	timeout, err := s.enqueue(ctx, timeout)
+	switch {
+	case err == errWoken:
+		return true, nil
+	case err != nil:
+		return false, err
+	}
+	var t *time.Timer
+	var tc <-chan time.Time
+	if timeout >= 0 {
+		t = time.NewTimer(timeout)
+		tc = t.C
+	}
+	woke := false
+	select {
+	case <-s.wake:
+		woke = true
+	case <-tc:
+	case <-ctx.Done():
+		err = ctx.Err()
+	case <-s.hub.done:
+		err = ErrClosed
+	}
+	return s.unblock(t, woke, err)
+}
+
+// errWoken is enqueue's answer for a Sub that has a wake already.
+var errWoken = errors.New("pubsub: woken")
+
+// enqueue queues the Sub among the channel's blocked waiters and returns
+// the timeout to block for, or errWoken (a wake or permit taken), ctx's
+// error or ErrClosed.
+func (s *Sub) enqueue(ctx context.Context, timeout time.Duration) (time.Duration, error) {
 	h := s.hub
 	h.mu.Lock()
+	defer h.mu.Unlock()
 	if s.closed {
-		h.mu.Unlock()
-		return false, ErrClosed
+		return 0, ErrClosed
 	}
 	if err := ctx.Err(); err != nil {
-		h.mu.Unlock()
-		return false, err
+		return 0, err
 	}
 	select {
 	case <-s.wake:
 		s.woken = true
-		h.mu.Unlock()
-		return true, nil
+		return 0, errWoken
 	default:
 	}
 	if s.ch.permits > 0 {
 		s.ch.permits--
 		s.woken = true
-		h.mu.Unlock()
-		return true, nil
+		return 0, errWoken
 	}
 	s.ch.queue = append(s.ch.queue, s)
 	if s.ch.refused && (timeout < 0 || timeout > refusedPoll) {
 		timeout = refusedPoll
 	}
-	h.mu.Unlock()
+	return timeout, nil
+}
 
-	var tc <-chan time.Time
-	if timeout >= 0 {
-		t := time.NewTimer(timeout)
-		defer t.Stop()
-		tc = t.C
+// unblock ends a Wait that blocked: it stops the timer t (if any) and
+// returns the Wait's result: woke, or err (nil: the timeout passed). A Sub
+// that was not woken leaves its channel's blocked waiters.
+func (s *Sub) unblock(t *time.Timer, woke bool, err error) (bool, error) {
+	if t != nil {
+		t.Stop()
 	}
-	var err error
-	select {
-	case <-s.wake:
-		h.mu.Lock()
-		s.woken = true
-		h.mu.Unlock()
-		return true, nil
-	case <-tc:
-	case <-ctx.Done():
-		err = ctx.Err()
-	case <-h.done:
-		err = ErrClosed
-	}
+	h := s.hub
 	h.mu.Lock()
+	defer h.mu.Unlock()
+	if woke {
+		s.woken = true
+		return true, nil
+	}
 	s.ch.dequeue(s)
-	h.mu.Unlock()
 	return false, err
 }
 
