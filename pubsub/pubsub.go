@@ -205,6 +205,13 @@ type Sub struct {
 	// Tried: the Sub's waiter has not made an attempt yet, so others do not
 	// queue behind it. shared is set by Share. Under Hub.mu.
 	woken, newcomer, shared bool
+	// pending is set while a wake sent by signal is in the wake channel: a
+	// token there without it is a blocked Wait's alarm (its timeout passed,
+	// or the Hub closed: see ring), not a wake. Under Hub.mu.
+	pending bool
+	// gen numbers the Sub's blocked Waits, so that a timer that fires
+	// after its Wait ended rings nothing. Under Hub.mu.
+	gen uint32
 }
 
 // Subscribe takes a reference to the channel and returns once Redis has
@@ -476,11 +483,38 @@ func (ch *channel) wakeN(n int) {
 }
 
 func (s *Sub) signal() {
-	s.woken = true
+	s.woken, s.pending = true, true
 	select {
 	case s.wake <- struct{}{}:
 	default:
 	}
+}
+
+// ring ends the blocked Wait number gen without a wake: its timeout passed
+// (the Wait's timer calls it). So a parked Wait waits on three channels,
+// not four, and its timer has no channel (see docs/benchmarks.md).
+func (s *Sub) ring(gen uint32) {
+	h := s.hub
+	h.mu.Lock()
+	if gen != s.gen {
+		h.mu.Unlock()
+		return // that Wait has ended
+	}
+	select {
+	case s.wake <- struct{}{}:
+	default: // a wake or an alarm is there already
+	}
+	h.mu.Unlock()
+}
+
+// takeToken reports whether the token just taken from the wake channel is
+// a wake (not an alarm), and records it as held. Under Hub.mu.
+func (s *Sub) takeToken() bool {
+	if !s.pending {
+		return false
+	}
+	s.pending, s.woken = false, true
+	return true
 }
 
 // dequeue removes s from the blocked queue.
@@ -512,22 +546,18 @@ func (s *Sub) Wait(ctx context.Context, timeout time.Duration) (bool, error) {
 		return false, err
 	}
 	var t *time.Timer
-	var tc <-chan time.Time
 	if timeout >= 0 {
-		t = time.NewTimer(timeout)
-		tc = t.C
+		gen := s.gen // written by this goroutine only
+		t = time.AfterFunc(timeout, func() { s.ring(gen) })
 	}
-	woke := false
 	select {
-	case <-s.wake:
-		woke = true
-	case <-tc:
+	case <-s.wake: // a wake, or the timeout's alarm: unblock tells
 	case <-ctx.Done():
 		err = ctx.Err()
 	case <-s.hub.done:
 		err = ErrClosed
 	}
-	return s.unblock(t, woke, err)
+	return s.unblock(t, err)
 }
 
 // errWoken is enqueue's answer for a Sub that has a wake already.
@@ -548,8 +578,10 @@ func (s *Sub) enqueue(ctx context.Context, timeout time.Duration) (time.Duration
 	}
 	select {
 	case <-s.wake:
-		s.woken = true
-		return 0, errWoken
+		if s.takeToken() {
+			return 0, errWoken
+		}
+		// a late alarm of an earlier Wait: drop it
 	default:
 	}
 	if s.ch.permits > 0 {
@@ -557,6 +589,10 @@ func (s *Sub) enqueue(ctx context.Context, timeout time.Duration) (time.Duration
 		s.woken = true
 		return 0, errWoken
 	}
+	if h.closed {
+		return 0, ErrClosed
+	}
+	s.gen++
 	s.ch.queue = append(s.ch.queue, s)
 	if s.ch.refused && (timeout < 0 || timeout > refusedPoll) {
 		timeout = refusedPoll
@@ -565,18 +601,24 @@ func (s *Sub) enqueue(ctx context.Context, timeout time.Duration) (time.Duration
 }
 
 // unblock ends a Wait that blocked: it stops the timer t (if any) and
-// returns the Wait's result: woke, or err (nil: the timeout passed). A Sub
-// that was not woken leaves its channel's blocked waiters.
-func (s *Sub) unblock(t *time.Timer, woke bool, err error) (bool, error) {
+// returns the Wait's result: woken, or err (ctx's; nil: an alarm, the
+// timeout or the Hub's Close). A Sub that was not woken leaves its
+// channel's blocked waiters.
+func (s *Sub) unblock(t *time.Timer, err error) (bool, error) {
 	if t != nil {
 		t.Stop()
 	}
 	h := s.hub
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if woke {
-		s.woken = true
-		return true, nil
+	s.gen++ // a late timer of this Wait rings nothing
+	if err == nil {
+		if s.takeToken() {
+			return true, nil
+		}
+		if h.closed {
+			err = ErrClosed
+		}
 	}
 	s.ch.dequeue(s)
 	return false, err
@@ -676,7 +718,7 @@ func (s *Sub) Close() {
 	unused := s.woken
 	select {
 	case <-s.wake:
-		unused = true
+		unused = unused || s.pending
 	default:
 	}
 	if unused && !h.closed {
