@@ -205,6 +205,13 @@ type Sub struct {
 	// Tried: the Sub's waiter has not made an attempt yet, so others do not
 	// queue behind it. shared is set by Share. Under Hub.mu.
 	woken, newcomer, shared bool
+	// pending is set while a wake sent by signal is in the wake channel: a
+	// token there without it is a blocked Wait's alarm (its timeout passed,
+	// or the Hub closed: see ring), not a wake. Under Hub.mu.
+	pending bool
+	// gen numbers the Sub's blocked Waits, so that a timer that fires
+	// after its Wait ended rings nothing. Under Hub.mu.
+	gen uint32
 }
 
 // Subscribe takes a reference to the channel and returns once Redis has
@@ -476,11 +483,38 @@ func (ch *channel) wakeN(n int) {
 }
 
 func (s *Sub) signal() {
-	s.woken = true
+	s.woken, s.pending = true, true
 	select {
 	case s.wake <- struct{}{}:
 	default:
 	}
+}
+
+// ring ends the blocked Wait number gen without a wake: its timeout passed
+// (the Wait's timer calls it). So a parked Wait waits on three channels,
+// not four, and its timer has no channel (see docs/benchmarks.md).
+func (s *Sub) ring(gen uint32) {
+	h := s.hub
+	h.mu.Lock()
+	if gen != s.gen {
+		h.mu.Unlock()
+		return // that Wait has ended
+	}
+	select {
+	case s.wake <- struct{}{}:
+	default: // a wake or an alarm is there already
+	}
+	h.mu.Unlock()
+}
+
+// takeToken reports whether the token just taken from the wake channel is
+// a wake (not an alarm), and records it as held. Under Hub.mu.
+func (s *Sub) takeToken() bool {
+	if !s.pending {
+		return false
+	}
+	s.pending, s.woken = false, true
+	return true
 }
 
 // dequeue removes s from the blocked queue.
@@ -502,57 +536,91 @@ func (ch *channel) dequeue(s *Sub) {
 // arrives while ctx is already done is not taken: it stays for Close to hand
 // on.
 func (s *Sub) Wait(ctx context.Context, timeout time.Duration) (bool, error) {
+	// The steps are small functions so that a parked waiter's stack stays
+	// shallow (the runtime then shrinks it: see docs/benchmarks.md).
+	timeout, err := s.enqueue(ctx, timeout)
+	switch {
+	case err == errWoken:
+		return true, nil
+	case err != nil:
+		return false, err
+	}
+	var t *time.Timer
+	if timeout >= 0 {
+		gen := s.gen // written by this goroutine only
+		t = time.AfterFunc(timeout, func() { s.ring(gen) })
+	}
+	select {
+	case <-s.wake: // a wake, or the timeout's alarm: unblock tells
+	case <-ctx.Done():
+		err = ctx.Err()
+	case <-s.hub.done:
+		err = ErrClosed
+	}
+	return s.unblock(t, err)
+}
+
+// errWoken is enqueue's answer for a Sub that has a wake already.
+var errWoken = errors.New("pubsub: woken")
+
+// enqueue queues the Sub among the channel's blocked waiters and returns
+// the timeout to block for, or errWoken (a wake or permit taken), ctx's
+// error or ErrClosed.
+func (s *Sub) enqueue(ctx context.Context, timeout time.Duration) (time.Duration, error) {
 	h := s.hub
 	h.mu.Lock()
+	defer h.mu.Unlock()
 	if s.closed {
-		h.mu.Unlock()
-		return false, ErrClosed
+		return 0, ErrClosed
 	}
 	if err := ctx.Err(); err != nil {
-		h.mu.Unlock()
-		return false, err
+		return 0, err
 	}
 	select {
 	case <-s.wake:
-		s.woken = true
-		h.mu.Unlock()
-		return true, nil
+		if s.takeToken() {
+			return 0, errWoken
+		}
+		// a late alarm of an earlier Wait: drop it
 	default:
 	}
 	if s.ch.permits > 0 {
 		s.ch.permits--
 		s.woken = true
-		h.mu.Unlock()
-		return true, nil
+		return 0, errWoken
 	}
+	if h.closed {
+		return 0, ErrClosed
+	}
+	s.gen++
 	s.ch.queue = append(s.ch.queue, s)
 	if s.ch.refused && (timeout < 0 || timeout > refusedPoll) {
 		timeout = refusedPoll
 	}
-	h.mu.Unlock()
+	return timeout, nil
+}
 
-	var tc <-chan time.Time
-	if timeout >= 0 {
-		t := time.NewTimer(timeout)
-		defer t.Stop()
-		tc = t.C
+// unblock ends a Wait that blocked: it stops the timer t (if any) and
+// returns the Wait's result: woken, or err (ctx's; nil: an alarm, the
+// timeout or the Hub's Close). A Sub that was not woken leaves its
+// channel's blocked waiters.
+func (s *Sub) unblock(t *time.Timer, err error) (bool, error) {
+	if t != nil {
+		t.Stop()
 	}
-	var err error
-	select {
-	case <-s.wake:
-		h.mu.Lock()
-		s.woken = true
-		h.mu.Unlock()
-		return true, nil
-	case <-tc:
-	case <-ctx.Done():
-		err = ctx.Err()
-	case <-h.done:
-		err = ErrClosed
-	}
+	h := s.hub
 	h.mu.Lock()
+	defer h.mu.Unlock()
+	s.gen++ // a late timer of this Wait rings nothing
+	if err == nil {
+		if s.takeToken() {
+			return true, nil
+		}
+		if h.closed {
+			err = ErrClosed
+		}
+	}
 	s.ch.dequeue(s)
-	h.mu.Unlock()
 	return false, err
 }
 
@@ -650,7 +718,7 @@ func (s *Sub) Close() {
 	unused := s.woken
 	select {
 	case <-s.wake:
-		unused = true
+		unused = unused || s.pending
 	default:
 	}
 	if unused && !h.closed {

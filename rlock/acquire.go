@@ -21,12 +21,30 @@ const maxBackoff = time.Second
 // the given lease (<= 0: watchdog) and returns the fencing token of a
 // FencedLock. It returns (0, false, nil) when the wait ran out.
 func (h *handle) acquire(ctx context.Context, op string, wait, lease time.Duration) (token int64, held bool, err error) {
+	// Events are built in observeAcquire, off this frame, which stays on a
+	// parked waiter's stack (see docs/benchmarks.md, memory per waiter).
 	start := time.Now()
-	h.observe(ctx, Event{Op: "wait", Start: start})
+	h.observeAcquire(ctx, "wait", start, nil, false, nil)
 	if err := h.checkAcquire(ctx, op, wait, lease); err != nil {
-		h.observe(ctx, Event{Op: op, Start: start, Err: err})
+		h.observeAcquire(ctx, op, start, nil, false, err)
 		return 0, false, err
 	}
+	a := h.newAttempt(ctx, wait, lease)
+	if h.spins() {
+		held, err = a.spin(wait)
+	} else {
+		held, err = a.wait(wait)
+	}
+	if !held && h.fairQueue() && wait != 0 {
+		a.leaveQueue()
+	}
+	err = opErr(h.opName(op), h.name, h.c.ctxOr(ctx, err))
+	h.observeAcquire(ctx, op, start, a, held, err)
+	return a.token, held, err
+}
+
+// newAttempt starts an acquisition for ctx's owner within wait with lease.
+func (h *handle) newAttempt(ctx context.Context, wait, lease time.Duration) *attempt {
 	a := &attempt{h: h, ctx: ctx, lease: lease, fairWait: h.fairWait}
 	a.field = h.field(ctx)
 	a.key = h.holdKey(a.field)
@@ -37,17 +55,17 @@ func (h *handle) acquire(ctx context.Context, op string, wait, lease time.Durati
 		a.deadline = time.Now().Add(wait)
 		a.ctx = boundCalls(ctx, a.deadline)
 	}
-	if h.spins() {
-		held, err = a.spin(wait)
-	} else {
-		held, err = a.wait(wait)
+	return a
+}
+
+// observeAcquire reports an acquisition's event op (a: its attempt, nil
+// when it made none).
+func (h *handle) observeAcquire(ctx context.Context, op string, start time.Time, a *attempt, held bool, err error) {
+	e := Event{Op: op, Start: start, Acquired: held, Err: err}
+	if a != nil {
+		e.Attempts, e.Contended = a.attempts, a.contended
 	}
-	if !held && h.fairQueue() && wait != 0 {
-		a.leaveQueue()
-	}
-	err = opErr(h.opName(op), h.name, h.c.ctxOr(ctx, err))
-	h.observe(ctx, Event{Op: op, Start: start, Attempts: a.attempts, Contended: a.contended, Acquired: held, Err: err})
-	return a.token, held, err
+	h.observe(ctx, e)
 }
 
 // checkAcquire validates an acquisition's handle and arguments.
@@ -85,7 +103,13 @@ func (a *attempt) wait(wait time.Duration) (bool, error) {
 	if a.h.wakesAll() && wait != 0 {
 		defer c.wakeAllOn(a.h.channel(a.field))()
 	}
-	return c.waitFor(a.ctx, waitSpec{
+	return c.waitFor(a.ctx, a.waitSpec(wait))
+}
+
+// waitSpec is the wait of an acquisition within wait.
+func (a *attempt) waitSpec(wait time.Duration) *waitSpec {
+	c := a.h.c
+	return &waitSpec{
 		channel:  a.h.channel(a.field),
 		once:     wait == 0,
 		deadline: a.deadline,
@@ -101,7 +125,7 @@ func (a *attempt) wait(wait time.Duration) (bool, error) {
 		retryable: a.retryable,
 		queue:     a.h.queues() && c.holds.count(a.key) == 0,
 		shared:    a.h.kind == kindRead,
-	})
+	}
 }
 
 // retryable reports whether a failed attempt may be tried again: not when

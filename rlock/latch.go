@@ -87,7 +87,7 @@ func (l *CountDownLatch) await(ctx context.Context, op string, wait time.Duratio
 	h.observe(ctx, Event{Op: "wait", Start: start})
 	deadline := waitDeadline(wait)
 	ctx = boundCalls(ctx, deadline)
-	ok, err := h.c.waitFor(ctx, waitSpec{
+	ok, err := h.c.waitFor(ctx, &waitSpec{
 		channel:  layout.LatchChannel(h.name),
 		once:     wait == 0,
 		deadline: deadline,

@@ -159,7 +159,7 @@ func (s *Semaphore) acquire(ctx context.Context, op string, n int, wait time.Dur
 	h.observe(ctx, Event{Op: "wait", Start: start})
 	deadline := waitDeadline(wait)
 	ctx = boundCalls(ctx, deadline)
-	ok, err := h.c.waitFor(ctx, waitSpec{
+	ok, err := h.c.waitFor(ctx, &waitSpec{
 		channel:  layout.SemaphoreChannel(h.name),
 		once:     wait == 0,
 		deadline: deadline,

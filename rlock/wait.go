@@ -38,6 +38,26 @@ type waitSpec struct {
 // makes the attempt it skipped, and then waits as any waiter does.
 const queuePause = 100 * time.Millisecond
 
+// waiter is one wait in progress: the spec, and what the loop learns as it
+// goes. Every step of the wait is a method that reads and updates it.
+type waiter struct {
+	*waitSpec
+	c   *Client
+	ctx context.Context
+	// sub is the subscription to the channel (nil: none yet). The wait
+	// closes it when it ends.
+	sub *pubsub.Sub
+	// f counts the attempts in a row that failed without a reply.
+	f failures
+	// pause bounds the next sleep (negative: until a message); err is the
+	// last attempt's error, lastErr the Redis error a failed wait reports.
+	pause        time.Duration
+	err, lastErr error
+	// untried: no attempt made since the waiter queued (see waitSpec.queue);
+	// one is due before the wait may run out.
+	untried bool
+}
+
 // waitFor runs a wait. It tries once; if that fails and the wait allows, it
 // subscribes to the channel (confirmed by Redis, so that nothing published
 // after the next attempt is missed), then alternates attempts and waits for
@@ -48,7 +68,7 @@ const queuePause = 100 * time.Millisecond
 // and the last error is reported if the wait runs out. It returns (false,
 // nil) when the wait ran out.
 //
-// With w.queue, a waiter that finds other waiters of this Client on the
+// With queue, a waiter that finds other waiters of this Client on the
 // channel (ones that have tried, see pubsub.Sub.QueueBehind) does not try
 // first: it queues behind them (an unlock message wakes the waiter blocked
 // longest) for at most Client.queuePause, and then tries (a TryLock whose
@@ -56,158 +76,186 @@ const queuePause = 100 * time.Millisecond
 // and locks again at once does not take the lock from under the waiter
 // its unlock woke: the goroutines of one process take the lock in turn,
 // and the attempt that would fail is spared.
-func (c *Client) waitFor(ctx context.Context, w waitSpec) (bool, error) {
-	// When the channel is already subscribed (contended here), join it
-	// before the first attempt: then one failed attempt is enough.
-	var sub *pubsub.Sub
+func (c *Client) waitFor(ctx context.Context, spec *waitSpec) (bool, error) {
+	w := c.newWaiter(ctx, spec)
+	defer w.close()
+	return w.run()
+}
+
+// newWaiter returns a waiter for spec. It is not inlined, so that the
+// waiter lives on the heap, not on the waiting goroutine's stack: a parked
+// waiter's stack stays small enough for the runtime to shrink it (see
+// docs/benchmarks.md, memory per waiter).
+//
+//go:noinline
+func (c *Client) newWaiter(ctx context.Context, spec *waitSpec) *waiter {
+	return &waiter{waitSpec: spec, c: c, ctx: ctx, f: failures{policy: c.opts.retry}}
+}
+
+// close ends the wait's subscription, if any.
+func (w *waiter) close() {
+	if w.sub != nil {
+		w.sub.Close()
+	}
+}
+
+// run is the wait up to the loop: the first attempt, riding out a failing
+// Redis, and the subscription.
+func (w *waiter) run() (bool, error) {
 	if !w.once {
-		sub = c.hub.SubscribeIfReady(w.channel)
-		w.share(sub)
-	}
-	defer func() {
-		if sub != nil {
-			sub.Close()
+		// When the channel is already subscribed (contended here), join
+		// it before the first attempt: then one failed attempt is enough.
+		w.join(w.c.hub.SubscribeIfReady(w.channel))
+		if w.sub != nil && w.queue && w.sub.QueueBehind() {
+			w.pause, w.untried = w.c.queuePause, true
+			return w.loop(false)
 		}
-	}()
-	f := &failures{policy: c.opts.retry}
-	if sub != nil && w.queue && sub.QueueBehind() {
-		return c.waitOn(ctx, w, sub, queued, c.queuePause, nil, f)
 	}
-	ok, pause, _, err := w.try()
-	if ok || w.once || (err != nil && !w.retryable(err)) {
-		return ok, err
+	if ok, _ := w.attempt(); ok {
+		return true, nil
 	}
-	if err != nil && !f.policy.untilCtx() {
+	if w.once || (w.err != nil && !w.retryable(w.err)) {
+		return false, w.err
+	}
+	if w.err != nil && !w.f.policy.untilCtx() {
 		// Redis is failing: retry within the budget before subscribing,
 		// as Redisson's commands do before its lock loop subscribes.
-		var done bool
-		if ok, pause, err, done = c.rideOut(ctx, w, f, err); done {
+		if ok, err := w.rideOut(); ok || err != nil {
 			return ok, err
 		}
 	}
-	start := tried
-	if sub == nil {
-		var serr error
-		if sub, serr = c.subscribe(ctx, w.channel, w.deadline); sub == nil {
-			return false, waitEnded(serr, err)
-		}
-		w.share(sub)
-		start = retry
+	if w.sub != nil {
+		return w.loop(false)
 	}
-	return c.waitOn(ctx, w, sub, start, pause, err, f)
+	sub, serr := w.c.subscribe(w.ctx, w.channel, w.deadline)
+	if sub == nil {
+		return false, waitEnded(serr, w.err)
+	}
+	w.join(sub)
+	// The attempt came before the subscription was confirmed: a message
+	// sent in between is lost, so try again before waiting.
+	return w.loop(true)
 }
 
-// share marks a shared waiter's Sub (nil: none) as such.
-func (w *waitSpec) share(sub *pubsub.Sub) {
+// join takes sub (nil: none) as the wait's subscription, marked shared for
+// a shared waiter.
+func (w *waiter) join(sub *pubsub.Sub) {
 	if sub != nil && w.shared {
 		sub.Share()
 	}
+	w.sub = sub
 }
 
-// rideOut retries an attempt that failed with err, within the retry
-// budget, the wait and ctx, until Redis answers. done reports that the wait
-// is over (held, or failed for good: err); otherwise the last attempt was
-// answered, not held, and pause bounds the sleep before the next.
-func (c *Client) rideOut(ctx context.Context, w waitSpec, f *failures, err error) (ok bool, pause time.Duration, _ error, done bool) {
-	for err != nil {
-		p, more, gaveUp := f.failed(err)
-		if !more {
-			return false, 0, gaveUp, true
-		}
-		remain, left := remaining(w.deadline)
-		if !left {
-			return false, 0, waitEnded(nil, err), true
-		}
-		if remain >= 0 {
-			p = min(p, remain)
-		}
-		if serr := c.sleep(ctx, p); serr != nil {
-			return false, 0, waitEnded(serr, err), true
-		}
-		ok, pause, _, err = w.try()
-		if ok || (err != nil && !w.retryable(err)) {
-			return ok, 0, err, true
-		}
-	}
-	f.reset()
-	return false, pause, nil, false
-}
-
-// How waitOn begins.
-type waitStart uint8
-
-const (
-	tried  waitStart = iota // the last attempt (pause, err) was made with sub confirmed: wait first
-	retry                   // an attempt was made before sub was confirmed: try again first
-	queued                  // no attempt made: wait (pause) first, and try at least once
-)
-
-// waitOn is the loop of waitFor once subscribed.
-func (c *Client) waitOn(ctx context.Context, w waitSpec, sub *pubsub.Sub, start waitStart, pause time.Duration, err error, f *failures) (bool, error) {
-	lastErr := err
-	tried := start != retry
-	untried := start == queued // no attempt made yet: one is due before the wait may run out
-	for {
-		if !tried {
-			var ok bool
-			if ok, pause, err = c.tryOn(w, sub, &untried); ok {
-				return true, nil
-			}
-		}
-		tried = false
-		var final error
-		if pause, lastErr, final = c.afterAttempt(w, f, pause, err); final != nil {
-			return false, final
-		}
-		remain, ok := remaining(w.deadline)
-		if !ok && untried {
-			continue // the wait ran out in the queue: make the one attempt it owes
-		}
-		if !ok {
-			return false, waitEnded(nil, lastErr)
-		}
-		if remain >= 0 && (pause < 0 || remain < pause) {
-			pause = remain
-		}
-		if _, err := sub.Wait(ctx, pause); err != nil {
-			return false, waitEnded(err, lastErr)
-		}
-	}
+// attempt makes one attempt: it reports success, or records the attempt's
+// pause and error. It returns whether Redis answered, too.
+func (w *waiter) attempt() (ok, reached bool) {
+	ok, w.pause, reached, w.err = w.try()
+	return ok, reached
 }
 
 // tryOn makes one attempt of a subscribed waiter: the first marks it as a
 // waiter that tries (others may queue behind it), and one that reached
 // Redis uses up the wake that prompted it.
-func (c *Client) tryOn(w waitSpec, sub *pubsub.Sub, untried *bool) (ok bool, pause time.Duration, err error) {
-	if *untried {
-		*untried = false
-		sub.Tried()
+func (w *waiter) tryOn() bool {
+	if w.untried {
+		w.untried = false
+		w.sub.Tried()
 	}
-	ok, pause, reached, err := w.try()
+	ok, reached := w.attempt()
 	if reached {
-		sub.Used()
+		w.sub.Used()
 	}
-	return ok, pause, err
+	return ok
 }
 
-// afterAttempt classifies a failed attempt's error: a refusal ends the
-// wait (final); a Redis failure is retried within the budget (WithRetry),
-// after the budget's pause (lastErr is then err); a reply resets the
-// budget and keeps the attempt's pause.
-func (c *Client) afterAttempt(w waitSpec, f *failures, pause time.Duration, err error) (next time.Duration, lastErr, final error) {
+// rideOut retries the failed attempt, within the retry budget, the wait
+// and ctx, until Redis answers. It returns (false, nil) when the last
+// attempt was answered and not held (w.pause bounds the next sleep);
+// otherwise the wait is over: held, or failed for good.
+func (w *waiter) rideOut() (bool, error) {
+	for w.err != nil {
+		p, more, gaveUp := w.f.failed(w.err)
+		if !more {
+			return false, gaveUp
+		}
+		remain, left := remaining(w.deadline)
+		if !left {
+			return false, waitEnded(nil, w.err)
+		}
+		if remain >= 0 {
+			p = min(p, remain)
+		}
+		if serr := w.c.sleep(w.ctx, p); serr != nil {
+			return false, waitEnded(serr, w.err)
+		}
+		if ok, _ := w.attempt(); ok {
+			return true, nil
+		}
+		if w.err != nil && !w.retryable(w.err) {
+			return false, w.err
+		}
+	}
+	w.f.reset()
+	return false, nil
+}
+
+// loop is the wait once subscribed: it sleeps until a message, the pause
+// or the end of the wait, and tries again, until an attempt succeeds or
+// the wait ends. With tryFirst it makes an attempt before its first sleep.
+func (w *waiter) loop(tryFirst bool) (bool, error) {
+	for {
+		if tryFirst && w.tryOn() {
+			return true, nil
+		}
+		tryFirst = true
+		if err := w.judge(); err != nil {
+			return false, err
+		}
+		pause, ok := w.bound()
+		if !ok && w.untried {
+			continue // the wait ran out in the queue: make the one attempt it owes
+		}
+		if !ok {
+			return false, waitEnded(nil, w.lastErr)
+		}
+		if _, err := w.sub.Wait(w.ctx, pause); err != nil {
+			return false, waitEnded(err, w.lastErr)
+		}
+	}
+}
+
+// judge classifies the last attempt's error: a refusal ends the wait (the
+// error returned); a Redis failure is retried within the budget
+// (WithRetry), after the budget's pause (lastErr is then the error); a
+// reply resets the budget and keeps the attempt's pause.
+func (w *waiter) judge() error {
+	err := w.err
+	w.err, w.lastErr = nil, err
 	switch {
 	case err != nil && !w.retryable(err):
-		return 0, err, err
+		return err
 	case err != nil:
-		next, more, gaveUp := f.failed(err)
+		next, more, gaveUp := w.f.failed(err)
 		if !more {
-			return 0, err, gaveUp
+			return gaveUp
 		}
-		c.logger().Debug("goredisson: attempt failed, retrying", "channel", w.channel, "err", err)
-		return next, err, nil
+		w.c.logger().Debug("goredisson: attempt failed, retrying", "channel", w.channel, "err", err)
+		w.pause = next
+		return nil
 	}
-	f.reset()
-	return pause, nil, nil
+	w.f.reset()
+	return nil
+}
+
+// bound returns the next sleep: the pause, within the rest of the wait (ok
+// false when the wait ran out).
+func (w *waiter) bound() (time.Duration, bool) {
+	remain, ok := remaining(w.deadline)
+	pause := w.pause
+	if ok && remain >= 0 && (pause < 0 || remain < pause) {
+		pause = remain
+	}
+	return pause, ok
 }
 
 // subscribe subscribes to channel within the rest of the wait; a nil Sub
