@@ -84,6 +84,9 @@ func (h *handle) suffix() string {
 
 // field returns the hash field of ctx's owner on this lock.
 func (h *handle) field(ctx context.Context) string {
+	if h.kind != kindWrite {
+		return h.c.field(ctx) // one string built, not two
+	}
 	return h.c.field(ctx) + h.suffix()
 }
 
