@@ -2,6 +2,7 @@ package rlock
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -79,6 +80,16 @@ var _ = Describe("cleanupCall's context", func() {
 		late := &cleanupContext{values: context.Background(), deadline: time.Now().Add(-time.Millisecond)}
 		Expect(late.Err()).To(MatchError(context.DeadlineExceeded))
 		Expect(late.Done()).To(BeClosed())
+	})
+
+	It("keeps no cause of its parent's end, as context.WithoutCancel", func() {
+		Expect(cancelCtxKey).NotTo(BeNil(), "the probe found package context's key")
+		parent, cancel := context.WithCancelCause(context.Background())
+		cancel(errors.New("the parent's"))
+		c := cleanupCall(parent)
+		Expect(context.Cause(c)).To(Succeed())
+		c.stop()
+		Expect(context.Cause(c)).To(MatchError(context.Canceled))
 	})
 
 	It("ends a context derived from it", func() {

@@ -60,7 +60,28 @@ func (c *cleanupContext) Value(key any) any {
 	if _, ok := key.(callBoundKey); ok {
 		return nil // as unbound
 	}
+	if key == cancelCtxKey {
+		return nil // as context.WithoutCancel: the parent's end is not ours
+	}
 	return c.values.Value(key)
+}
+
+// cancelCtxKey is package context's own key for a context's end (which
+// context.Cause and WithCancel ask Value for), found once with a probe.
+var cancelCtxKey = func() (k any) {
+	_ = context.Cause(keyProbe{&k})
+	return k
+}()
+
+// keyProbe records the key Value is asked for.
+type keyProbe struct{ key *any }
+
+func (keyProbe) Deadline() (time.Time, bool) { return time.Time{}, false }
+func (keyProbe) Done() <-chan struct{}       { return nil }
+func (keyProbe) Err() error                  { return context.Canceled }
+func (p keyProbe) Value(key any) any {
+	*p.key = key
+	return nil
 }
 
 func (c *cleanupContext) Done() <-chan struct{} {
