@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"hash/maphash"
+	"math/bits"
 	"sync"
 	"time"
 
@@ -80,11 +81,10 @@ func newLedger() *ledger {
 }
 
 func (l *ledger) shard(k holdKey) *ledgerShard {
-	var h maphash.Hash
-	h.SetSeed(l.seed)
-	h.WriteString(k.name)
-	h.WriteString(k.field)
-	return &l.shards[h.Sum64()%uint64(len(l.shards))]
+	// Two one-shot hashes: a maphash.Hash would copy both strings into
+	// its buffer first.
+	h := maphash.String(l.seed, k.name) ^ bits.RotateLeft64(maphash.String(l.seed, k.field), 1)
+	return &l.shards[h%uint64(len(l.shards))]
 }
 
 // enter waits until no other call of the owner on the lock is in flight,
