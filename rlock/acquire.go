@@ -251,7 +251,7 @@ func (a *attempt) took(hs *hold, known int, r []int64, lease time.Duration, sent
 		}
 		return false, err
 	}
-	c.taken(a.key, hs, int(r[0]), sent, lease, h.extendsOnReentry() && r[0] > 1, h.leaseData())
+	c.taken(a.key, hs, int(r[0]), sent, lease, h.extendsOnReentry() && r[0] > 1, h.leaseBox())
 	if len(r) > 1 {
 		a.token = r[1]
 	}

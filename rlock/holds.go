@@ -193,7 +193,9 @@ func (h *hold) known() int {
 // sent at sent, lasts lease (fixed) or keep (a watchdog lease, renewed);
 // extend is set when the script extended the lease by lease instead of
 // setting it (a write re-entry).
-func (c *Client) taken(k holdKey, h *hold, count int, sent time.Time, lease time.Duration, extend bool, data leaseData) {
+// data is the hold's leaseData, boxed (handle.leaseBox).
+func (c *Client) taken(k holdKey, h *hold, count int, sent time.Time, lease time.Duration, extend bool, data any) {
+	kd := data.(leaseData).kind
 	renewed := lease <= 0
 	keep := lease
 	if renewed {
@@ -203,7 +205,7 @@ func (c *Client) taken(k holdKey, h *hold, count int, sent time.Time, lease time
 	began := false
 	defer func() {
 		if began {
-			c.observeHold("hold", k, data.kind, 0)
+			c.observeHold("hold", k, kd, 0)
 		}
 	}()
 	c.holds.update(k, func() {
@@ -219,7 +221,7 @@ func (c *Client) taken(k holdKey, h *hold, count int, sent time.Time, lease time
 		h.renewed = h.renewed || renewed
 		if h.entry == nil {
 			h.entry = c.wd.Add(watchdog.Lease{Key: k.name, Field: k.field, Data: data}, deadline, renewed)
-			h.kind = data.kind
+			h.kind = kd
 			// A hold begins unless the watchdog had closed: then the entry
 			// is lost already and no "lost" will be sent for it.
 			began = h.entry.Err() == nil

@@ -56,8 +56,9 @@ type handle struct {
 	// values are a faster multilock's value fields, boxed as script
 	// arguments (nil for the other kinds).
 	values []any
-	// lastField is the hash field field built last (a string).
-	lastField atomic.Value
+	// lastField is the hash field field built last (a string), leaseBoxed
+	// leaseData boxed (see leaseBox).
+	lastField, leaseBoxed atomic.Value
 }
 
 // holdKey names the hold of field on this lock in the Client's ledger.
@@ -189,6 +190,17 @@ func (h *handle) renewKind() renewKind {
 // leaseData is what the watchdog keeps of a hold on this lock.
 func (h *handle) leaseData() leaseData {
 	return leaseData{renew: h.renewKind(), kind: h.kind, key: h.name, values: h.values}
+}
+
+// leaseBox returns leaseData boxed, once per handle: a hold taken costs no
+// allocation for it.
+func (h *handle) leaseBox() any {
+	if v := h.leaseBoxed.Load(); v != nil {
+		return v
+	}
+	var v any = h.leaseData()
+	h.leaseBoxed.Store(v)
+	return v
 }
 
 // queues reports whether a new waiter on this kind queues behind the
