@@ -49,15 +49,7 @@ type hold struct {
 // lost reports whether the hold's lease is known to be lost: its local
 // deadline passed, or the watchdog found it gone, or the Client closed.
 func (h *hold) lost() bool {
-	if h.entry == nil {
-		return false
-	}
-	select {
-	case <-h.entry.Lost():
-		return true
-	default:
-		return false
-	}
+	return h.entry != nil && h.entry.IsLost()
 }
 
 // ledger maps holds, sharded to keep many owners on many locks from
@@ -272,10 +264,8 @@ func (c *Client) loseHold(k holdKey, h *hold) {
 	if e == nil {
 		return
 	}
-	select {
-	case <-e.Lost():
+	if e.IsLost() {
 		return // known already
-	default:
 	}
 	c.logger().Warn("goredisson: lock lost: Redis no longer has this owner's hold", "lock", k.name, "field", k.field)
 	e.Lose()
