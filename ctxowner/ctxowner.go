@@ -31,6 +31,15 @@ const ContextPrefix = "ctx:"
 
 type ownerKey struct{}
 
+// owner is a context owner as stored under ownerKey: its id and, made once,
+// the id Of reports (ContextPrefix + id), so that Of costs no allocation.
+type owner struct{ id, of string }
+
+func newOwner(id string) *owner {
+	of := ContextPrefix + id
+	return &owner{id: of[len(ContextPrefix):], of: of}
+}
+
 // pinned is an owner id resolved by Pin, stored under ownerKey and returned
 // by Of verbatim.
 type pinned string
@@ -57,8 +66,8 @@ func newProcessTag() string {
 // Every lock call made with the returned context (or a context derived from
 // it, in any goroutine) acts for that owner.
 func New(ctx context.Context) context.Context {
-	id := processTag + "-" + strconv.FormatUint(counter.Add(1), 10)
-	return context.WithValue(ctx, ownerKey{}, id)
+	of := ContextPrefix + processTag + "-" + strconv.FormatUint(counter.Add(1), 10)
+	return context.WithValue(ctx, ownerKey{}, &owner{id: of[len(ContextPrefix):], of: of})
 }
 
 // WithID returns a copy of ctx carrying the explicit owner id. An empty id
@@ -69,7 +78,7 @@ func WithID(ctx context.Context, id string) context.Context {
 	if id == "" {
 		return ctx
 	}
-	return context.WithValue(ctx, ownerKey{}, id)
+	return context.WithValue(ctx, ownerKey{}, newOwner(id))
 }
 
 // From reports the owner id that ctx carries, as given to WithID or made by
@@ -79,8 +88,8 @@ func From(ctx context.Context) (id string, ok bool) {
 		return "", false
 	}
 	switch v := ctx.Value(ownerKey{}).(type) {
-	case string:
-		return v, v != ""
+	case *owner:
+		return v.id, true
 	case pinned:
 		// A pinned context owner is still that owner; a pinned goroutine
 		// owner is not a context owner.
@@ -99,10 +108,8 @@ func Of(ctx context.Context) string {
 		switch v := ctx.Value(ownerKey{}).(type) {
 		case pinned:
 			return string(v)
-		case string:
-			if v != "" {
-				return ContextPrefix + v
-			}
+		case *owner:
+			return v.of
 		}
 	}
 	return strconv.FormatUint(goroutineID(), 10)

@@ -267,15 +267,15 @@ func (a *attempt) took(hs *hold, known int, r []int64, lease time.Duration, sent
 		c.loseHold(a.key, hs)
 		c.holds.update(a.key, func() { hs.count = int(r[0]) })
 		err := fmt.Errorf("%w: Redis counts %d holds of this owner, %d with this re-entry; the earlier ones are gone (this acquisition was given back)", ErrLockLost, r[0]-1, known+1)
-		rctx, cancel := cleanupCall(a.ctx) // past the wait's call bound
+		rctx := cleanupCall(a.ctx) // past the wait's call bound
 		_, _, rerr := c.releaseOnce(rctx, h, a.key, hs)
-		cancel()
+		rctx.stop()
 		if rerr != nil {
 			err = fmt.Errorf("%w (and giving it back failed: %w)", err, rerr)
 		}
 		return false, err
 	}
-	c.taken(a.key, hs, int(r[0]), sent, lease, h.extendsOnReentry() && r[0] > 1, h.leaseData())
+	c.taken(a.key, hs, int(r[0]), sent, lease, h.extendsOnReentry() && r[0] > 1, h.leaseBox())
 	if len(r) > 1 {
 		a.token = r[1]
 	}
@@ -316,8 +316,8 @@ func (a *attempt) refused(hs *hold, known int, v any, queue bool) (time.Duration
 // hold.
 func (c *Client) giveBackUnsynced(a *attempt, hs *hold, o *op) error {
 	err := c.syncError(o, "the acquisition was given back")
-	rctx, cancel := cleanupCall(a.ctx) // past the wait's call bound
-	defer cancel()
+	rctx := cleanupCall(a.ctx) // past the wait's call bound
+	defer rctx.stop()
 	if _, _, rerr := c.releaseOnce(rctx, a.h, a.key, hs); rerr != nil && !errors.Is(rerr, ErrNotHeld) && !errors.Is(rerr, ErrReplicaSync) {
 		return fmt.Errorf("%w (and giving it back failed: %w)", err, rerr)
 	}

@@ -2,6 +2,7 @@ package rlock
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -30,11 +31,72 @@ var _ = Describe("a clean-up context derived from a bounded wait's context", fun
 			Expect(time.Until(d)).To(BeNumerically(">", cleanupTimeout-time.Second))
 		},
 		Entry("cleanupCtx", cleanupCtx),
-		Entry("cleanupCall", cleanupCall),
+		Entry("cleanupCall", func(ctx context.Context) (context.Context, context.CancelFunc) {
+			c := cleanupCall(ctx)
+			return c, c.stop
+		}),
 	)
 
 	It("leaves a context without a bound as it is", func() {
 		plain := context.Background()
 		Expect(unbound(plain)).To(BeIdenticalTo(plain))
+	})
+})
+
+// cleanupCall's context is built by hand (one allocation, its Done channel
+// and timer only when asked for): it must still behave as a context.
+var _ = Describe("cleanupCall's context", func() {
+	type key struct{}
+	It("keeps the values but not the end of its parent", func() {
+		parent, cancel := context.WithCancel(context.WithValue(context.Background(), key{}, "v"))
+		c := cleanupCall(parent)
+		defer c.stop()
+		cancel()
+		Expect(c.Value(key{})).To(Equal("v"))
+		Expect(c.Err()).To(Succeed())
+		Consistently(c.Done(), "100ms").ShouldNot(BeClosed())
+	})
+
+	It("ends with context.Canceled at stop, Done asked for before or after", func() {
+		before := cleanupCall(context.Background())
+		done := before.Done()
+		before.stop()
+		Expect(done).To(BeClosed())
+		Expect(before.Err()).To(MatchError(context.Canceled))
+
+		after := cleanupCall(context.Background())
+		after.stop()
+		Expect(after.Done()).To(BeClosed())
+		Expect(after.Err()).To(MatchError(context.Canceled))
+		after.stop() // idempotent
+	})
+
+	It("ends at its deadline, with context.DeadlineExceeded", func() {
+		c := &cleanupContext{values: context.Background(), deadline: time.Now().Add(50 * time.Millisecond)}
+		defer c.stop()
+		Eventually(c.Done(), "5s").Should(BeClosed())
+		Expect(c.Err()).To(MatchError(context.DeadlineExceeded))
+
+		late := &cleanupContext{values: context.Background(), deadline: time.Now().Add(-time.Millisecond)}
+		Expect(late.Err()).To(MatchError(context.DeadlineExceeded))
+		Expect(late.Done()).To(BeClosed())
+	})
+
+	It("keeps no cause of its parent's end, as context.WithoutCancel", func() {
+		Expect(cancelCtxKey).NotTo(BeNil(), "the probe found package context's key")
+		parent, cancel := context.WithCancelCause(context.Background())
+		cancel(errors.New("the parent's"))
+		c := cleanupCall(parent)
+		Expect(context.Cause(c)).To(Succeed())
+		c.stop()
+		Expect(context.Cause(c)).To(MatchError(context.Canceled))
+	})
+
+	It("ends a context derived from it", func() {
+		c := cleanupCall(context.Background())
+		child, cancel := context.WithCancel(c)
+		defer cancel()
+		c.stop()
+		Eventually(child.Done(), "5s").Should(BeClosed())
 	})
 })

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"hash/maphash"
+	"math/bits"
 	"sync"
 	"time"
 
@@ -48,15 +49,7 @@ type hold struct {
 // lost reports whether the hold's lease is known to be lost: its local
 // deadline passed, or the watchdog found it gone, or the Client closed.
 func (h *hold) lost() bool {
-	if h.entry == nil {
-		return false
-	}
-	select {
-	case <-h.entry.Lost():
-		return true
-	default:
-		return false
-	}
+	return h.entry != nil && h.entry.IsLost()
 }
 
 // ledger maps holds, sharded to keep many owners on many locks from
@@ -80,11 +73,10 @@ func newLedger() *ledger {
 }
 
 func (l *ledger) shard(k holdKey) *ledgerShard {
-	var h maphash.Hash
-	h.SetSeed(l.seed)
-	h.WriteString(k.name)
-	h.WriteString(k.field)
-	return &l.shards[h.Sum64()%uint64(len(l.shards))]
+	// Two one-shot hashes: a maphash.Hash would copy both strings into
+	// its buffer first.
+	h := maphash.String(l.seed, k.name) ^ bits.RotateLeft64(maphash.String(l.seed, k.field), 1)
+	return &l.shards[h%uint64(len(l.shards))]
 }
 
 // enter waits until no other call of the owner on the lock is in flight,
@@ -193,7 +185,9 @@ func (h *hold) known() int {
 // sent at sent, lasts lease (fixed) or keep (a watchdog lease, renewed);
 // extend is set when the script extended the lease by lease instead of
 // setting it (a write re-entry).
-func (c *Client) taken(k holdKey, h *hold, count int, sent time.Time, lease time.Duration, extend bool, data leaseData) {
+// data is the hold's leaseData, boxed (handle.leaseBox).
+func (c *Client) taken(k holdKey, h *hold, count int, sent time.Time, lease time.Duration, extend bool, data any) {
+	kd := data.(leaseData).kind
 	renewed := lease <= 0
 	keep := lease
 	if renewed {
@@ -203,7 +197,7 @@ func (c *Client) taken(k holdKey, h *hold, count int, sent time.Time, lease time
 	began := false
 	defer func() {
 		if began {
-			c.observeHold("hold", k, data.kind, 0)
+			c.observeHold("hold", k, kd, 0)
 		}
 	}()
 	c.holds.update(k, func() {
@@ -219,7 +213,7 @@ func (c *Client) taken(k holdKey, h *hold, count int, sent time.Time, lease time
 		h.renewed = h.renewed || renewed
 		if h.entry == nil {
 			h.entry = c.wd.Add(watchdog.Lease{Key: k.name, Field: k.field, Data: data}, deadline, renewed)
-			h.kind = data.kind
+			h.kind = kd
 			// A hold begins unless the watchdog had closed: then the entry
 			// is lost already and no "lost" will be sent for it.
 			began = h.entry.Err() == nil
@@ -270,10 +264,8 @@ func (c *Client) loseHold(k holdKey, h *hold) {
 	if e == nil {
 		return
 	}
-	select {
-	case <-e.Lost():
+	if e.IsLost() {
 		return // known already
-	default:
 	}
 	c.logger().Warn("goredisson: lock lost: Redis no longer has this owner's hold", "lock", k.name, "field", k.field)
 	e.Lose()

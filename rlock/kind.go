@@ -3,8 +3,10 @@ package rlock
 import (
 	"context"
 	"fmt"
+	"sync/atomic"
 	"time"
 
+	"github.com/goredisson/goredisson/ctxowner"
 	"github.com/goredisson/goredisson/internal/layout"
 )
 
@@ -54,6 +56,9 @@ type handle struct {
 	// values are a faster multilock's value fields, boxed as script
 	// arguments (nil for the other kinds).
 	values []any
+	// lastField is the hash field field built last (a string), leaseBoxed
+	// leaseData boxed (see leaseBox).
+	lastField, leaseBoxed atomic.Value
 }
 
 // holdKey names the hold of field on this lock in the Client's ledger.
@@ -83,8 +88,27 @@ func (h *handle) suffix() string {
 }
 
 // field returns the hash field of ctx's owner on this lock.
+// The last one built is kept (lastField): an Unlock finds its Lock's.
 func (h *handle) field(ctx context.Context) string {
-	return h.c.field(ctx) + h.suffix()
+	id, owner, suffix := h.c.id, ctxowner.Of(ctx), h.suffix()
+	if f, ok := h.lastField.Load().(string); ok && len(f) == len(id)+1+len(owner)+len(suffix) &&
+		f[len(id)+1:len(f)-len(suffix)] == owner {
+		return f
+	}
+	f := id + ":" + owner + suffix
+	h.lastField.Store(f)
+	return f
+}
+
+// arg returns field boxed as a script argument: lastField as stored, with
+// no allocation, when it is that field.
+func (h *handle) arg(field string) any {
+	if v := h.lastField.Load(); v != nil {
+		if f, _ := v.(string); f == field {
+			return v
+		}
+	}
+	return field
 }
 
 // spins reports whether waiters retry with backoff instead of waiting for
@@ -168,6 +192,17 @@ func (h *handle) leaseData() leaseData {
 	return leaseData{renew: h.renewKind(), kind: h.kind, key: h.name, values: h.values}
 }
 
+// leaseBox returns leaseData boxed, once per handle: a hold taken costs no
+// allocation for it.
+func (h *handle) leaseBox() any {
+	if v := h.leaseBoxed.Load(); v != nil {
+		return v
+	}
+	var v any = h.leaseData()
+	h.leaseBoxed.Store(v)
+	return v
+}
+
 // queues reports whether a new waiter on this kind queues behind the
 // Client's waiters already on the lock instead of racing them (see
 // waitSpec.queue): for the exclusive locks and a read-write lock's writers,
@@ -235,29 +270,29 @@ func boxAll(ss []string) []any {
 // watchdog-managed (a reader's earlier holds then get its lease too), and
 // known the holds the Client counts for the owner (lib/reenter.lua).
 func (h *handle) acquireCall(ctx context.Context, field string, keep time.Duration, n uint64, fairWait time.Duration, queue, watchdog bool, known int) *op {
-	lease := h.c.ms(keep)
+	lease, fieldArg := h.c.ms(keep), h.arg(field)
 	switch h.kind {
 	case kindFenced:
-		return newScriptOp(ctx, fencedScript, h.acqKeys, lease, field, n, known)
+		return newScriptOp(ctx, fencedScript, h.acqKeys, lease, fieldArg, n, known)
 	case kindFair, kindNonReentrantFair:
 		q := "0"
 		if queue {
 			q = "1"
 		}
-		return newScriptOp(ctx, fairAcquireScript, h.acqKeys, lease, field, n, fairWait.Milliseconds(), q, reentrantArg(h.reentrant()), known)
+		return newScriptOp(ctx, fairAcquireScript, h.acqKeys, lease, fieldArg, n, fairWait.Milliseconds(), q, reentrantArg(h.reentrant()), known)
 	case kindRead:
 		keys := append(h.acqKeys[:len(h.acqKeys):len(h.acqKeys)], layout.ReadTimeoutPrefix(h.name, field))
 		all := "0"
 		if watchdog {
 			all = "1"
 		}
-		return newScriptOp(ctx, readAcquireScript, keys, lease, field, n, field+":write", all, known)
+		return newScriptOp(ctx, readAcquireScript, keys, lease, fieldArg, n, field+":write", all, known)
 	case kindWrite:
-		return newScriptOp(ctx, writeAcquireScript, h.acqKeys, lease, field, n, known)
+		return newScriptOp(ctx, writeAcquireScript, h.acqKeys, lease, fieldArg, n, known)
 	case kindFasterMulti:
-		return newScriptOp(ctx, fasterAcquireScript, h.acqKeys, append([]any{lease, field, n}, h.values...)...)
+		return newScriptOp(ctx, fasterAcquireScript, h.acqKeys, append([]any{lease, fieldArg, n}, h.values...)...)
 	}
-	return newScriptOp(ctx, acquireScript, h.acqKeys, lease, field, n, reentrantArg(h.reentrant()), known)
+	return newScriptOp(ctx, acquireScript, h.acqKeys, lease, fieldArg, n, reentrantArg(h.reentrant()), known)
 }
 
 // reentrantArg is the acquire scripts' re-entry flag: "1" a holder takes
@@ -282,25 +317,25 @@ const (
 // number, known holds, cancel TTL ms, ...]; lease is re-applied while holds
 // remain, fairWait is a fair waiter's threadWaitTime (for a give-up).
 func (h *handle) releaseCall(ctx context.Context, mode, field string, n uint64, known int, lease, fairWait time.Duration) *op {
-	c := h.c
+	c, fieldArg := h.c, h.arg(field)
 	switch h.kind {
 	case kindFair, kindNonReentrantFair:
-		return newScriptOp(ctx, fairReleaseScript, h.relKeys, mode, field, n, known, cancelTTLArg,
+		return newScriptOp(ctx, fairReleaseScript, h.relKeys, mode, fieldArg, n, known, cancelTTLArg,
 			c.ms(lease), c.pubArg, layout.UnlockMessage, fairWait.Milliseconds())
 	case kindRead:
 		keys := append(h.relKeys[:len(h.relKeys):len(h.relKeys)], layout.ReadTimeoutPrefix(h.name, field))
-		return newScriptOp(ctx, readReleaseScript, keys, mode, field, n, known, cancelTTLArg,
+		return newScriptOp(ctx, readReleaseScript, keys, mode, fieldArg, n, known, cancelTTLArg,
 			c.pubArg, layout.UnlockMessage, layout.ReadKeyPrefix(h.name))
 	case kindWrite:
-		return newScriptOp(ctx, writeReleaseScript, h.relKeys, mode, field, n, known, cancelTTLArg,
+		return newScriptOp(ctx, writeReleaseScript, h.relKeys, mode, fieldArg, n, known, cancelTTLArg,
 			c.ms(lease), c.pubArg, layout.ReadUnlockMessage)
 	case kindFasterMulti:
-		return newScriptOp(ctx, fasterReleaseScript, h.relKeys, append([]any{mode, field, n, known, cancelTTLArg,
+		return newScriptOp(ctx, fasterReleaseScript, h.relKeys, append([]any{mode, fieldArg, n, known, cancelTTLArg,
 			c.ms(lease), c.pubArg, layout.UnlockMessage}, h.values...)...)
 	case kindSpin: // Redisson's spin lock publishes nothing
-		return newScriptOp(ctx, releaseScript, h.relKeys, mode, field, n, known, cancelTTLArg, c.ms(lease), "", layout.UnlockMessage)
+		return newScriptOp(ctx, releaseScript, h.relKeys, mode, fieldArg, n, known, cancelTTLArg, c.ms(lease), "", layout.UnlockMessage)
 	}
-	return newScriptOp(ctx, releaseScript, h.relKeys, mode, field, n, known, cancelTTLArg, c.ms(lease), c.pubArg, layout.UnlockMessage)
+	return newScriptOp(ctx, releaseScript, h.relKeys, mode, fieldArg, n, known, cancelTTLArg, c.ms(lease), c.pubArg, layout.UnlockMessage)
 }
 
 // settleCall returns a maker of the settle op in mode (modeSettleAcquire

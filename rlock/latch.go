@@ -47,8 +47,8 @@ func (l *CountDownLatch) CountDown(ctx context.Context) error {
 	if err := h.check(ctx, "countdown"); err != nil {
 		return err
 	}
-	cctx, cancel := cleanupCall(ctx)
-	defer cancel()
+	cctx := cleanupCall(ctx)
+	defer cctx.stop()
 	_, err := h.runUnsure(cctx, latchScript, l.keys(), "countdown", h.c.opts.publishCommand)
 	return opErr("countdown", h.name, err)
 }

@@ -294,8 +294,8 @@ func (p *PermitExpirableSemaphore) release(ctx context.Context, name, op string,
 	raws, err := decodeIDs(ids)
 	var n int64
 	if err == nil {
-		rctx, cancel := cleanupCall(ctx)
-		defer cancel()
+		rctx := cleanupCall(ctx)
+		defer rctx.stop()
 		args := append([]any{op, h.c.opts.publishCommand}, raws...)
 		lost := false
 		for attempt := 0; ; attempt++ {

@@ -3,9 +3,11 @@ package rlock
 import (
 	"context"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/goredisson/goredisson/internal/layout"
+	"github.com/goredisson/goredisson/internal/transport"
 	"github.com/goredisson/goredisson/watchdog"
 )
 
@@ -28,10 +30,112 @@ func cleanupCtx(ctx context.Context) (context.Context, context.CancelFunc) {
 // cleanupCall returns the context of a call that is its caller's clean-up
 // (Unlock, a semaphore's Release, a latch's CountDown, usually deferred):
 // ctx's values without its end, bounded by cleanupTimeout. Unlike
-// cleanupCtx, the Client's Close still ends it.
-func cleanupCall(ctx context.Context) (context.Context, context.CancelFunc) {
-	c, cancel := context.WithTimeout(unbound(context.WithoutCancel(ctx)), cleanupTimeout)
-	return deadlineOnly{Context: c}, cancel
+// cleanupCtx, the Client's Close still ends it. The caller calls stop
+// once the call returned.
+func cleanupCall(ctx context.Context) deadlineOnly {
+	return deadlineOnly{&cleanupContext{values: ctx, deadline: time.Now().Add(cleanupTimeout)}}
+}
+
+// deadlineOnly marks a context that, while a call runs on it, ends only at
+// its deadline (its stop is called once the call returned): the inline
+// transport bounds the call's I/O by the deadline instead of watching it.
+// One pointer, so that it is a context.Context without an allocation.
+type deadlineOnly struct{ *cleanupContext }
+
+// EndsOnlyAtDeadline marks d as a transport.DeadlineOnly context.
+func (deadlineOnly) EndsOnlyAtDeadline() {}
+
+// cleanupContext is cleanupCall's context: ctx's values (but a wait's call
+// bound, see unbound) and a deadline, without ctx's end. It is built in one
+// allocation; its Done channel and timer are made only when asked for.
+type cleanupContext struct {
+	values   context.Context
+	deadline time.Time
+
+	mu    sync.Mutex
+	done  chan struct{}
+	timer *time.Timer
+	err   error
+}
+
+func (c *cleanupContext) Deadline() (time.Time, bool) { return c.deadline, true }
+
+func (c *cleanupContext) Value(key any) any {
+	if transport.IsBoundKey(key) {
+		return nil // as unbound
+	}
+	if key == cancelCtxKey {
+		return nil // as context.WithoutCancel: the parent's end is not ours
+	}
+	return c.values.Value(key)
+}
+
+// cancelCtxKey is package context's own key for a context's end (which
+// context.Cause and WithCancel ask Value for), found once with a probe.
+var cancelCtxKey = func() (k any) {
+	_ = context.Cause(keyProbe{&k})
+	return k
+}()
+
+// keyProbe records the key Value is asked for.
+type keyProbe struct{ key *any }
+
+func (keyProbe) Deadline() (time.Time, bool) { return time.Time{}, false }
+func (keyProbe) Done() <-chan struct{}       { return nil }
+func (keyProbe) Err() error                  { return context.Canceled }
+func (p keyProbe) Value(key any) any {
+	*p.key = key
+	return nil
+}
+
+func (c *cleanupContext) Done() <-chan struct{} {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.done == nil {
+		c.done = make(chan struct{})
+		switch d := time.Until(c.deadline); {
+		case c.err != nil:
+			close(c.done)
+		case d <= 0:
+			c.endLocked(context.DeadlineExceeded)
+		default:
+			c.timer = time.AfterFunc(d, func() { c.end(context.DeadlineExceeded) })
+		}
+	}
+	return c.done
+}
+
+func (c *cleanupContext) Err() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.err == nil && !time.Now().Before(c.deadline) {
+		c.endLocked(context.DeadlineExceeded)
+	}
+	return c.err
+}
+
+func (c *cleanupContext) String() string { return "rlock.cleanupCall" }
+
+// stop ends the context (context.Canceled) and frees its timer.
+func (c *cleanupContext) stop() { c.end(context.Canceled) }
+
+func (c *cleanupContext) end(err error) {
+	c.mu.Lock()
+	c.endLocked(err)
+	c.mu.Unlock()
+}
+
+func (c *cleanupContext) endLocked(err error) {
+	if c.err != nil {
+		return
+	}
+	c.err = err
+	if c.done != nil {
+		close(c.done)
+	}
+	if c.timer != nil {
+		c.timer.Stop()
+	}
 }
 
 // cleanupKey marks a context made by cleanupCtx.
@@ -61,8 +165,8 @@ func (h *handle) unlock(ctx context.Context) error {
 	}
 	c := h.c
 	// Unlock ignores ctx's end but not the Client's Close.
-	rctx, cancel := cleanupCall(ctx)
-	defer cancel()
+	rctx := cleanupCall(ctx)
+	defer rctx.stop()
 	k := h.holdKey(h.field(ctx))
 	var held time.Duration
 	hs, err := c.holds.enter(rctx, k, c.done)

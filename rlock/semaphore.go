@@ -72,8 +72,8 @@ func (s *Semaphore) ReleaseIfExists(ctx context.Context, n int) (bool, error) {
 	case checkCount(n) != nil:
 		err = opErr("releaseifexists", h.name, checkCount(n))
 	case n > 0:
-		rctx, cancel := cleanupCall(ctx)
-		defer cancel()
+		rctx := cleanupCall(ctx)
+		defer rctx.stop()
 		v, err = h.runUnsure(rctx, semaphoreScript, s.keys(), "releaseifexists", n, h.c.opts.publishCommand)
 		err = opErr("releaseifexists", h.name, countErr(err))
 	}
@@ -117,8 +117,8 @@ func (s *Semaphore) Release(ctx context.Context, n int) error {
 	case checkCount(n) != nil:
 		err = opErr("release", h.name, checkCount(n))
 	case n > 0:
-		rctx, cancel := cleanupCall(ctx)
-		defer cancel()
+		rctx := cleanupCall(ctx)
+		defer rctx.stop()
 		_, err = h.runUnsure(rctx, semaphoreScript, s.keys(), "release", n, h.c.opts.publishCommand)
 		err = opErr("release", h.name, countErr(err))
 	}

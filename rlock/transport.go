@@ -17,8 +17,6 @@ type (
 	replyError = transport.ReplyError
 	syncMode   = transport.SyncMode
 	outcome    = transport.Outcome
-	// deadlineOnly marks a clean-up call's context (see cleanupCall).
-	deadlineOnly = transport.DeadlineOnly
 )
 
 const (

@@ -29,6 +29,7 @@ import (
 	"errors"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -126,8 +127,11 @@ type Entry struct {
 	index    int       // position in the heap, -1 when not in it
 	stopped  bool
 	drained  bool // given up by its holder (Drain): its loss is quiet
-	lost     chan struct{}
-	err      error
+	// lost is Lost's channel, made on its first call (most holds never
+	// ask); gone says the lease is lost (Lost is closed), set under s.mu.
+	lost atomic.Pointer[chan struct{}]
+	gone atomic.Bool
+	err  error
 }
 
 // Option configures a Scheduler.
@@ -181,13 +185,13 @@ func New(renew RenewFunc, lease time.Duration, opts ...Option) *Scheduler {
 // Redis confirms. On a closed Scheduler the entry is returned already lost
 // with ErrClosed.
 func (s *Scheduler) Add(l Lease, deadline time.Time, renew bool) *Entry {
-	e := &Entry{s: s, lease: l, index: -1, lost: make(chan struct{})}
+	e := &Entry{s: s, lease: l, index: -1}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
 		e.stopped = true
 		e.err = ErrClosed
-		close(e.lost)
+		e.gone.Store(true)
 		return e
 	}
 	e.renewed = renew
@@ -313,7 +317,25 @@ func (e *Entry) Lose() {
 
 // Lost returns a channel closed when the lease is lost or the Scheduler
 // closed while the lease was still watched. It is never closed by Stop.
-func (e *Entry) Lost() <-chan struct{} { return e.lost }
+func (e *Entry) Lost() <-chan struct{} {
+	if p := e.lost.Load(); p != nil {
+		return *p
+	}
+	e.s.mu.Lock()
+	defer e.s.mu.Unlock()
+	if p := e.lost.Load(); p != nil {
+		return *p
+	}
+	ch := make(chan struct{})
+	if e.gone.Load() {
+		close(ch)
+	}
+	e.lost.Store(&ch)
+	return ch
+}
+
+// IsLost reports whether Lost is closed.
+func (e *Entry) IsLost() bool { return e.gone.Load() }
 
 // Err returns why Lost was closed, or nil: ErrClosed when the Scheduler
 // closed, another error when the lease was lost.
@@ -341,7 +363,10 @@ func (e *Entry) lose(err error) {
 	if e.index >= 0 {
 		heap.Remove(&e.s.due, e.index)
 	}
-	close(e.lost)
+	e.gone.Store(true)
+	if p := e.lost.Load(); p != nil {
+		close(*p)
+	}
 	if e.s.onLost != nil && !e.drained {
 		e.s.justLost = append(e.s.justLost, e)
 	}

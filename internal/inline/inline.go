@@ -295,17 +295,22 @@ type conn struct {
 // closed, as it does for the user's own connections. Without it, after a
 // Redis restart the first call went out on a dead connection and failed
 // with EOF. A TLS connection is not checked by go-redis either way.
-type sysConn struct{ *conn }
-
-func (c sysConn) SyscallConn() (syscall.RawConn, error) {
-	return c.Conn.(syscall.Conn).SyscallConn()
+// The socket's RawConn is taken once, at dial: go-redis asks for it before
+// every reuse, and a fresh one costs an allocation each time.
+type sysConn struct {
+	*conn
+	raw syscall.RawConn
 }
+
+func (c *sysConn) SyscallConn() (syscall.RawConn, error) { return c.raw, nil }
 
 // netConn returns c as the dialer's net.Conn: a sysConn when the socket
 // under it has one.
 func netConn(c *conn) net.Conn {
-	if _, ok := c.Conn.(syscall.Conn); ok {
-		return sysConn{c}
+	if sc, ok := c.Conn.(syscall.Conn); ok {
+		if raw, err := sc.SyscallConn(); err == nil {
+			return &sysConn{conn: c, raw: raw}
+		}
 	}
 	return c
 }

@@ -825,6 +825,14 @@ func Unbound(ctx context.Context) context.Context {
 	return context.WithValue(ctx, callBoundKey{}, time.Time{})
 }
 
+// IsBoundKey reports whether key is the context key BoundCalls uses: a
+// context of its own that drops the bound answers nil for it (cheaper
+// than Unbound's extra context).
+func IsBoundKey(key any) bool {
+	_, ok := key.(callBoundKey)
+	return ok
+}
+
 // CallBound returns the bound BoundCalls put on ctx, if any.
 func CallBound(ctx context.Context) (time.Time, bool) {
 	d, ok := ctx.Value(callBoundKey{}).(time.Time)
