@@ -23,14 +23,25 @@ import (
 // by address.
 func nodeConns(cluster *redistest.Cluster) map[string]int {
 	GinkgoHelper()
+	out := nodeConnsOf(cluster, "")
+	for addr := range out {
+		out[addr]--
+	}
+	return out
+}
+
+// nodeConnsOf returns the number of client connections of type typ
+// ("pubsub", "normal"; "" for all, the asking one included) on each node.
+func nodeConnsOf(cluster *redistest.Cluster, typ string) map[string]int {
+	GinkgoHelper()
 	out := map[string]int{}
 	for _, s := range cluster.Nodes {
 		if s.Pid() == 0 {
 			continue
 		}
-		n, err := redistest.ClientCount(context.Background(), s.Addr, "")
+		n, err := redistest.ClientCount(context.Background(), s.Addr, typ)
 		Expect(err).NotTo(HaveOccurred())
-		out[s.Addr] = n - 1
+		out[s.Addr] = n
 	}
 	return out
 }
@@ -97,6 +108,17 @@ func subscribedChannels(cluster *redistest.Cluster, prefix string) int {
 	return total
 }
 
+// ownedSlack is how many more connections a node may keep after the
+// waiters left than before: go-redis keeps in its node pool every
+// connection it once had in use at the same time, idle, for
+// ConnMaxIdleTime (30 min by default: the user's setting). goredisson uses
+// at most two of a node's pool at once per Client, one for the flusher's
+// plain batches and one for the pipeline with WAIT (replica sync), both
+// serialized (docs/cluster.md, "Connections"); the sequential warm-up used
+// at least one of them, so at most one more may appear, and one more for
+// the connection an inline lane (one per node) may hold beside them.
+const ownedSlack = 2
+
 var _ = Describe("connections on Redis Cluster (3 masters, 3 replicas)", Ordered, Label("cluster"), func() {
 	var cluster *redistest.Cluster
 	ctx := context.Background()
@@ -111,26 +133,31 @@ var _ = Describe("connections on Redis Cluster (3 masters, 3 replicas)", Ordered
 	// another, the waiter Client made one call per master. The Hub's
 	// subscription connections are not part of it (it has none before the
 	// first wait), and it closes them once their last channel is
-	// unsubscribed (pubsub/conn.go), so no slack is allowed.
+	// unsubscribed (pubsub/conn.go). What may stay is ownedSlack.
 	leaveAll := func(prefix string, opts ...rlock.Option) {
 		const waiters = 300
 		holderC, waiterC := clusterClients(cluster, 1, opts...)[0], clusterClients(cluster, 1, opts...)[0]
 		names := make([]string, waiters)
+		holds := make([]context.Context, waiters) // the holder's owners, one per name
 		for i := range names {
 			names[i] = prefix + strconv.Itoa(i)
-			Expect(holderC.NewLock(names[i]).Lock(ctx)).To(Succeed())
+			holds[i] = ctxowner.New(ctx)
+			Expect(holderC.NewLock(names[i]).Lock(holds[i])).To(Succeed())
 			if i < 30 { // every master serves some of the first 30 names
 				_, err := waiterC.NewLock(names[i]).IsLocked(ctx)
 				Expect(err).NotTo(HaveOccurred())
+				free := waiterC.NewLock(prefix + "free:" + strconv.Itoa(i))
+				Expect(free.Lock(ctx)).To(Succeed()) // replica sync: INFO and WAIT
+				Expect(free.Unlock(ctx)).To(Succeed())
 			}
 		}
-		before := nodeConns(cluster)
+		before, subsBefore := nodeConns(cluster), nodeConnsOf(cluster, "pubsub")
 		fmt.Fprintf(GinkgoWriter, "before: %v\n%s", before, connBreakdown(cluster))
 
 		wctx, cancel := context.WithCancel(ctx)
 		defer cancel()
 		var wg sync.WaitGroup
-		errs := make(chan error, waiters)
+		errs := make(chan error, 2*waiters)
 		for i, name := range names {
 			wg.Add(1)
 			go func() {
@@ -143,7 +170,11 @@ var _ = Describe("connections on Redis Cluster (3 masters, 3 replicas)", Ordered
 					}
 					return
 				}
-				owner := ctxowner.New(ctx)
+				// Woken by the unlock: far sooner than this bound, which
+				// only turns a lost wake-up into a failure.
+				lctx, lcancel := context.WithTimeout(ctx, 45*time.Second)
+				defer lcancel()
+				owner := ctxowner.New(lctx)
 				if err := l.Lock(owner); err != nil {
 					errs <- fmt.Errorf("%s: %w", name, err)
 					return
@@ -158,26 +189,36 @@ var _ = Describe("connections on Redis Cluster (3 masters, 3 replicas)", Ordered
 		during := nodeConns(cluster)
 		fmt.Fprintf(GinkgoWriter, "during: %v\n%s", during, connBreakdown(cluster))
 
+		// The holder unlocks all at once, as many owners would: the
+		// waiters woken and the unlocks make a burst of synced calls.
 		cancel()
-		for i, name := range names {
-			if i%2 == 1 {
-				Expect(holderC.NewLock(name).Unlock(ctx)).To(Succeed())
+		unlockAll := func(odd int) {
+			var uwg sync.WaitGroup
+			for i, name := range names {
+				if i%2 == odd {
+					uwg.Add(1)
+					go func() {
+						defer uwg.Done()
+						if err := holderC.NewLock(name).Unlock(holds[i]); err != nil {
+							errs <- fmt.Errorf("%s: holder's unlock: %w", name, err)
+						}
+					}()
+				}
 			}
+			uwg.Wait()
 		}
+		unlockAll(1)
 		wg.Wait()
+		unlockAll(0)
 		close(errs)
 		for err := range errs {
 			Expect(err).NotTo(HaveOccurred())
 		}
-		for i, name := range names {
-			if i%2 == 0 {
-				Expect(holderC.NewLock(name).Unlock(ctx)).To(Succeed())
-			}
-		}
 		Eventually(func(g Gomega) {
-			now := nodeConns(cluster)
+			now, subs := nodeConns(cluster), nodeConnsOf(cluster, "pubsub")
 			for addr, n := range before {
-				g.Expect(now[addr]).To(BeNumerically("<=", n), "%s: before %v, during %v, now %v\n%s", addr, before, during, now, connBreakdown(cluster))
+				g.Expect(now[addr]).To(BeNumerically("<=", n+ownedSlack), "%s: before %v, during %v, now %v\n%s", addr, before, during, now, connBreakdown(cluster))
+				g.Expect(subs[addr]).To(BeNumerically("<=", subsBefore[addr]), "%s: subscription connections before %v, now %v", addr, subsBefore, subs)
 			}
 		}).WithTimeout(20 * time.Second).WithPolling(250 * time.Millisecond).Should(Succeed())
 		fmt.Fprintf(GinkgoWriter, "after: %v\n", nodeConns(cluster))
