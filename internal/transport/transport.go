@@ -392,6 +392,12 @@ type batcher struct {
 	retired bool  // go-redis replaced the node's client: lane is shut (once idle)
 	running bool  // the flusher goroutine exists
 	wake    chan struct{}
+	// syncQ holds the ops that want replica sync while a synced pipeline
+	// is in flight (syncing): they go together in the next one, so that a
+	// node has at most one WAIT pipeline, and one connection for it, in
+	// flight per batcher.
+	syncQ   []*Op
+	syncing bool
 }
 
 func newBatcher(s *Sender, rdb redis.UniversalClient, addr string) *batcher {
@@ -613,7 +619,7 @@ func (b *batcher) run(batch []*Op) {
 			}
 		}
 		if len(synced) > 0 {
-			go b.runSynced(synced)
+			b.addSynced(synced)
 		}
 	}
 	if len(plain) == 0 {
@@ -662,6 +668,37 @@ func (b *batcher) send(ops []*Op, eval bool) {
 	_, _ = pipe.Exec(ctx)
 	for i, o := range ops {
 		o.finish(cmds[i].Err())
+	}
+}
+
+// addSynced queues ops that want replica sync for the sync goroutine,
+// started unless it runs.
+func (b *batcher) addSynced(ops []*Op) {
+	b.mu.Lock()
+	b.syncQ = append(b.syncQ, ops...)
+	if b.syncing {
+		b.mu.Unlock()
+		return
+	}
+	b.syncing = true
+	b.mu.Unlock()
+	go b.syncLoop()
+}
+
+// syncLoop sends the queued synced ops, those queued meanwhile together,
+// until none is left.
+func (b *batcher) syncLoop() {
+	for {
+		b.mu.Lock()
+		ops := b.syncQ
+		if len(ops) == 0 {
+			b.syncing = false
+			b.mu.Unlock()
+			return
+		}
+		b.syncQ = nil
+		b.mu.Unlock()
+		b.runSynced(ops)
 	}
 }
 
