@@ -21,65 +21,27 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// counter is a go-redis hook counting the commands a process sends and its
-// round trips (a pipeline is one).
+// counter counts the commands a process sends and its round trips (a
+// pipeline is one), on the wire of the connections newRedis's dialer makes
+// (wirecount.go).
 type counter struct {
 	cmds, trips atomic.Int64
-	dials       atomic.Int64 // connection set-up pipelines (HELLO, CLIENT SETINFO), not counted as trips
+	dials       atomic.Int64 // connection set-up commands (HELLO, CLIENT SETINFO), not counted
 	trace       bool         // log every pipeline (-v, watchdog runs)
 	mu          sync.Mutex
 	times       []time.Time // when each pipeline was sent
 }
 
-func (c *counter) DialHook(next redis.DialHook) redis.DialHook { return next }
-
-// isSetup reports whether cmd is part of a new connection's handshake
-// (HELLO, CLIENT SETINFO): not a command of the library under test.
-func isSetup(cmd redis.Cmder) bool {
-	name := strings.ToLower(fmt.Sprint(cmd.Args()[0]))
-	return name == "hello" || name == "client"
-}
-
-func (c *counter) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
-	return func(ctx context.Context, cmd redis.Cmder) error {
-		if isSetup(cmd) {
-			c.dials.Add(1)
-			return next(ctx, cmd)
-		}
-		c.cmds.Add(1)
-		c.trips.Add(1)
-		if c.trace {
-			logf("    command %v", cmd.Args())
-		}
-		return next(ctx, cmd)
-	}
-}
-
-func (c *counter) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
-	return func(ctx context.Context, cmds []redis.Cmder) error {
-		if isSetup(cmds[0]) {
-			c.dials.Add(1)
-			return next(ctx, cmds)
-		}
-		c.cmds.Add(int64(len(cmds)))
-		c.trips.Add(1)
-		c.mu.Lock()
-		c.times = append(c.times, time.Now())
-		c.mu.Unlock()
-		if c.trace {
-			logf("    pipeline of %d commands, first %v", len(cmds), cmds[0].Args()[0])
-		}
-		return next(ctx, cmds)
-	}
-}
-
 // newRedis returns a go-redis client counting into cnt.
 func newRedis(addr string, pool int, cnt *counter) *redis.Client {
-	rdb := redis.NewClient(&redis.Options{Addr: addr, PoolSize: pool})
+	opt := &redis.Options{Addr: addr, PoolSize: pool}
 	if cnt != nil {
-		rdb.AddHook(cnt)
+		// Counted on the wire (wirecount.go), so that connections dialed
+		// from these options by the library (goredisson's inline lane)
+		// count too.
+		opt.Dialer = cnt.dialer()
 	}
-	return rdb
+	return redis.NewClient(opt)
 }
 
 // --- physical limit
