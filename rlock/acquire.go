@@ -94,39 +94,46 @@ type attempt struct {
 	token     int64
 	attempts  int // acquire scripts sent
 	contended int // attempts that found the lock taken
+	w         waiter
 }
 
 // wait takes the lock, waiting for unlock messages between attempts (see
-// Client.waitFor); a pause is bounded by the TTL the last attempt saw.
+// Client.waitFor); a pause is bounded by the TTL the last attempt saw. The
+// waiter is the attempt's own (a.w): one object on the heap.
 func (a *attempt) wait(wait time.Duration) (bool, error) {
-	c := a.h.c
+	a.startWait(wait)
 	if a.h.wakesAll() && wait != 0 {
-		defer c.wakeAllOn(a.h.channel(a.field))()
+		defer a.h.c.wakeAllOn(a.w.channel)()
 	}
-	return c.waitFor(a.ctx, a.waitSpec(wait))
+	defer a.w.close()
+	return a.w.run()
 }
 
-// waitSpec is the wait of an acquisition within wait.
-func (a *attempt) waitSpec(wait time.Duration) *waitSpec {
-	c := a.h.c
-	return &waitSpec{
-		channel:  a.h.channel(a.field),
+// startWait readies the attempt's waiter for a wait within wait.
+func (a *attempt) startWait(wait time.Duration) {
+	h, c := a.h, a.h.c
+	a.w.init(c, a.ctx, waitSpec{
+		channel:  h.channel(a.field),
 		once:     wait == 0,
 		deadline: a.deadline,
-		try: func() (bool, time.Duration, bool, error) {
-			held, ttl, reached, err := a.try(wait != 0)
-			if err == nil && ttl < 0 {
-				// No expiry on the key: only an unlock message (or a
-				// reconnect) will tell; look again after a watchdog lease.
-				ttl = c.opts.watchdogTimeout
-			}
-			return held, ttl, reached, err
-		},
-		retryable: a.retryable,
-		queue:     a.h.queues() && c.holds.count(a.key) == 0,
-		shared:    a.h.kind == kindRead,
-	}
+		queue:    h.queues() && c.holds.count(a.key) == 0,
+		shared:   h.kind == kindRead,
+	}, a)
 }
+
+// tryOnce is the waiter's attempt (see trier).
+func (a *attempt) tryOnce() (bool, time.Duration, bool, error) {
+	held, ttl, reached, err := a.try(!a.w.once)
+	if err == nil && ttl < 0 {
+		// No expiry on the key: only an unlock message (or a reconnect)
+		// will tell; look again after a watchdog lease.
+		ttl = a.h.c.opts.watchdogTimeout
+	}
+	return held, ttl, reached, err
+}
+
+// canRetry is the waiter's retry rule (see trier).
+func (a *attempt) canRetry(err error) bool { return a.retryable(err) }
 
 // retryable reports whether a failed attempt may be tried again: not when
 // ctx is done, the Client closed, or the failure is a refusal.
@@ -214,7 +221,8 @@ func (a *attempt) try(queue bool) (held bool, ttl time.Duration, reached bool, e
 		}
 		return false, 0, true, err
 	}
-	if r, ok := ints(o.V); ok && len(r) > 0 {
+	var buf [2]int64
+	if r, ok := intsInto(buf[:0], o.V); ok && len(r) > 0 {
 		held, err := a.took(hs, known, r, lease, sent, o)
 		return held, 0, true, err
 	}
@@ -353,4 +361,21 @@ func (c *Client) ctxOr(ctx context.Context, err error) error {
 		return fmt.Errorf("%w: %w", cerr, err)
 	}
 	return err
+}
+
+// intsInto is transport.Ints appending to buf: an acquire reply (the
+// holds, a FencedLock's token) fits a caller's array without allocating.
+func intsInto(buf []int64, v any) ([]int64, bool) {
+	arr, ok := v.([]any)
+	if !ok {
+		return nil, false
+	}
+	for _, x := range arr {
+		n, ok := x.(int64)
+		if !ok {
+			return nil, false
+		}
+		buf = append(buf, n)
+	}
+	return buf, true
 }
