@@ -228,30 +228,31 @@ func newHandle(c *Client, name string, k kind) handle {
 	logical := name
 	name = m.key
 	h := handle{c: c, name: name, kind: k, logical: logical, aux: m.aux, nameErr: m.err,
-		ch: layout.Channel(name), fairWait: defaultFairLockWaitTimeout, spin: defaultBackoff, ledger: name}
+		fairWait: defaultFairLockWaitTimeout, spin: defaultBackoff, ledger: name}
 	if c != nil {
 		h.fairWait, h.spin = c.opts.fairWait, c.opts.spin
 	}
 	if k == kindRead || k == kindWrite {
 		h.ch = layout.RWChannel(name)
+	} else {
+		h.ch = layout.Channel(name)
 	}
-	acq := []string{name, layout.Cancel(name)}
-	rel := []string{name, layout.Cancel(name)}
+	// Each key is made and boxed once, and shared by both lists: the
+	// release keys of most kinds are the acquire keys and the channel
+	// (memory per waiter, docs/benchmarks.md).
+	key, cancel, ch := any(name), any(layout.Cancel(name)), any(h.ch)
 	switch k {
 	case kindFenced:
-		acq = append(acq, layout.Token(name))
-		rel = append(rel, layout.Channel(name))
+		h.acqKeys = []any{key, cancel, layout.Token(name)}
+		h.relKeys = []any{key, cancel, ch}
 	case kindFair, kindNonReentrantFair:
-		acq = append(acq, layout.Queue(m.aux), layout.Timeouts(m.aux))
-		rel = append(rel, layout.Channel(name), layout.Queue(m.aux), layout.Timeouts(m.aux))
-	case kindRead:
-		rel = append(rel, layout.RWChannel(name)) // + the reader's timeout prefix
-	case kindWrite:
-		rel = append(rel, layout.RWChannel(name))
-	default:
-		rel = append(rel, layout.Channel(name))
+		queue, timeouts := any(layout.Queue(m.aux)), any(layout.Timeouts(m.aux))
+		h.acqKeys = []any{key, cancel, queue, timeouts}
+		h.relKeys = []any{key, cancel, ch, queue, timeouts}
+	default: // the read-write lock's halves too (+ the reader's timeout prefix)
+		h.relKeys = []any{key, cancel, ch}
+		h.acqKeys = h.relKeys[:2:2]
 	}
-	h.acqKeys, h.relKeys = boxAll(acq), boxAll(rel)
 	return h
 }
 
