@@ -45,15 +45,15 @@ func (h *handle) acquire(ctx context.Context, op string, wait, lease time.Durati
 
 // newAttempt starts an acquisition for ctx's owner within wait with lease.
 func (h *handle) newAttempt(ctx context.Context, wait, lease time.Duration) *attempt {
-	a := &attempt{h: h, ctx: ctx, lease: lease, fairWait: h.fairWait}
+	a := &attempt{h: h, ctx: ctx, lease: lease, fairWait: h.c.opts.fairWait}
 	a.field = h.field(ctx)
 	a.key = h.holdKey(a.field)
 	if h.fairQueue() && wait > 0 {
 		a.fairWait = wait // Redisson's threadWaitTime is the tryLock wait when there is one
 	}
 	if wait > 0 {
-		a.deadline = time.Now().Add(wait)
-		a.ctx = boundCalls(ctx, a.deadline)
+		a.w.deadline = time.Now().Add(wait)
+		a.ctx = boundCalls(ctx, a.w.deadline)
 	}
 	return a
 }
@@ -90,11 +90,12 @@ type attempt struct {
 	key       holdKey
 	lease     time.Duration
 	fairWait  time.Duration // a fair waiter's threadWaitTime
-	deadline  time.Time     // end of the wait (zero: none)
 	token     int64
 	attempts  int // acquire scripts sent
 	contended int // attempts that found the lock taken
-	w         waiter
+	// w is the attempt's waiter (one object with it); w.deadline is the
+	// end of the wait (zero: none) from newAttempt on.
+	w waiter
 }
 
 // wait takes the lock, waiting for unlock messages between attempts (see
@@ -115,7 +116,7 @@ func (a *attempt) startWait(wait time.Duration) {
 	a.w.init(c, a.ctx, waitSpec{
 		channel:  h.channel(a.field),
 		once:     wait == 0,
-		deadline: a.deadline,
+		deadline: a.w.deadline,
 		queue:    h.queues() && c.holds.count(a.key) == 0,
 		shared:   h.kind == kindRead,
 	}, a)
@@ -145,7 +146,7 @@ func (a *attempt) retryable(err error) bool {
 // jitter until it holds, the wait runs out or ctx ends. A pause never
 // outlasts the TTL the last attempt saw.
 func (a *attempt) spin(wait time.Duration) (bool, error) {
-	c, b := a.h.c, a.h.spin
+	c, b := a.h.c, a.h.c.opts.spin
 	bound := b.initial
 	f := &failures{policy: c.opts.retry}
 	var lastErr error
@@ -175,7 +176,7 @@ func (a *attempt) spin(wait time.Duration) (bool, error) {
 		} else {
 			f.reset()
 		}
-		remain, ok := remaining(a.deadline)
+		remain, ok := remaining(a.w.deadline)
 		if !ok {
 			return false, waitEnded(nil, lastErr)
 		}

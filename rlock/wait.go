@@ -13,8 +13,8 @@ import (
 // a lock freed, permits released, a latch opened.
 type waitSpec struct {
 	channel  string
-	once     bool      // one attempt, no waiting
 	deadline time.Time // end of the wait; zero: until ctx ends
+	once     bool      // one attempt, no waiting
 	// queue makes a waiter that finds waiters of this Client already on
 	// the channel wait behind them before its first attempt, rather than
 	// race them for the lock (see Client.waitFor).
