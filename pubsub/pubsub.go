@@ -317,7 +317,7 @@ func (h *Hub) awaitReady(ctx context.Context, ch *channel, s *Sub, ready chan st
 		if ch.want && !isClosed(ch.ready) {
 			// A confirmation was lost with a connection; go on without it.
 			ch.pending = 0
-			close(ch.ready)
+			ch.markReady()
 		}
 		h.mu.Unlock()
 		return s, nil
@@ -375,6 +375,17 @@ func (ch *channel) unlink(s *Sub) {
 	ch.refs--
 }
 
+// closedReady stands for a confirmed channel's ready, so that the channel
+// does not keep a closed channel of its own (memory per waiter).
+var closedReady = func() chan struct{} { c := make(chan struct{}); close(c); return c }()
+
+// markReady closes ch.ready (open), waking those waiting on it, and puts
+// the shared closedReady in its place. Called with mu held.
+func (ch *channel) markReady() {
+	close(ch.ready)
+	ch.ready = closedReady
+}
+
 func isClosed(c chan struct{}) bool {
 	select {
 	case <-c:
@@ -411,7 +422,7 @@ func (h *Hub) confirmed(c *conn, name string) {
 	if ch.pending > 0 {
 		ch.pending--
 		if ch.pending == 0 && ch.want && !isClosed(ch.ready) {
-			close(ch.ready)
+			ch.markReady()
 		}
 		if ch.pending == 0 && ch.rehomed {
 			ch.rehomed = false
