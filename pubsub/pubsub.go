@@ -146,7 +146,7 @@ const readyTimeout = 3 * time.Second
 // by Hub.mu.
 type channel struct {
 	name    string
-	refs    int           // live Subs
+	refs    int           // live Subs: the list from subs
 	want    bool          // the last command sent for it was SUBSCRIBE
 	pending int           // SUBSCRIBE commands sent and not confirmed yet
 	conn    *conn         // where the last (UN)SUBSCRIBE went
@@ -154,9 +154,9 @@ type channel struct {
 	unsubs  int           // UNSUBSCRIBEs sent on conn and not confirmed yet
 	rehomed bool          // subscribed again: wake its waiters once confirmed
 	ready   chan struct{} // closed when want and nothing is pending
-	subs    map[*Sub]struct{}
-	queue   []*Sub // Subs blocked in Wait, oldest first
-	permits int    // wakes that found nobody blocked, at most len(subs)
+	subs    *Sub          // the live Subs, linked by Sub.next (a list, not a map: memory per waiter)
+	queue   []*Sub        // Subs blocked in Wait, oldest first
+	permits int           // wakes that found nobody blocked, at most refs
 	// expect counts messages this client announced it is about to publish
 	// on the channel (see Expect) and that have not arrived yet.
 	expect int
@@ -212,6 +212,9 @@ type Sub struct {
 	// gen numbers the Sub's blocked Waits, so that a timer that fires
 	// after its Wait ended rings nothing. Under Hub.mu.
 	gen uint32
+	// prev and next link the channel's live Subs (channel.subs). Under
+	// Hub.mu.
+	prev, next *Sub
 }
 
 // Subscribe takes a reference to the channel and returns once Redis has
@@ -258,7 +261,7 @@ func (h *Hub) join(name string) (ch *channel, s *Sub, ready chan struct{}, send 
 	}
 	ch = h.chans[name]
 	if ch == nil {
-		ch = &channel{name: name, ready: make(chan struct{}), subs: make(map[*Sub]struct{})}
+		ch = &channel{name: name, ready: make(chan struct{})}
 		h.chans[name] = ch
 	}
 	s = h.addSub(ch)
@@ -314,7 +317,7 @@ func (h *Hub) awaitReady(ctx context.Context, ch *channel, s *Sub, ready chan st
 		if ch.want && !isClosed(ch.ready) {
 			// A confirmation was lost with a connection; go on without it.
 			ch.pending = 0
-			close(ch.ready)
+			ch.markReady()
 		}
 		h.mu.Unlock()
 		return s, nil
@@ -349,10 +352,38 @@ func (h *Hub) addSub(ch *channel) *Sub {
 		ch.idle.Stop()
 		ch.idle = nil
 	}
-	s := &Sub{hub: h, ch: ch, wake: make(chan struct{}, 1)}
-	ch.subs[s] = struct{}{}
+	s := &Sub{hub: h, ch: ch, wake: make(chan struct{}, 1), next: ch.subs}
+	if ch.subs != nil {
+		ch.subs.prev = s
+	}
+	ch.subs = s
 	ch.refs++
 	return s
+}
+
+// unlink takes the closed s out of ch's live Subs.
+func (ch *channel) unlink(s *Sub) {
+	if s.prev != nil {
+		s.prev.next = s.next
+	} else {
+		ch.subs = s.next
+	}
+	if s.next != nil {
+		s.next.prev = s.prev
+	}
+	s.prev, s.next = nil, nil
+	ch.refs--
+}
+
+// closedReady stands for a confirmed channel's ready, so that the channel
+// does not keep a closed channel of its own (memory per waiter).
+var closedReady = func() chan struct{} { c := make(chan struct{}); close(c); return c }()
+
+// markReady closes ch.ready (open), waking those waiting on it, and puts
+// the shared closedReady in its place. Called with mu held.
+func (ch *channel) markReady() {
+	close(ch.ready)
+	ch.ready = closedReady
 }
 
 func isClosed(c chan struct{}) bool {
@@ -391,7 +422,7 @@ func (h *Hub) confirmed(c *conn, name string) {
 	if ch.pending > 0 {
 		ch.pending--
 		if ch.pending == 0 && ch.want && !isClosed(ch.ready) {
-			close(ch.ready)
+			ch.markReady()
 		}
 		if ch.pending == 0 && ch.rehomed {
 			ch.rehomed = false
@@ -437,7 +468,7 @@ func (h *Hub) Notify(name, payload string) { h.deliver(name, payload) }
 
 // wakeAll marks every Sub of the channel woken, blocked in Wait or not.
 func (ch *channel) wakeAll() {
-	for s := range ch.subs {
+	for s := ch.subs; s != nil; s = s.next {
 		s.signal()
 	}
 	ch.queue = ch.queue[:0]
@@ -449,7 +480,7 @@ func (ch *channel) wakeAll() {
 // shared waiter may act on, but only one of the others.
 func (ch *channel) wakeShared() {
 	others := false
-	for s := range ch.subs {
+	for s := ch.subs; s != nil; s = s.next {
 		if s.shared {
 			s.signal()
 		} else {
@@ -479,7 +510,7 @@ func (ch *channel) wakeN(n int) {
 		ch.queue = ch.queue[1:]
 		s.signal()
 	}
-	ch.permits = min(ch.permits+n, len(ch.subs))
+	ch.permits = min(ch.permits+n, ch.refs)
 }
 
 func (s *Sub) signal() {
@@ -640,7 +671,7 @@ func (s *Sub) QueueBehind() bool {
 	if s.closed {
 		return false
 	}
-	for o := range s.ch.subs {
+	for o := s.ch.subs; o != nil; o = o.next {
 		if o != s && (!o.newcomer || o.woken || s.ch.expect > 0) {
 			s.newcomer = true
 			return true
@@ -714,7 +745,7 @@ func (s *Sub) Close() {
 	s.closed = true
 	ch := s.ch
 	ch.dequeue(s)
-	delete(ch.subs, s)
+	ch.unlink(s)
 	unused := s.woken
 	select {
 	case <-s.wake:
@@ -725,7 +756,6 @@ func (s *Sub) Close() {
 		// It may have been the only wake of an unlock: hand it on.
 		ch.wakeN(1)
 	}
-	ch.refs--
 	if ch.refs > 0 || h.closed {
 		h.mu.Unlock()
 		return

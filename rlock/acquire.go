@@ -45,15 +45,15 @@ func (h *handle) acquire(ctx context.Context, op string, wait, lease time.Durati
 
 // newAttempt starts an acquisition for ctx's owner within wait with lease.
 func (h *handle) newAttempt(ctx context.Context, wait, lease time.Duration) *attempt {
-	a := &attempt{h: h, ctx: ctx, lease: lease, fairWait: h.fairWait}
+	a := &attempt{h: h, ctx: ctx, lease: lease, fairWait: h.c.opts.fairWait}
 	a.field = h.field(ctx)
 	a.key = h.holdKey(a.field)
 	if h.fairQueue() && wait > 0 {
 		a.fairWait = wait // Redisson's threadWaitTime is the tryLock wait when there is one
 	}
 	if wait > 0 {
-		a.deadline = time.Now().Add(wait)
-		a.ctx = boundCalls(ctx, a.deadline)
+		a.w.deadline = time.Now().Add(wait)
+		a.ctx = boundCalls(ctx, a.w.deadline)
 	}
 	return a
 }
@@ -90,43 +90,51 @@ type attempt struct {
 	key       holdKey
 	lease     time.Duration
 	fairWait  time.Duration // a fair waiter's threadWaitTime
-	deadline  time.Time     // end of the wait (zero: none)
 	token     int64
 	attempts  int // acquire scripts sent
 	contended int // attempts that found the lock taken
+	// w is the attempt's waiter (one object with it); w.deadline is the
+	// end of the wait (zero: none) from newAttempt on.
+	w waiter
 }
 
 // wait takes the lock, waiting for unlock messages between attempts (see
-// Client.waitFor); a pause is bounded by the TTL the last attempt saw.
+// Client.waitFor); a pause is bounded by the TTL the last attempt saw. The
+// waiter is the attempt's own (a.w): one object on the heap.
 func (a *attempt) wait(wait time.Duration) (bool, error) {
-	c := a.h.c
+	a.startWait(wait)
 	if a.h.wakesAll() && wait != 0 {
-		defer c.wakeAllOn(a.h.channel(a.field))()
+		defer a.h.c.wakeAllOn(a.w.channel)()
 	}
-	return c.waitFor(a.ctx, a.waitSpec(wait))
+	defer a.w.close()
+	return a.w.run()
 }
 
-// waitSpec is the wait of an acquisition within wait.
-func (a *attempt) waitSpec(wait time.Duration) *waitSpec {
-	c := a.h.c
-	return &waitSpec{
-		channel:  a.h.channel(a.field),
+// startWait readies the attempt's waiter for a wait within wait.
+func (a *attempt) startWait(wait time.Duration) {
+	h, c := a.h, a.h.c
+	a.w.init(c, a.ctx, waitSpec{
+		channel:  h.channel(a.field),
 		once:     wait == 0,
-		deadline: a.deadline,
-		try: func() (bool, time.Duration, bool, error) {
-			held, ttl, reached, err := a.try(wait != 0)
-			if err == nil && ttl < 0 {
-				// No expiry on the key: only an unlock message (or a
-				// reconnect) will tell; look again after a watchdog lease.
-				ttl = c.opts.watchdogTimeout
-			}
-			return held, ttl, reached, err
-		},
-		retryable: a.retryable,
-		queue:     a.h.queues() && c.holds.count(a.key) == 0,
-		shared:    a.h.kind == kindRead,
-	}
+		deadline: a.w.deadline,
+		queue:    h.queues() && c.holds.count(a.key) == 0,
+		shared:   h.kind == kindRead,
+	}, a)
 }
+
+// tryOnce is the waiter's attempt (see trier).
+func (a *attempt) tryOnce() (bool, time.Duration, bool, error) {
+	held, ttl, reached, err := a.try(!a.w.once)
+	if err == nil && ttl < 0 {
+		// No expiry on the key: only an unlock message (or a reconnect)
+		// will tell; look again after a watchdog lease.
+		ttl = a.h.c.opts.watchdogTimeout
+	}
+	return held, ttl, reached, err
+}
+
+// canRetry is the waiter's retry rule (see trier).
+func (a *attempt) canRetry(err error) bool { return a.retryable(err) }
 
 // retryable reports whether a failed attempt may be tried again: not when
 // ctx is done, the Client closed, or the failure is a refusal.
@@ -138,7 +146,7 @@ func (a *attempt) retryable(err error) bool {
 // jitter until it holds, the wait runs out or ctx ends. A pause never
 // outlasts the TTL the last attempt saw.
 func (a *attempt) spin(wait time.Duration) (bool, error) {
-	c, b := a.h.c, a.h.spin
+	c, b := a.h.c, a.h.c.opts.spin
 	bound := b.initial
 	f := &failures{policy: c.opts.retry}
 	var lastErr error
@@ -168,7 +176,7 @@ func (a *attempt) spin(wait time.Duration) (bool, error) {
 		} else {
 			f.reset()
 		}
-		remain, ok := remaining(a.deadline)
+		remain, ok := remaining(a.w.deadline)
 		if !ok {
 			return false, waitEnded(nil, lastErr)
 		}
@@ -214,7 +222,8 @@ func (a *attempt) try(queue bool) (held bool, ttl time.Duration, reached bool, e
 		}
 		return false, 0, true, err
 	}
-	if r, ok := ints(o.V); ok && len(r) > 0 {
+	var buf [2]int64
+	if r, ok := intsInto(buf[:0], o.V); ok && len(r) > 0 {
 		held, err := a.took(hs, known, r, lease, sent, o)
 		return held, 0, true, err
 	}
@@ -353,4 +362,21 @@ func (c *Client) ctxOr(ctx context.Context, err error) error {
 		return fmt.Errorf("%w: %w", cerr, err)
 	}
 	return err
+}
+
+// intsInto is transport.Ints appending to buf: an acquire reply (the
+// holds, a FencedLock's token) fits a caller's array without allocating.
+func intsInto(buf []int64, v any) ([]int64, bool) {
+	arr, ok := v.([]any)
+	if !ok {
+		return nil, false
+	}
+	for _, x := range arr {
+		n, ok := x.(int64)
+		if !ok {
+			return nil, false
+		}
+		buf = append(buf, n)
+	}
+	return buf, true
 }

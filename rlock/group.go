@@ -37,7 +37,7 @@ func (h *handle) identity() (redis.UniversalClient, string) {
 	if h == nil || h.c == nil {
 		return nil, ""
 	}
-	return h.c.rdb, h.ledger
+	return h.c.rdb, h.ledgerName()
 }
 func (l *Lock) identity() (redis.UniversalClient, string)       { return l.handle().identity() }
 func (f *FencedLock) identity() (redis.UniversalClient, string) { return f.handle().identity() }

@@ -44,14 +44,10 @@ type handle struct {
 	// ch is the channel waiters wait on, for every kind but the fair lock
 	// (whose waiters each have their own).
 	ch string
-	// fairWait is a FairLock's threadWaitTime when TryLock has no wait of
-	// its own (WithFairWaitTimeout).
-	fairWait time.Duration
-	// spin is a SpinLock's backoff (WithSpinBackoff).
-	spin backoff
-	// ledger names the lock in the Client's ledger of holds: its name,
-	// except for a faster multilock, whose holds on one group differ by
-	// their values (see newFasterHandle).
+	// ledger names the lock in the Client's ledger of holds ("": its
+	// name): a faster multilock's holds on one group differ by their
+	// values (see newFasterHandle). A FairLock's threadWaitTime and a
+	// SpinLock's backoff are the Client's (c.opts).
 	ledger string
 	// values are a faster multilock's value fields, boxed as script
 	// arguments (nil for the other kinds).
@@ -62,7 +58,15 @@ type handle struct {
 }
 
 // holdKey names the hold of field on this lock in the Client's ledger.
-func (h *handle) holdKey(field string) holdKey { return holdKey{h.ledger, field} }
+func (h *handle) holdKey(field string) holdKey { return holdKey{h.ledgerName(), field} }
+
+// ledgerName is the lock's name in the Client's ledger of holds.
+func (h *handle) ledgerName() string {
+	if h.ledger != "" {
+		return h.ledger
+	}
+	return h.name
+}
 
 // op names the operation in errors: "lock", "trylock", "unlock", ...
 func (h *handle) opName(op string) string {
@@ -227,31 +231,28 @@ func newHandle(c *Client, name string, k kind) handle {
 	m := c.mapName(name, k, "")
 	logical := name
 	name = m.key
-	h := handle{c: c, name: name, kind: k, logical: logical, aux: m.aux, nameErr: m.err,
-		ch: layout.Channel(name), fairWait: defaultFairLockWaitTimeout, spin: defaultBackoff, ledger: name}
-	if c != nil {
-		h.fairWait, h.spin = c.opts.fairWait, c.opts.spin
-	}
+	h := handle{c: c, name: name, kind: k, logical: logical, aux: m.aux, nameErr: m.err}
 	if k == kindRead || k == kindWrite {
 		h.ch = layout.RWChannel(name)
+	} else {
+		h.ch = layout.Channel(name)
 	}
-	acq := []string{name, layout.Cancel(name)}
-	rel := []string{name, layout.Cancel(name)}
+	// Each key is made and boxed once, and shared by both lists: the
+	// release keys of most kinds are the acquire keys and the channel
+	// (memory per waiter, docs/benchmarks.md).
+	key, cancel, ch := any(name), any(layout.Cancel(name)), any(h.ch)
 	switch k {
 	case kindFenced:
-		acq = append(acq, layout.Token(name))
-		rel = append(rel, layout.Channel(name))
+		h.acqKeys = []any{key, cancel, layout.Token(name)}
+		h.relKeys = []any{key, cancel, ch}
 	case kindFair, kindNonReentrantFair:
-		acq = append(acq, layout.Queue(m.aux), layout.Timeouts(m.aux))
-		rel = append(rel, layout.Channel(name), layout.Queue(m.aux), layout.Timeouts(m.aux))
-	case kindRead:
-		rel = append(rel, layout.RWChannel(name)) // + the reader's timeout prefix
-	case kindWrite:
-		rel = append(rel, layout.RWChannel(name))
-	default:
-		rel = append(rel, layout.Channel(name))
+		queue, timeouts := any(layout.Queue(m.aux)), any(layout.Timeouts(m.aux))
+		h.acqKeys = []any{key, cancel, queue, timeouts}
+		h.relKeys = []any{key, cancel, ch, queue, timeouts}
+	default: // the read-write lock's halves too (+ the reader's timeout prefix)
+		h.relKeys = []any{key, cancel, ch}
+		h.acqKeys = h.relKeys[:2:2]
 	}
-	h.acqKeys, h.relKeys = boxAll(acq), boxAll(rel)
 	return h
 }
 

@@ -87,10 +87,10 @@ func (l *CountDownLatch) await(ctx context.Context, op string, wait time.Duratio
 	h.observe(ctx, Event{Op: "wait", Start: start})
 	deadline := waitDeadline(wait)
 	ctx = boundCalls(ctx, deadline)
-	ok, err := h.c.waitFor(ctx, &waitSpec{
+	ok, err := h.c.waitFor(ctx, &funcWait{waitSpec: waitSpec{
 		channel:  layout.LatchChannel(h.name),
 		once:     wait == 0,
-		deadline: deadline,
+		deadline: deadline},
 		try: func() (bool, time.Duration, bool, error) {
 			n, err := h.c.commandInt(ctx, "get", h.name)
 			return err == nil && n <= 0, h.safetyPause(), err == nil, err

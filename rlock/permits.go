@@ -147,10 +147,10 @@ func (p *PermitExpirableSemaphore) acquire(ctx context.Context, op string, n int
 	var ids []string
 	deadline := waitDeadline(wait)
 	ctx = boundCalls(ctx, deadline)
-	ok, err := h.c.waitFor(ctx, &waitSpec{
+	ok, err := h.c.waitFor(ctx, &funcWait{waitSpec: waitSpec{
 		channel:  layout.SemaphoreChannel(h.name),
 		once:     wait == 0,
-		deadline: deadline,
+		deadline: deadline},
 		try: func() (bool, time.Duration, bool, error) {
 			attempts++
 			var pause time.Duration

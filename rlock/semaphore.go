@@ -159,10 +159,10 @@ func (s *Semaphore) acquire(ctx context.Context, op string, n int, wait time.Dur
 	h.observe(ctx, Event{Op: "wait", Start: start})
 	deadline := waitDeadline(wait)
 	ctx = boundCalls(ctx, deadline)
-	ok, err := h.c.waitFor(ctx, &waitSpec{
+	ok, err := h.c.waitFor(ctx, &funcWait{waitSpec: waitSpec{
 		channel:  layout.SemaphoreChannel(h.name),
 		once:     wait == 0,
-		deadline: deadline,
+		deadline: deadline},
 		try: func() (bool, time.Duration, bool, error) {
 			attempts++
 			ok, reached, err := s.tryOnce(ctx, n)

@@ -33,7 +33,6 @@ var (
 	newOp       = transport.NewOp
 	newScriptOp = transport.NewScriptOp
 	parseReply  = transport.ParseReply
-	ints        = transport.Ints
 	hasPrefix   = transport.HasPrefix
 	boundCalls  = transport.BoundCalls
 	unbound     = transport.Unbound

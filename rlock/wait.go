@@ -13,15 +13,8 @@ import (
 // a lock freed, permits released, a latch opened.
 type waitSpec struct {
 	channel  string
-	once     bool      // one attempt, no waiting
 	deadline time.Time // end of the wait; zero: until ctx ends
-	// try makes one attempt. ok ends the wait; otherwise pause bounds the
-	// sleep before the next attempt (negative: until a message), and
-	// reached reports that Redis answered it (a wake that prompted the
-	// attempt was acted on).
-	try func() (ok bool, pause time.Duration, reached bool, err error)
-	// retryable reports whether a failed attempt may be tried again.
-	retryable func(err error) bool
+	once     bool      // one attempt, no waiting
 	// queue makes a waiter that finds waiters of this Client already on
 	// the channel wait behind them before its first attempt, rather than
 	// race them for the lock (see Client.waitFor).
@@ -30,6 +23,28 @@ type waitSpec struct {
 	// reader of this Client and one writer (see Client.wakes).
 	shared bool
 }
+
+// trier makes a wait's attempts. An acquisition's attempt is one (so the
+// attempt, its spec and its waiter are one object); funcWait adapts funcs.
+type trier interface {
+	// tryOnce makes one attempt. ok ends the wait; otherwise pause bounds
+	// the sleep before the next attempt (negative: until a message), and
+	// reached reports that Redis answered it (a wake that prompted the
+	// attempt was acted on).
+	tryOnce() (ok bool, pause time.Duration, reached bool, err error)
+	// canRetry reports whether a failed attempt may be tried again.
+	canRetry(err error) bool
+}
+
+// funcWait is a wait whose attempts are funcs (latch, semaphores).
+type funcWait struct {
+	waitSpec
+	try       func() (ok bool, pause time.Duration, reached bool, err error)
+	retryable func(err error) bool
+}
+
+func (f *funcWait) tryOnce() (bool, time.Duration, bool, error) { return f.try() }
+func (f *funcWait) canRetry(err error) bool                     { return f.retryable(err) }
 
 // queuePause is the default of Client.queuePause: it bounds the first wait
 // of a waiter that queued behind this Client's waiters without an attempt
@@ -41,7 +56,8 @@ const queuePause = 100 * time.Millisecond
 // waiter is one wait in progress: the spec, and what the loop learns as it
 // goes. Every step of the wait is a method that reads and updates it.
 type waiter struct {
-	*waitSpec
+	waitSpec
+	t   trier
 	c   *Client
 	ctx context.Context
 	// sub is the subscription to the channel (nil: none yet). The wait
@@ -76,20 +92,28 @@ type waiter struct {
 // and locks again at once does not take the lock from under the waiter
 // its unlock woke: the goroutines of one process take the lock in turn,
 // and the attempt that would fail is spared.
-func (c *Client) waitFor(ctx context.Context, spec *waitSpec) (bool, error) {
-	w := c.newWaiter(ctx, spec)
+func (c *Client) waitFor(ctx context.Context, fw *funcWait) (bool, error) {
+	w := c.newWaiter(ctx, fw)
 	defer w.close()
 	return w.run()
 }
 
-// newWaiter returns a waiter for spec. It is not inlined, so that the
-// waiter lives on the heap, not on the waiting goroutine's stack: a parked
+// newWaiter returns a waiter for fw. It is not inlined, so that the waiter
+// lives on the heap, not on the waiting goroutine's stack: a parked
 // waiter's stack stays small enough for the runtime to shrink it (see
 // docs/benchmarks.md, memory per waiter).
 //
 //go:noinline
-func (c *Client) newWaiter(ctx context.Context, spec *waitSpec) *waiter {
-	return &waiter{waitSpec: spec, c: c, ctx: ctx, f: failures{policy: c.opts.retry}}
+func (c *Client) newWaiter(ctx context.Context, fw *funcWait) *waiter {
+	w := &waiter{}
+	w.init(c, ctx, fw.waitSpec, fw)
+	return w
+}
+
+// init readies w for a wait of spec whose attempts t makes.
+func (w *waiter) init(c *Client, ctx context.Context, spec waitSpec, t trier) {
+	w.waitSpec, w.t, w.c, w.ctx = spec, t, c, ctx
+	w.f = failures{policy: c.opts.retry}
 }
 
 // close ends the wait's subscription, if any.
@@ -114,7 +138,7 @@ func (w *waiter) run() (bool, error) {
 	if ok, _ := w.attempt(); ok {
 		return true, nil
 	}
-	if w.once || (w.err != nil && !w.retryable(w.err)) {
+	if w.once || (w.err != nil && !w.t.canRetry(w.err)) {
 		return false, w.err
 	}
 	if w.err != nil && !w.f.policy.untilCtx() {
@@ -149,7 +173,7 @@ func (w *waiter) join(sub *pubsub.Sub) {
 // attempt makes one attempt: it reports success, or records the attempt's
 // pause and error. It returns whether Redis answered, too.
 func (w *waiter) attempt() (ok, reached bool) {
-	ok, w.pause, reached, w.err = w.try()
+	ok, w.pause, reached, w.err = w.t.tryOnce()
 	return ok, reached
 }
 
@@ -191,7 +215,7 @@ func (w *waiter) rideOut() (bool, error) {
 		if ok, _ := w.attempt(); ok {
 			return true, nil
 		}
-		if w.err != nil && !w.retryable(w.err) {
+		if w.err != nil && !w.t.canRetry(w.err) {
 			return false, w.err
 		}
 	}
@@ -232,7 +256,7 @@ func (w *waiter) judge() error {
 	err := w.err
 	w.err, w.lastErr = nil, err
 	switch {
-	case err != nil && !w.retryable(err):
+	case err != nil && !w.t.canRetry(err):
 		return err
 	case err != nil:
 		next, more, gaveUp := w.f.failed(err)
