@@ -235,6 +235,7 @@ func (s *Sender) SubmitAll(ops []*Op) {
 		if o.done == nil {
 			o.done = make(chan struct{})
 		}
+		o.batched = true
 	}
 	if s.nodes == nil {
 		for _, o := range ops {
@@ -410,7 +411,7 @@ func newBatcher(s *Sender, rdb redis.UniversalClient, addr string) *batcher {
 // queues it.
 func (b *batcher) add(o *Op) {
 	b.mu.Lock()
-	if b.lane != nil && !b.busy && !b.inline && !b.retired && !o.asking && !o.bounded() && b.syncFree(o) {
+	if b.lane != nil && !b.busy && !b.inline && !b.retired && !o.asking && !o.batched && !o.bounded() && b.syncFree(o) {
 		b.inline = true
 		b.mu.Unlock()
 		b.runInline(o)
@@ -656,8 +657,18 @@ func (b *batcher) send(ops []*Op, eval bool) {
 		return
 	}
 	ctx := context.WithoutCancel(ops[0].Ctx)
-	cmds := make([]*redis.RawWriteToCmd, len(ops))
 	pipe := b.rdb.Pipeline()
+	cmds := pipeOps(ctx, pipe, ops, eval)
+	_, _ = pipe.Exec(ctx)
+	for i, o := range ops {
+		o.finish(cmds[i].Err())
+	}
+}
+
+// pipeOps queues ops' commands in pipe (an op redirected by ASK after
+// ASKING, on the same connection) and returns them.
+func pipeOps(ctx context.Context, pipe redis.Pipeliner, ops []*Op, eval bool) []*redis.RawWriteToCmd {
+	cmds := make([]*redis.RawWriteToCmd, len(ops))
 	for i, o := range ops {
 		if o.asking {
 			_ = pipe.Process(ctx, redis.NewStatusCmd(ctx, "asking"))
@@ -665,10 +676,7 @@ func (b *batcher) send(ops []*Op, eval bool) {
 		cmds[i] = o.command(eval)
 		_ = pipe.Process(ctx, cmds[i])
 	}
-	_, _ = pipe.Exec(ctx)
-	for i, o := range ops {
-		o.finish(cmds[i].Err())
-	}
+	return cmds
 }
 
 // addSynced queues ops that want replica sync for the sync goroutine,
@@ -731,14 +739,7 @@ func (b *batcher) runSynced(ops []*Op) {
 func (b *batcher) sendSynced(ctx context.Context, ops []*Op, want int) {
 	for _, eval := range []bool{false, true} {
 		pipe := b.rdb.Pipeline()
-		cmds := make([]*redis.RawWriteToCmd, len(ops))
-		for i, o := range ops {
-			if o.asking {
-				_ = pipe.Process(ctx, redis.NewStatusCmd(ctx, "asking"))
-			}
-			cmds[i] = o.command(eval)
-			_ = pipe.Process(ctx, cmds[i])
-		}
+		cmds := pipeOps(ctx, pipe, ops, eval)
 		var wait *redis.IntCmd
 		if want > 0 {
 			wait = redis.NewIntCmd(ctx, "wait", want, b.waitTimeout().Milliseconds())
