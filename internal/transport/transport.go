@@ -68,6 +68,9 @@ type Sender struct {
 	mu     sync.Mutex
 	byAddr map[string]*batcher
 	shut   bool // Shut was called: new batchers get no inline lane
+	// retired holds the batchers retired while a call was in flight on
+	// their lane (see batcher.retire), so that Shut can cut that call too.
+	retired []*batcher
 	// route caches each slot's batcher (nil: ask nodes), so that a call
 	// is routed by a CRC16 and an atomic load. An entry is dropped when
 	// its node redirects a call of the slot or fails.
@@ -137,6 +140,10 @@ func (s *Sender) Shut() {
 			b.lane.Shut()
 		}
 	}
+	for _, b := range s.retired {
+		b.lane.Shut()
+	}
+	s.retired = nil
 	s.mu.Unlock()
 }
 
@@ -155,8 +162,17 @@ func (s *Sender) batcherFor(rdb *redis.Client, addr string) *batcher {
 			b.lane = inline.New(rdb)
 		}
 		s.byAddr[addr] = b
-		if old != nil {
-			old.retire()
+		if old != nil && old.retire() {
+			// Keep those whose call is still in flight (the others'
+			// lanes are shut), for Shut.
+			keep := s.retired[:0]
+			for _, r := range s.retired {
+				if r.inFlight() {
+					keep = append(keep, r)
+				}
+			}
+			clear(s.retired[len(keep):])
+			s.retired = append(keep, old)
 		}
 	}
 	return b
@@ -440,10 +456,11 @@ func (b *batcher) syncFree(o *Op) bool {
 
 // retire shuts the lane of a batcher go-redis replaced the client of: at
 // once when no call is in flight on it, else when that call ends
-// (runInline); no call goes inline on it from now on.
-func (b *batcher) retire() {
+// (runInline); no call goes inline on it from now on. It reports whether
+// a call was in flight (Close must still be able to cut it: Sender.Shut).
+func (b *batcher) retire() bool {
 	if b.lane == nil {
-		return
+		return false
 	}
 	b.mu.Lock()
 	b.retired = true
@@ -452,6 +469,14 @@ func (b *batcher) retire() {
 	if !busy {
 		b.lane.Shut()
 	}
+	return busy
+}
+
+// inFlight reports whether a call is being sent inline.
+func (b *batcher) inFlight() bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.inline
 }
 
 // runInline sends o, in its caller's goroutine, on the lane (inline was
