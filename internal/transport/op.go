@@ -43,6 +43,9 @@ type Op struct {
 	redirects int
 	target    string
 	asking    bool
+	// batched marks an op of SubmitAll: it never goes inline, where the
+	// ops of one SubmitAll would go one round trip at a time.
+	batched bool
 	// cut is set when the op was sent inline and ctx's end or Close
 	// interrupted its I/O (see batcher.runInline).
 	cut bool

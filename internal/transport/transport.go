@@ -68,6 +68,9 @@ type Sender struct {
 	mu     sync.Mutex
 	byAddr map[string]*batcher
 	shut   bool // Shut was called: new batchers get no inline lane
+	// retired holds the batchers retired while a call was in flight on
+	// their lane (see batcher.retire), so that Shut can cut that call too.
+	retired []*batcher
 	// route caches each slot's batcher (nil: ask nodes), so that a call
 	// is routed by a CRC16 and an atomic load. An entry is dropped when
 	// its node redirects a call of the slot or fails.
@@ -137,6 +140,10 @@ func (s *Sender) Shut() {
 			b.lane.Shut()
 		}
 	}
+	for _, b := range s.retired {
+		b.lane.Shut()
+	}
+	s.retired = nil
 	s.mu.Unlock()
 }
 
@@ -155,8 +162,17 @@ func (s *Sender) batcherFor(rdb *redis.Client, addr string) *batcher {
 			b.lane = inline.New(rdb)
 		}
 		s.byAddr[addr] = b
-		if old != nil {
-			old.retire()
+		if old != nil && old.retire() {
+			// Keep those whose call is still in flight (the others'
+			// lanes are shut), for Shut.
+			keep := s.retired[:0]
+			for _, r := range s.retired {
+				if r.inFlight() {
+					keep = append(keep, r)
+				}
+			}
+			clear(s.retired[len(keep):])
+			s.retired = append(keep, old)
 		}
 	}
 	return b
@@ -235,6 +251,7 @@ func (s *Sender) SubmitAll(ops []*Op) {
 		if o.done == nil {
 			o.done = make(chan struct{})
 		}
+		o.batched = true
 	}
 	if s.nodes == nil {
 		for _, o := range ops {
@@ -410,7 +427,7 @@ func newBatcher(s *Sender, rdb redis.UniversalClient, addr string) *batcher {
 // queues it.
 func (b *batcher) add(o *Op) {
 	b.mu.Lock()
-	if b.lane != nil && !b.busy && !b.inline && !b.retired && !o.asking && !o.bounded() && b.syncFree(o) {
+	if b.lane != nil && !b.busy && !b.inline && !b.retired && !o.asking && !o.batched && !o.bounded() && b.syncFree(o) {
 		b.inline = true
 		b.mu.Unlock()
 		b.runInline(o)
@@ -439,10 +456,11 @@ func (b *batcher) syncFree(o *Op) bool {
 
 // retire shuts the lane of a batcher go-redis replaced the client of: at
 // once when no call is in flight on it, else when that call ends
-// (runInline); no call goes inline on it from now on.
-func (b *batcher) retire() {
+// (runInline); no call goes inline on it from now on. It reports whether
+// a call was in flight (Close must still be able to cut it: Sender.Shut).
+func (b *batcher) retire() bool {
 	if b.lane == nil {
-		return
+		return false
 	}
 	b.mu.Lock()
 	b.retired = true
@@ -451,6 +469,14 @@ func (b *batcher) retire() {
 	if !busy {
 		b.lane.Shut()
 	}
+	return busy
+}
+
+// inFlight reports whether a call is being sent inline.
+func (b *batcher) inFlight() bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.inline
 }
 
 // runInline sends o, in its caller's goroutine, on the lane (inline was
@@ -656,8 +682,18 @@ func (b *batcher) send(ops []*Op, eval bool) {
 		return
 	}
 	ctx := context.WithoutCancel(ops[0].Ctx)
-	cmds := make([]*redis.RawWriteToCmd, len(ops))
 	pipe := b.rdb.Pipeline()
+	cmds := pipeOps(ctx, pipe, ops, eval)
+	_, _ = pipe.Exec(ctx)
+	for i, o := range ops {
+		o.finish(cmds[i].Err())
+	}
+}
+
+// pipeOps queues ops' commands in pipe (an op redirected by ASK after
+// ASKING, on the same connection) and returns them.
+func pipeOps(ctx context.Context, pipe redis.Pipeliner, ops []*Op, eval bool) []*redis.RawWriteToCmd {
+	cmds := make([]*redis.RawWriteToCmd, len(ops))
 	for i, o := range ops {
 		if o.asking {
 			_ = pipe.Process(ctx, redis.NewStatusCmd(ctx, "asking"))
@@ -665,10 +701,7 @@ func (b *batcher) send(ops []*Op, eval bool) {
 		cmds[i] = o.command(eval)
 		_ = pipe.Process(ctx, cmds[i])
 	}
-	_, _ = pipe.Exec(ctx)
-	for i, o := range ops {
-		o.finish(cmds[i].Err())
-	}
+	return cmds
 }
 
 // addSynced queues ops that want replica sync for the sync goroutine,
@@ -731,14 +764,7 @@ func (b *batcher) runSynced(ops []*Op) {
 func (b *batcher) sendSynced(ctx context.Context, ops []*Op, want int) {
 	for _, eval := range []bool{false, true} {
 		pipe := b.rdb.Pipeline()
-		cmds := make([]*redis.RawWriteToCmd, len(ops))
-		for i, o := range ops {
-			if o.asking {
-				_ = pipe.Process(ctx, redis.NewStatusCmd(ctx, "asking"))
-			}
-			cmds[i] = o.command(eval)
-			_ = pipe.Process(ctx, cmds[i])
-		}
+		cmds := pipeOps(ctx, pipe, ops, eval)
 		var wait *redis.IntCmd
 		if want > 0 {
 			wait = redis.NewIntCmd(ctx, "wait", want, b.waitTimeout().Milliseconds())
