@@ -23,6 +23,7 @@ import (
 	"github.com/goredisson/goredisson/ctxowner"
 	"github.com/goredisson/goredisson/rlock"
 	"github.com/goredisson/goredisson/rlocktest"
+	"github.com/redis/go-redis/v9"
 )
 
 // rlockctl is driven as a user drives it: the suite builds the binary and
@@ -434,6 +435,35 @@ var _ = Describe("rlockctl", func() {
 			u := rlockctl("unlock", "--force", name)
 			exits(u, 0)
 			Eventually(s.Out).Should(gbytes.Say(`force-unlocked\s+deleted while ` + c.ID() + `:ctx:w3 held it\n`))
+			exits(s, 0)
+		})
+
+		It("names the holder's unlock even when it reads the lock after events that came before the unlock", func() {
+			// A loaded watcher reads the lock only after Redis ran more
+			// commands: here a PEXPIRE (as the watchdog's) and the
+			// holder's unlock in one MULTI, so every event is queued
+			// before the watcher reads. The vanishing must be told by
+			// the unlock's own event (hincrby), not the expire's.
+			notifications(true)
+			name := lockName()
+			s := rlockctl("watch", "--count", "3", name)
+			Eventually(s.Out).Should(gbytes.Say(`state: not locked\n`))
+			c := newClient()
+			owner := ctxowner.WithID(ctx, "w4")
+			Expect(c.NewLock(name).Lock(owner)).To(Succeed())
+			Eventually(s.Out).Should(gbytes.Say(`locked\s+by ` + c.ID() + `:ctx:w4`))
+			field := c.ID() + ":ctx:w4"
+			rdb := srv.Client()
+			DeferCleanup(rdb.Close)
+			_, err := rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
+				p.PExpire(ctx, name, time.Minute)
+				p.HIncrBy(ctx, name, field, -1)
+				p.Del(ctx, name)
+				p.Publish(ctx, "redisson_lock__channel:{"+name+"}", "0")
+				return nil
+			})
+			Expect(err).NotTo(HaveOccurred())
+			Eventually(s.Out).Should(gbytes.Say(`unlocked\s+by ` + field + `\n`))
 			exits(s, 0)
 		})
 

@@ -184,6 +184,11 @@ func (w *watcher) refresh(ctx context.Context, why string) error {
 		now[h.Field] = h.Count
 	}
 	prev := w.last
+	if w.notified && prev != nil && !endsHolds(why) && vanished(prev, now) {
+		// The event that ended the hold is still queued behind this one
+		// (notifications come in order): let it tell how, then.
+		return nil
+	}
 	w.last = now
 	gone := w.ending(why, time.Now())
 	w.sawUnlock = false
@@ -218,6 +223,26 @@ func (w *watcher) refresh(ctx context.Context, why string) error {
 		}
 	}
 	return nil
+}
+
+// endsHolds reports whether a keyspace event can end a hold: the hash
+// commands of an unlock, a DEL, an expiry.
+func endsHolds(why string) bool {
+	switch why {
+	case "hincrby", "hdel", "hset", "del", "expired":
+		return true
+	}
+	return false
+}
+
+// vanished reports whether a holder of prev is not in now.
+func vanished(prev, now map[string]int) bool {
+	for f := range prev {
+		if _, ok := now[f]; !ok {
+			return true
+		}
+	}
+	return false
 }
 
 // ending returns how to report a holder whose hold ended, all holders
