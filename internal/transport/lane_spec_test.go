@@ -37,20 +37,43 @@ func testConfig(done chan struct{}) Config {
 	}
 }
 
+// startCluster starts a 3-master Cluster for the spec and returns a
+// ClusterClient on it that has reached every master (readTimeout 0:
+// go-redis's default).
+func startCluster(readTimeout time.Duration) *redis.ClusterClient {
+	cl, err := redistest.StartCluster(3, 0)
+	Expect(err).NotTo(HaveOccurred())
+	DeferCleanup(cl.Close)
+	rdb := redis.NewClusterClient(&redis.ClusterOptions{Addrs: cl.Addrs(), ReadTimeout: readTimeout})
+	DeferCleanup(rdb.Close)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	Expect(rdb.ForEachShard(ctx, func(ctx context.Context, n *redis.Client) error { return n.Ping(ctx).Err() })).To(Succeed())
+	return rdb
+}
+
+// inlineBatcher waits until s has a batcher for addr with a call in
+// flight inline on it, and returns that batcher.
+func inlineBatcher(s *Sender, addr string) *batcher {
+	var b *batcher
+	Eventually(func() bool {
+		s.mu.Lock()
+		b = s.byAddr[addr]
+		s.mu.Unlock()
+		return b != nil && b.inFlight()
+	}).WithTimeout(10 * time.Second).Should(BeTrue())
+	return b
+}
+
 // On a Cluster each node's batcher has an inline lane of its own; when
 // go-redis replaces the node's client, the old lane is retired: a call in
 // flight on it finishes with its reply (it is not cut), then the lane is
 // shut; after Close new batchers get no lane.
 var _ = Describe("The inline lane of a Cluster node", Label("cluster"), func() {
 	It("is retired when go-redis replaces the node's client, without cutting the call in flight", func() {
-		cl, err := redistest.StartCluster(3, 0)
-		Expect(err).NotTo(HaveOccurred())
-		DeferCleanup(cl.Close)
-		rdb := redis.NewClusterClient(&redis.ClusterOptions{Addrs: cl.Addrs()})
-		DeferCleanup(rdb.Close)
+		rdb := startCluster(0)
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
-		Expect(rdb.ForEachShard(ctx, func(ctx context.Context, n *redis.Client) error { return n.Ping(ctx).Err() })).To(Succeed())
 		node, err := rdb.MasterForKey(ctx, "lane-q")
 		Expect(err).NotTo(HaveOccurred())
 		before := gleak.Goroutines()
@@ -63,18 +86,7 @@ var _ = Describe("The inline lane of a Cluster node", Label("cluster"), func() {
 		pop := NewOp(ctx, "blpop", "lane-q", 20)
 		popped := make(chan error, 1)
 		go func() { popped <- s.Exec(ctx, pop) }()
-		var b1 *batcher
-		Eventually(func() bool {
-			s.mu.Lock()
-			b1 = s.byAddr[addr]
-			s.mu.Unlock()
-			if b1 == nil {
-				return false
-			}
-			b1.mu.Lock()
-			defer b1.mu.Unlock()
-			return b1.inline
-		}).WithTimeout(10 * time.Second).Should(BeTrue())
+		b1 := inlineBatcher(s, addr)
 		Expect(b1.lane).NotTo(BeNil())
 
 		// go-redis made a new client for the node.

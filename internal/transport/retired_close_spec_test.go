@@ -8,8 +8,6 @@ import (
 	. "github.com/onsi/gomega"
 	"github.com/onsi/gomega/gleak"
 	"github.com/redis/go-redis/v9"
-
-	"github.com/goredisson/goredisson/internal/redistest"
 )
 
 // Close ends every call in flight inline, also one on the lane of a
@@ -17,15 +15,9 @@ import (
 // call was in flight: its caller does the I/O, so only a cut ends it.
 var _ = Describe("Close and a retired inline lane", Label("cluster"), func() {
 	It("cuts the call in flight on a retired lane", func() {
-		cl, err := redistest.StartCluster(3, 0)
-		Expect(err).NotTo(HaveOccurred())
-		DeferCleanup(cl.Close)
-		// The read timeout outlasts the BLPOP below.
-		rdb := redis.NewClusterClient(&redis.ClusterOptions{Addrs: cl.Addrs(), ReadTimeout: 40 * time.Second})
-		DeferCleanup(rdb.Close)
+		rdb := startCluster(40 * time.Second) // the read timeout outlasts the BLPOP below
 		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 		defer cancel()
-		Expect(rdb.ForEachShard(ctx, func(ctx context.Context, n *redis.Client) error { return n.Ping(ctx).Err() })).To(Succeed())
 		node, err := rdb.MasterForKey(ctx, "{rc}q")
 		Expect(err).NotTo(HaveOccurred())
 		Expect(rdb.Del(ctx, "{rc}q").Err()).To(Succeed())
@@ -37,21 +29,10 @@ var _ = Describe("Close and a retired inline lane", Label("cluster"), func() {
 		pop := NewOp(ctx, "blpop", "{rc}q", 25)
 		popped := make(chan error, 1)
 		go func() { popped <- s.Exec(ctx, pop) }()
-		var b1 *batcher
-		Eventually(func() bool {
-			s.mu.Lock()
-			b1 = s.byAddr[addr]
-			s.mu.Unlock()
-			if b1 == nil {
-				return false
-			}
-			b1.mu.Lock()
-			defer b1.mu.Unlock()
-			return b1.inline
-		}).WithTimeout(10 * time.Second).Should(BeTrue())
+		inlineBatcher(s, addr) // its call is in flight inline
 
 		fresh := redis.NewClient(&redis.Options{Addr: addr})
-		s.batcherFor(fresh, addr) // b1 is retired, its call still in flight
+		s.batcherFor(fresh, addr) // the old batcher is retired, its call still in flight
 
 		close(done)
 		s.Shut()

@@ -7,9 +7,6 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	"github.com/onsi/gomega/gleak"
-	"github.com/redis/go-redis/v9"
-
-	"github.com/goredisson/goredisson/internal/redistest"
 )
 
 // SubmitAll (the watchdog's renewals) hands its ops to their batchers and
@@ -18,15 +15,9 @@ import (
 // trip per lease, in the Scheduler's goroutine).
 var _ = Describe("SubmitAll on a Cluster", Label("cluster"), func() {
 	It("returns before its ops are done: they are batched per node, not sent inline one by one", func() {
-		cl, err := redistest.StartCluster(3, 0)
-		Expect(err).NotTo(HaveOccurred())
-		DeferCleanup(cl.Close)
-		// The read timeout outlasts the BLPOP below.
-		rdb := redis.NewClusterClient(&redis.ClusterOptions{Addrs: cl.Addrs(), ReadTimeout: 40 * time.Second})
-		DeferCleanup(rdb.Close)
+		rdb := startCluster(40 * time.Second) // the read timeout outlasts the BLPOP below
 		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 		defer cancel()
-		Expect(rdb.ForEachShard(ctx, func(ctx context.Context, n *redis.Client) error { return n.Ping(ctx).Err() })).To(Succeed())
 		Expect(rdb.Del(ctx, "{sa}q").Err()).To(Succeed())
 		before := gleak.Goroutines()
 		done := make(chan struct{})
