@@ -184,9 +184,16 @@ func (w *watcher) refresh(ctx context.Context, why string) error {
 		now[h.Field] = h.Count
 	}
 	prev := w.last
-	if w.notified && prev != nil && !endsHolds(why) && vanished(prev, now) {
-		// The event that ended the hold is still queued behind this one
-		// (notifications come in order): let it tell how, then.
+	kept := 0
+	for f := range prev {
+		if _, still := now[f]; still {
+			kept++
+		}
+	}
+	if w.notified && kept < len(prev) && !endsHolds(why) {
+		// A holder vanished, but the event that ended its hold is still
+		// queued behind this one (notifications come in order): let it
+		// tell how, then.
 		return nil
 	}
 	w.last = now
@@ -196,12 +203,6 @@ func (w *watcher) refresh(ctx context.Context, why string) error {
 	if prev == nil {
 		fmt.Fprintf(w.env.stdout, "state: %s\n", describe(info))
 		return nil
-	}
-	kept := 0
-	for f := range prev {
-		if _, still := now[f]; still {
-			kept++
-		}
 	}
 	for f := range prev {
 		if _, still := now[f]; !still && kept > 0 {
@@ -231,16 +232,6 @@ func endsHolds(why string) bool {
 	switch why {
 	case "hincrby", "hdel", "hset", "del", "expired":
 		return true
-	}
-	return false
-}
-
-// vanished reports whether a holder of prev is not in now.
-func vanished(prev, now map[string]int) bool {
-	for f := range prev {
-		if _, ok := now[f]; !ok {
-			return true
-		}
 	}
 	return false
 }
