@@ -66,6 +66,9 @@ type conn struct {
 	// (see askOwner); only c's reader uses them.
 	slots   []redis.ClusterSlot
 	slotsAt time.Time
+	// roleAt is when the reader last asked c's node its ROLE (see
+	// checkRole); only c's reader uses it.
+	roleAt time.Time
 }
 
 // connKey marks the contexts of a connection's own commands, so that a
@@ -171,6 +174,7 @@ func (h *Hub) read(c *conn) {
 			return
 		}
 		silent = false
+		confirmed := false
 		switch m := m.(type) {
 		case *redis.Message:
 			h.deliver(m.Channel, m.Payload)
@@ -178,11 +182,73 @@ func (h *Hub) read(c *conn) {
 			switch m.Kind {
 			case "subscribe", "ssubscribe":
 				h.confirmed(c, m.Channel)
+				confirmed = true
 			case "unsubscribe", "sunsubscribe":
 				h.unsubscribed(c, m.Channel)
 			}
 		}
+		if h.roleDue(c, confirmed) && !h.checkRole(c) {
+			return
+		}
 	}
+}
+
+// How often a sharded connection's reader asks its node's ROLE: soon after
+// a confirmation (a channel just placed), else at least this often while
+// the connection reads (and after each silent healthInterval).
+const (
+	roleAfterConfirm = 100 * time.Millisecond
+	roleEvery        = time.Second
+	roleTimeout      = time.Second
+)
+
+// roleDue reports whether c's reader should ask c's node its ROLE now: only
+// a sharded connection on a Cluster (the one connection of classic pub/sub
+// hears every node's messages).
+func (h *Hub) roleDue(c *conn, confirmed bool) bool {
+	if h.nodes == nil || c.key == "" {
+		return false
+	}
+	since := time.Since(c.roleAt)
+	return since >= roleEvery || (confirmed && since >= roleAfterConfirm)
+}
+
+// checkRole makes sure c's node is a master. A replica serves its master's
+// shard channels, but hears a message published on the master only once
+// the master knows it as its replica: after a CLUSTER FAILOVER, the old
+// master, now a replica, may be given a subscription by a slot map that
+// has not heard of the failover (or keep one it did not drop), and an
+// unlock published meanwhile on the new master is lost. The channels on a
+// replica's connection are moved to the master its ROLE names (c is given
+// up, as when it fails; their waiters are woken once subscribed again).
+// It reports false when c was given up: the reader then returns. Called
+// by c's reader.
+func (h *Hub) checkRole(c *conn) bool {
+	c.roleAt = time.Now()
+	ctx, cancel := context.WithTimeout(context.Background(), roleTimeout)
+	defer cancel()
+	rdb, err := h.nodes.Node(ctx, c.key)
+	if err != nil {
+		return true
+	}
+	role, err := rdb.Do(ctx, "ROLE").Slice()
+	if err != nil || len(role) < 3 || role[0] == "master" {
+		return true // a failed ROLE is no news: the reader's PING checks the connection
+	}
+	master := sameHost(net.JoinHostPort(fmt.Sprint(role[1]), fmt.Sprint(role[2])), c.key)
+	h.mu.Lock()
+	slots := make(map[int]bool)
+	for _, ch := range h.chans {
+		if ch.conn == c {
+			slots[Slot(ch.name)] = true
+		}
+	}
+	h.mu.Unlock()
+	for slot := range slots {
+		h.nodes.Moved(slot, master)
+	}
+	h.lost(c, fmt.Errorf("node %s is a replica of %s", c.key, master))
+	return false
 }
 
 func isTimeout(err error) bool {
