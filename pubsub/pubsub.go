@@ -153,23 +153,26 @@ const readyTimeout = 3 * time.Second
 
 // channel is the Hub's state for one Redis channel. All fields are guarded
 // by Hub.mu.
+//
+// Its fields are ordered and sized to fit 96 bytes (memory per waiter with
+// a lock name each, docs/benchmarks.md).
 type channel struct {
 	name    string
-	refs    int           // live Subs: the list from subs
-	want    bool          // the last command sent for it was SUBSCRIBE
-	pending int           // SUBSCRIBE commands sent and not confirmed yet
 	conn    *conn         // where the last (UN)SUBSCRIBE went
-	counted bool          // subscribed on conn: counted in conn.n
-	unsubs  int           // UNSUBSCRIBEs sent on conn and not confirmed yet
-	rehomed bool          // subscribed again: wake its waiters once confirmed
 	ready   chan struct{} // closed when want and nothing is pending
 	subs    *Sub          // the live Subs, linked by Sub.next (a list, not a map: memory per waiter)
 	queue   []*Sub        // Subs blocked in Wait, oldest first
-	permits int           // wakes that found nobody blocked, at most refs
+	idle    *time.Timer
+	refs    int32 // live Subs: the list from subs
+	pending int32 // SUBSCRIBE commands sent and not confirmed yet
+	unsubs  int32 // UNSUBSCRIBEs sent on conn and not confirmed yet
+	permits int32 // wakes that found nobody blocked, at most refs
 	// expect counts messages this client announced it is about to publish
 	// on the channel (see Expect) and that have not arrived yet.
-	expect int
-	idle   *time.Timer
+	expect  int32
+	want    bool // the last command sent for it was SUBSCRIBE
+	counted bool // subscribed on conn: counted in conn.n
+	rehomed bool // subscribed again: wake its waiters once confirmed
 	// refused is set when Redis refused the channel's subscription (an ACL
 	// user without it): no message will come, so Wait polls (refusedPoll).
 	refused bool
@@ -525,7 +528,8 @@ func (ch *channel) wakeN(n int) {
 		ch.queue = ch.queue[1:]
 		s.signal()
 	}
-	ch.permits = min(ch.permits+n, ch.refs)
+	refs := int(ch.refs)
+	ch.permits = int32(min(int(ch.permits)+min(n, refs), refs))
 }
 
 func (s *Sub) signal() {
@@ -933,7 +937,7 @@ func (h *Hub) channelCounts() map[string]int {
 	out := make(map[string]int, len(h.chans))
 	for name, ch := range h.chans {
 		if ch.want {
-			out[name] = ch.refs
+			out[name] = int(ch.refs)
 		}
 	}
 	return out

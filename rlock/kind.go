@@ -44,17 +44,30 @@ type handle struct {
 	// ch is the channel waiters wait on, for every kind but the fair lock
 	// (whose waiters each have their own).
 	ch string
-	// ledger names the lock in the Client's ledger of holds ("": its
-	// name): a faster multilock's holds on one group differ by their
-	// values (see newFasterHandle). A FairLock's threadWaitTime and a
-	// SpinLock's backoff are the Client's (c.opts).
-	ledger string
-	// values are a faster multilock's value fields, boxed as script
-	// arguments (nil for the other kinds).
-	values []any
+	// faster is a faster multilock's (nil for the other kinds): the
+	// struct then fits 192 bytes (memory per waiter). A FairLock's
+	// threadWaitTime and a SpinLock's backoff are the Client's (c.opts).
+	faster *fasterPart
 	// lastField is the hash field field built last (a string), leaseBoxed
 	// leaseData boxed (see leaseBox).
 	lastField, leaseBoxed atomic.Value
+}
+
+// fasterPart is what a faster multilock's handle has more: its name in
+// the Client's ledger of holds (its holds on one group differ by their
+// values, see newFasterHandle) and its value fields, boxed as script
+// arguments.
+type fasterPart struct {
+	ledger string
+	values []any
+}
+
+// values returns a faster multilock's value fields (nil for other kinds).
+func (h *handle) values() []any {
+	if h.faster == nil {
+		return nil
+	}
+	return h.faster.values
 }
 
 // holdKey names the hold of field on this lock in the Client's ledger.
@@ -62,8 +75,8 @@ func (h *handle) holdKey(field string) holdKey { return holdKey{h.ledgerName(), 
 
 // ledgerName is the lock's name in the Client's ledger of holds.
 func (h *handle) ledgerName() string {
-	if h.ledger != "" {
-		return h.ledger
+	if h.faster != nil {
+		return h.faster.ledger
 	}
 	return h.name
 }
@@ -193,7 +206,7 @@ func (h *handle) renewKind() renewKind {
 
 // leaseData is what the watchdog keeps of a hold on this lock.
 func (h *handle) leaseData() leaseData {
-	return leaseData{renew: h.renewKind(), kind: h.kind, key: h.name, values: h.values}
+	return leaseData{renew: h.renewKind(), kind: h.kind, key: h.name, values: h.values()}
 }
 
 // leaseBox returns leaseData boxed, once per handle: a hold taken costs no
@@ -291,7 +304,7 @@ func (h *handle) acquireCall(ctx context.Context, field string, keep time.Durati
 	case kindWrite:
 		return newScriptOp(ctx, writeAcquireScript, h.acqKeys, lease, fieldArg, n, known)
 	case kindFasterMulti:
-		return newScriptOp(ctx, fasterAcquireScript, h.acqKeys, append([]any{lease, fieldArg, n}, h.values...)...)
+		return newScriptOp(ctx, fasterAcquireScript, h.acqKeys, append([]any{lease, fieldArg, n}, h.values()...)...)
 	}
 	return newScriptOp(ctx, acquireScript, h.acqKeys, lease, fieldArg, n, reentrantArg(h.reentrant()), known)
 }
@@ -332,7 +345,7 @@ func (h *handle) releaseCall(ctx context.Context, mode, field string, n uint64, 
 			c.ms(lease), c.pubArg, layout.ReadUnlockMessage)
 	case kindFasterMulti:
 		return newScriptOp(ctx, fasterReleaseScript, h.relKeys, append([]any{mode, fieldArg, n, known, cancelTTLArg,
-			c.ms(lease), c.pubArg, layout.UnlockMessage}, h.values...)...)
+			c.ms(lease), c.pubArg, layout.UnlockMessage}, h.values()...)...)
 	case kindSpin: // Redisson's spin lock publishes nothing
 		return newScriptOp(ctx, releaseScript, h.relKeys, mode, fieldArg, n, known, cancelTTLArg, c.ms(lease), "", layout.UnlockMessage)
 	}
@@ -371,7 +384,7 @@ func (h *handle) forceUnlock(ctx context.Context) (bool, error) {
 	case kindWrite:
 		v, err = c.script(ctx, rwForceUnlockScript, []string{h.name, layout.RWChannel(h.name)}, "write", layout.ReadUnlockMessage, pub)
 	case kindFasterMulti:
-		v, err = c.run(ctx, newScriptOp(ctx, fasterForceScript, []any{h.name, h.ch}, append([]any{layout.UnlockMessage, pub}, h.values...)...))
+		v, err = c.run(ctx, newScriptOp(ctx, fasterForceScript, []any{h.name, h.ch}, append([]any{layout.UnlockMessage, pub}, h.values()...)...))
 	default:
 		v, err = c.script(ctx, forceUnlockScript, []string{h.name, layout.Channel(h.name)}, layout.UnlockMessage, pub)
 	}
@@ -461,7 +474,7 @@ func (h *handle) pttl(ctx context.Context) (int64, error) {
 // kindErr reports what makes a lock of this kind unusable (nil: nothing):
 // a faster multilock without values.
 func (h *handle) kindErr() error {
-	if h.kind == kindFasterMulti && len(h.values) == 0 {
+	if h.kind == kindFasterMulti && len(h.values()) == 0 {
 		return fmt.Errorf("%w: a faster multilock needs at least one value", ErrInvalidArgument)
 	}
 	return nil
