@@ -34,12 +34,13 @@ func newFasterHandle(c *Client, group string, values []string) handle {
 	group = h.name // under the NameMapper
 	fields := fasterFields(values)
 	digest := highwayhash.RedissonBase64([]byte(strings.Join(fields, ",")))
-	h.faster = &fasterPart{ledger: group + "\x00" + digest, values: boxAll(fields)}
+	x := h.extra()
+	x.ledger, x.values = group+"\x00"+digest, boxAll(fields)
 	cancel := layout.Cancel(group) + ":" + digest
-	h.acqKeys = boxAll([]string{group, cancel})
+	x.acqKeys = boxAll([]string{group, cancel})
 	h.relKeys = boxAll([]string{group, cancel, layout.Channel(group)})
 	if len(values) == 0 {
-		h.faster.values = nil
+		x.values = nil
 	}
 	return h
 }
