@@ -63,7 +63,7 @@ func (h *handle) newAttempt(ctx context.Context, wait, lease time.Duration) *att
 func (h *handle) observeAcquire(ctx context.Context, op string, start time.Time, a *attempt, held bool, err error) {
 	e := Event{Op: op, Start: start, Acquired: held, Err: err}
 	if a != nil {
-		e.Attempts, e.Contended = a.attempts, a.contended
+		e.Attempts, e.Contended = int(a.attempts), int(a.contended)
 	}
 	h.observe(ctx, e)
 }
@@ -85,15 +85,15 @@ func (h *handle) checkAcquire(ctx context.Context, op string, wait, lease time.D
 // attempt is one acquisition in progress.
 //
 // Its ctx (with the wait's call bound) is w.ctx and the owner's field
-// key.field: the attempt fits 256 bytes (memory per waiter).
+// key.field: the attempt fits 240 bytes (memory per waiter).
 type attempt struct {
 	h         *handle
 	key       holdKey
 	lease     time.Duration
 	fairWait  time.Duration // a fair waiter's threadWaitTime
 	token     int64
-	attempts  int // acquire scripts sent
-	contended int // attempts that found the lock taken
+	attempts  int32 // acquire scripts sent
+	contended int32 // attempts that found the lock taken
 	// w is the attempt's waiter (one object with it); w.deadline is the
 	// end of the wait (zero: none) from newAttempt on.
 	w waiter
@@ -149,7 +149,7 @@ func (a *attempt) retryable(err error) bool {
 func (a *attempt) spin(wait time.Duration) (bool, error) {
 	c, b := a.h.c, a.h.c.opts.spin
 	bound := b.initial
-	f := &failures{policy: c.opts.retry}
+	f := &failures{policy: &c.opts.retry}
 	var lastErr error
 	for {
 		held, ttl, _, err := a.try(false)
