@@ -559,7 +559,10 @@ const noDeadline = int64(^uint64(0) >> 1)
 func (h *Hub) block(s *Sub, timeout time.Duration) {
 	s.at = noDeadline
 	if timeout >= 0 {
-		s.at = int64(time.Since(h.epoch) + timeout)
+		now := time.Since(h.epoch)
+		// Saturated: now+timeout must not wrap round (a Wait of
+		// math.MaxInt64 blocks until woken).
+		s.at = int64(now + min(timeout, time.Duration(noDeadline-1)-now))
 	}
 	s.idx = int32(len(h.blocked))
 	h.blocked = append(h.blocked, s)

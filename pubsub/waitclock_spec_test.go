@@ -2,6 +2,7 @@ package pubsub_test
 
 import (
 	"context"
+	"math"
 	"math/rand/v2"
 	"time"
 
@@ -115,6 +116,17 @@ var _ = Describe("Hub timeouts and Close of blocked Waits", func() {
 		Expect(o.Elapsed).To(BeNumerically(">=", 300*time.Millisecond))
 		Expect(hub.Waiters("rearm:long")).To(Equal(1))
 		Consistently(long).WithTimeout(200 * time.Millisecond).ShouldNot(Receive())
+	})
+
+	It("blocks a Wait whose timeout is the longest Duration until it is woken", func() {
+		s := subscribe("forever")
+		w := waitIn(ctx, s, math.MaxInt64)
+		blocked("forever", 1)
+		// A short Wait beside it: the Hub's timer fires and looks at the heap.
+		Eventually(waitIn(ctx, subscribe("forever:short"), 100*time.Millisecond)).WithTimeout(5 * time.Second).Should(Receive())
+		Consistently(w).WithTimeout(500 * time.Millisecond).ShouldNot(Receive())
+		Expect(raw.Publish(ctx, "forever", "0").Err()).To(Succeed())
+		Eventually(w).WithTimeout(3 * time.Second).Should(Receive(HaveField("Woken", true)))
 	})
 
 	It("does not let an ended Wait's deadline end the Sub's next Wait", func() {
