@@ -35,13 +35,10 @@ type handle struct {
 	kind kind
 	// relKeys are the keys of the release script that do not depend on
 	// the owner, boxed once (see newHandle); the acquire script's are
-	// acqKeys().
+	// acqKeys(); the third is the channel (ch()).
 	relKeys []any
-	// ch is the channel waiters wait on, for every kind but the fair lock
-	// (whose waiters each have their own).
-	ch string
 	// x holds what only some locks need (nil for a Lock whose name is
-	// not mapped): the struct then fits 112 bytes (memory per waiter). A
+	// not mapped): the struct then fits 96 bytes (memory per waiter). A
 	// FairLock's threadWaitTime and a SpinLock's backoff are the Client's
 	// (c.opts).
 	x *handleExtra
@@ -281,7 +278,15 @@ func (h *handle) channel(field string) string {
 	if h.fairQueue() {
 		return layout.FairChannel(h.name, field)
 	}
-	return h.ch
+	return h.ch()
+}
+
+// ch is the channel waiters wait on, for every kind but the fair lock
+// (whose waiters each have their own): every kind's third release key
+// (kept there only, memory per waiter).
+func (h *handle) ch() string {
+	s, _ := h.relKeys[2].(string)
+	return s
 }
 
 // newHandle returns the handle of a lock: its keys are derived once here,
@@ -300,15 +305,16 @@ func newHandle(c *Client, name string, k kind) handle {
 	if m.err != nil {
 		h.extra().nameErr = m.err
 	}
+	var ch any
 	if k == kindRead || k == kindWrite {
-		h.ch = layout.RWChannel(name)
+		ch = layout.RWChannel(name)
 	} else {
-		h.ch = layout.Channel(name)
+		ch = layout.Channel(name)
 	}
 	// Each key is made and boxed once, and shared by both lists: the
 	// release keys of most kinds are the acquire keys and the channel
 	// (memory per waiter, docs/benchmarks.md).
-	key, cancel, ch := any(name), any(layout.Cancel(name)), any(h.ch)
+	key, cancel := any(name), any(layout.Cancel(name))
 	switch k {
 	case kindFenced:
 		h.extra().acqKeys = []any{key, cancel, layout.Token(name)}
@@ -439,7 +445,7 @@ func (h *handle) forceUnlock(ctx context.Context) (bool, error) {
 	case kindWrite:
 		v, err = c.script(ctx, rwForceUnlockScript, []string{h.name, layout.RWChannel(h.name)}, "write", layout.ReadUnlockMessage, pub)
 	case kindFasterMulti:
-		v, err = c.run(ctx, newScriptOp(ctx, fasterForceScript, []any{h.name, h.ch}, append([]any{layout.UnlockMessage, pub}, h.values()...)...))
+		v, err = c.run(ctx, newScriptOp(ctx, fasterForceScript, []any{h.name, h.ch()}, append([]any{layout.UnlockMessage, pub}, h.values()...)...))
 	default:
 		v, err = c.script(ctx, forceUnlockScript, []string{h.name, layout.Channel(h.name)}, layout.UnlockMessage, pub)
 	}
