@@ -133,6 +133,15 @@ type Hub struct {
 	// confirmation): re-subscribing pauses longer the more there were.
 	failures int
 	done     chan struct{} // closed by Close
+	// blocked holds every Sub blocked in Wait, a min-heap by Sub.at
+	// (untimed Waits last): one timer for the Hub (clock, armed for the
+	// earliest deadline at armed; 0: not armed) rings the Waits whose
+	// timeout passed, and Close rings them all. So a parked Wait has no
+	// timer of its own and waits on two channels (docs/benchmarks.md).
+	blocked []*Sub
+	clock   *time.Timer
+	armed   int64
+	epoch   time.Time // Sub.at counts from it
 	// refusedOnce is set once a refused subscription was logged.
 	refusedOnce atomic.Bool
 }
@@ -144,23 +153,26 @@ const readyTimeout = 3 * time.Second
 
 // channel is the Hub's state for one Redis channel. All fields are guarded
 // by Hub.mu.
+//
+// Its fields are ordered and sized to fit 96 bytes (memory per waiter with
+// a lock name each, docs/benchmarks.md).
 type channel struct {
 	name    string
-	refs    int           // live Subs: the list from subs
-	want    bool          // the last command sent for it was SUBSCRIBE
-	pending int           // SUBSCRIBE commands sent and not confirmed yet
 	conn    *conn         // where the last (UN)SUBSCRIBE went
-	counted bool          // subscribed on conn: counted in conn.n
-	unsubs  int           // UNSUBSCRIBEs sent on conn and not confirmed yet
-	rehomed bool          // subscribed again: wake its waiters once confirmed
 	ready   chan struct{} // closed when want and nothing is pending
 	subs    *Sub          // the live Subs, linked by Sub.next (a list, not a map: memory per waiter)
 	queue   []*Sub        // Subs blocked in Wait, oldest first
-	permits int           // wakes that found nobody blocked, at most refs
+	idle    *time.Timer
+	refs    int32 // live Subs: the list from subs
+	pending int32 // SUBSCRIBE commands sent and not confirmed yet
+	unsubs  int32 // UNSUBSCRIBEs sent on conn and not confirmed yet
+	permits int32 // wakes that found nobody blocked, at most refs
 	// expect counts messages this client announced it is about to publish
 	// on the channel (see Expect) and that have not arrived yet.
-	expect int
-	idle   *time.Timer
+	expect  int32
+	want    bool // the last command sent for it was SUBSCRIBE
+	counted bool // subscribed on conn: counted in conn.n
+	rehomed bool // subscribed again: wake its waiters once confirmed
 	// refused is set when Redis refused the channel's subscription (an ACL
 	// user without it): no message will come, so Wait polls (refusedPoll).
 	refused bool
@@ -182,6 +194,7 @@ func New(rdb redis.UniversalClient, opts ...Option) *Hub {
 		conns:  make(map[string]*conn),
 		done:   make(chan struct{}),
 		sendMu: make(chan struct{}, 1),
+		epoch:  time.Now(),
 	}
 	for _, o := range opts {
 		o(h)
@@ -209,9 +222,14 @@ type Sub struct {
 	// token there without it is a blocked Wait's alarm (its timeout passed,
 	// or the Hub closed: see ring), not a wake. Under Hub.mu.
 	pending bool
-	// gen numbers the Sub's blocked Waits, so that a timer that fires
-	// after its Wait ended rings nothing. Under Hub.mu.
-	gen uint32
+	// waiting is set from enqueue to unblock: a Wait blocks or is about to.
+	// Under Hub.mu.
+	waiting bool
+	// idx is the Sub's place in Hub.blocked (-1: not there), at its
+	// blocked Wait's deadline (since Hub.epoch; noDeadline: none). Under
+	// Hub.mu.
+	idx int32
+	at  int64
 	// prev and next link the channel's live Subs (channel.subs). Under
 	// Hub.mu.
 	prev, next *Sub
@@ -352,7 +370,7 @@ func (h *Hub) addSub(ch *channel) *Sub {
 		ch.idle.Stop()
 		ch.idle = nil
 	}
-	s := &Sub{hub: h, ch: ch, wake: make(chan struct{}, 1), next: ch.subs}
+	s := &Sub{hub: h, ch: ch, wake: make(chan struct{}, 1), next: ch.subs, idx: -1}
 	if ch.subs != nil {
 		ch.subs.prev = s
 	}
@@ -510,7 +528,8 @@ func (ch *channel) wakeN(n int) {
 		ch.queue = ch.queue[1:]
 		s.signal()
 	}
-	ch.permits = min(ch.permits+n, ch.refs)
+	refs := int(ch.refs)
+	ch.permits = int32(min(int(ch.permits)+min(n, refs), refs))
 }
 
 func (s *Sub) signal() {
@@ -521,21 +540,123 @@ func (s *Sub) signal() {
 	}
 }
 
-// ring ends the blocked Wait number gen without a wake: its timeout passed
-// (the Wait's timer calls it). So a parked Wait waits on three channels,
-// not four, and its timer has no channel (see docs/benchmarks.md).
-func (s *Sub) ring(gen uint32) {
-	h := s.hub
-	h.mu.Lock()
-	if gen != s.gen {
-		h.mu.Unlock()
-		return // that Wait has ended
-	}
+// ring ends the blocked Wait of s without a wake (an alarm: its timeout
+// passed or the Hub closed) and takes it out of Hub.blocked. Under Hub.mu.
+func (h *Hub) ring(s *Sub) {
+	h.unqueue(s)
 	select {
 	case s.wake <- struct{}{}:
 	default: // a wake or an alarm is there already
 	}
-	h.mu.Unlock()
+}
+
+// noDeadline is Sub.at of an untimed Wait.
+const noDeadline = int64(^uint64(0) >> 1)
+
+// block puts s, whose Wait is about to block for timeout (negative: no
+// timeout), in Hub.blocked, and arms the Hub's timer if its deadline comes
+// first. Under Hub.mu.
+func (h *Hub) block(s *Sub, timeout time.Duration) {
+	s.at = noDeadline
+	if timeout >= 0 {
+		now := time.Since(h.epoch)
+		// Saturated: now+timeout must not wrap round (a Wait of
+		// math.MaxInt64 blocks until woken).
+		s.at = int64(now + min(timeout, time.Duration(noDeadline-1)-now))
+	}
+	s.idx = int32(len(h.blocked))
+	h.blocked = append(h.blocked, s)
+	h.up(int(s.idx))
+	if s.at != noDeadline && (h.armed == 0 || s.at < h.armed) {
+		h.arm(s.at)
+	}
+}
+
+// arm sets the Hub's timer for deadline at. Under Hub.mu.
+func (h *Hub) arm(at int64) {
+	d := time.Duration(at) - time.Since(h.epoch)
+	h.armed = max(at, 1)
+	if h.clock == nil {
+		h.clock = time.AfterFunc(d, h.tick)
+	} else {
+		h.clock.Reset(d)
+	}
+}
+
+// tick rings the Waits whose deadline has passed, then arms the timer for
+// the next one. A tick that finds none due (its Wait ended) only re-arms.
+func (h *Hub) tick() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.armed = 0
+	if h.closed {
+		return
+	}
+	now := int64(time.Since(h.epoch))
+	for len(h.blocked) > 0 && h.blocked[0].at <= now {
+		h.ring(h.blocked[0])
+	}
+	if len(h.blocked) > 0 && h.blocked[0].at != noDeadline {
+		h.arm(h.blocked[0].at)
+	}
+}
+
+// unqueue takes s out of Hub.blocked, if there. Under Hub.mu.
+func (h *Hub) unqueue(s *Sub) {
+	i := int(s.idx)
+	if i < 0 {
+		return
+	}
+	last := len(h.blocked) - 1
+	if i != last {
+		h.swap(i, last)
+	}
+	h.blocked[last] = nil
+	h.blocked = h.blocked[:last]
+	s.idx = -1
+	if i != last {
+		h.down(i)
+		h.up(i)
+	}
+	if len(h.blocked) == 0 && cap(h.blocked) > 64 {
+		h.blocked = nil // let a crowd's array go
+	}
+}
+
+func (h *Hub) swap(i, j int) {
+	b := h.blocked
+	b[i], b[j] = b[j], b[i]
+	b[i].idx, b[j].idx = int32(i), int32(j)
+}
+
+func (h *Hub) up(i int) {
+	for i > 0 {
+		p := (i - 1) / 2
+		if h.blocked[p].at <= h.blocked[i].at {
+			return
+		}
+		h.swap(i, p)
+		i = p
+	}
+}
+
+func (h *Hub) down(i int) {
+	b := h.blocked
+	for {
+		l := 2*i + 1
+		if l >= len(b) {
+			return
+		}
+		m := l
+		if r := l + 1; r < len(b) && b[r].at < b[l].at {
+			m = r
+		}
+		if b[i].at <= b[m].at {
+			return
+		}
+		h.swap(i, m)
+		i = m
+	}
 }
 
 // takeToken reports whether the token just taken from the wake channel is
@@ -576,19 +697,14 @@ func (s *Sub) Wait(ctx context.Context, timeout time.Duration) (bool, error) {
 	case err != nil:
 		return false, err
 	}
-	var t *time.Timer
-	if timeout >= 0 {
-		gen := s.gen // written by this goroutine only
-		t = time.AfterFunc(timeout, func() { s.ring(gen) })
-	}
+	// The timeout and Close ring the wake channel (Hub.ring): two
+	// channels, not four (a timer's and the Hub's done), per parked Wait.
 	select {
-	case <-s.wake: // a wake, or the timeout's alarm: unblock tells
+	case <-s.wake: // a wake, or an alarm: unblock tells
 	case <-ctx.Done():
 		err = ctx.Err()
-	case <-s.hub.done:
-		err = ErrClosed
 	}
-	return s.unblock(t, err)
+	return s.unblock(err)
 }
 
 // errWoken is enqueue's answer for a Sub that has a wake already.
@@ -623,26 +739,24 @@ func (s *Sub) enqueue(ctx context.Context, timeout time.Duration) (time.Duration
 	if h.closed {
 		return 0, ErrClosed
 	}
-	s.gen++
 	s.ch.queue = append(s.ch.queue, s)
 	if s.ch.refused && (timeout < 0 || timeout > refusedPoll) {
 		timeout = refusedPoll
 	}
+	s.waiting = true
+	h.block(s, timeout)
 	return timeout, nil
 }
 
-// unblock ends a Wait that blocked: it stops the timer t (if any) and
-// returns the Wait's result: woken, or err (ctx's; nil: an alarm, the
-// timeout or the Hub's Close). A Sub that was not woken leaves its
-// channel's blocked waiters.
-func (s *Sub) unblock(t *time.Timer, err error) (bool, error) {
-	if t != nil {
-		t.Stop()
-	}
+// unblock ends a Wait that blocked and returns its result: woken, or err
+// (ctx's; nil: an alarm, the timeout or the Hub's Close). A Sub that was
+// not woken leaves its channel's blocked waiters.
+func (s *Sub) unblock(err error) (bool, error) {
 	h := s.hub
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	s.gen++ // a late timer of this Wait rings nothing
+	h.unqueue(s) // the Hub's timer rings it no more
+	s.waiting = false
 	if err == nil {
 		if s.takeToken() {
 			return true, nil
@@ -746,12 +860,16 @@ func (s *Sub) Close() {
 	ch := s.ch
 	ch.dequeue(s)
 	ch.unlink(s)
-	unused := s.woken
-	select {
-	case <-s.wake:
-		unused = unused || s.pending
-	default:
+	unused := s.woken || s.pending
+	if !s.waiting {
+		select {
+		case <-s.wake:
+		default:
+		}
 	}
+	// A token left for a Wait in progress is an alarm now: that Wait ends
+	// (no wake lost, none counted twice), and no ring is missed.
+	s.pending = false
 	if unused && !h.closed {
 		// It may have been the only wake of an unlock: hand it on.
 		ch.wakeN(1)
@@ -822,7 +940,7 @@ func (h *Hub) channelCounts() map[string]int {
 	out := make(map[string]int, len(h.chans))
 	for name, ch := range h.chans {
 		if ch.want {
-			out[name] = ch.refs
+			out[name] = int(ch.refs)
 		}
 	}
 	return out
@@ -856,6 +974,14 @@ func (h *Hub) Close() error {
 	}
 	h.closed = true
 	close(h.done)
+	// Every blocked Wait ends (ErrClosed), a Sub closed while its Wait
+	// blocked too: it is still in blocked.
+	for len(h.blocked) > 0 {
+		h.ring(h.blocked[len(h.blocked)-1])
+	}
+	if h.clock != nil {
+		h.clock.Stop()
+	}
 	for _, ch := range h.chans {
 		if ch.idle != nil {
 			ch.idle.Stop()

@@ -45,15 +45,15 @@ func (h *handle) acquire(ctx context.Context, op string, wait, lease time.Durati
 
 // newAttempt starts an acquisition for ctx's owner within wait with lease.
 func (h *handle) newAttempt(ctx context.Context, wait, lease time.Duration) *attempt {
-	a := &attempt{h: h, ctx: ctx, lease: lease, fairWait: h.c.opts.fairWait}
-	a.field = h.field(ctx)
-	a.key = h.holdKey(a.field)
+	a := &attempt{h: h, lease: lease, fairWait: h.c.opts.fairWait}
+	a.w.ctx = ctx
+	a.key = h.holdKey(h.field(ctx))
 	if h.fairQueue() && wait > 0 {
 		a.fairWait = wait // Redisson's threadWaitTime is the tryLock wait when there is one
 	}
 	if wait > 0 {
 		a.w.deadline = time.Now().Add(wait)
-		a.ctx = boundCalls(ctx, a.w.deadline)
+		a.w.ctx = boundCalls(ctx, a.w.deadline)
 	}
 	return a
 }
@@ -63,7 +63,7 @@ func (h *handle) newAttempt(ctx context.Context, wait, lease time.Duration) *att
 func (h *handle) observeAcquire(ctx context.Context, op string, start time.Time, a *attempt, held bool, err error) {
 	e := Event{Op: op, Start: start, Acquired: held, Err: err}
 	if a != nil {
-		e.Attempts, e.Contended = a.attempts, a.contended
+		e.Attempts, e.Contended = int(a.attempts), int(a.contended)
 	}
 	h.observe(ctx, e)
 }
@@ -83,16 +83,17 @@ func (h *handle) checkAcquire(ctx context.Context, op string, wait, lease time.D
 }
 
 // attempt is one acquisition in progress.
+//
+// Its ctx (with the wait's call bound) is w.ctx and the owner's field
+// key.field: the attempt fits 240 bytes (memory per waiter).
 type attempt struct {
 	h         *handle
-	ctx       context.Context
-	field     string
 	key       holdKey
 	lease     time.Duration
 	fairWait  time.Duration // a fair waiter's threadWaitTime
 	token     int64
-	attempts  int // acquire scripts sent
-	contended int // attempts that found the lock taken
+	attempts  int32 // acquire scripts sent
+	contended int32 // attempts that found the lock taken
 	// w is the attempt's waiter (one object with it); w.deadline is the
 	// end of the wait (zero: none) from newAttempt on.
 	w waiter
@@ -113,8 +114,8 @@ func (a *attempt) wait(wait time.Duration) (bool, error) {
 // startWait readies the attempt's waiter for a wait within wait.
 func (a *attempt) startWait(wait time.Duration) {
 	h, c := a.h, a.h.c
-	a.w.init(c, a.ctx, waitSpec{
-		channel:  h.channel(a.field),
+	a.w.init(c, a.w.ctx, waitSpec{
+		channel:  h.channel(a.key.field),
 		once:     wait == 0,
 		deadline: a.w.deadline,
 		queue:    h.queues() && c.holds.count(a.key) == 0,
@@ -139,7 +140,7 @@ func (a *attempt) canRetry(err error) bool { return a.retryable(err) }
 // retryable reports whether a failed attempt may be tried again: not when
 // ctx is done, the Client closed, or the failure is a refusal.
 func (a *attempt) retryable(err error) bool {
-	return a.h.c.retryable(a.ctx, err)
+	return a.h.c.retryable(a.w.ctx, err)
 }
 
 // spin takes a SpinLock: it retries with exponential backoff and full
@@ -148,7 +149,7 @@ func (a *attempt) retryable(err error) bool {
 func (a *attempt) spin(wait time.Duration) (bool, error) {
 	c, b := a.h.c, a.h.c.opts.spin
 	bound := b.initial
-	f := &failures{policy: c.opts.retry}
+	f := &failures{policy: &c.opts.retry}
 	var lastErr error
 	for {
 		held, ttl, _, err := a.try(false)
@@ -183,7 +184,7 @@ func (a *attempt) spin(wait time.Duration) (bool, error) {
 		if remain >= 0 {
 			pause = min(pause, remain)
 		}
-		if err := c.sleep(a.ctx, pause); err != nil {
+		if err := c.sleep(a.w.ctx, pause); err != nil {
 			return false, waitEnded(err, lastErr)
 		}
 	}
@@ -195,11 +196,11 @@ func (a *attempt) spin(wait time.Duration) (bool, error) {
 // (a wake that prompted the attempt was acted on).
 func (a *attempt) try(queue bool) (held bool, ttl time.Duration, reached bool, err error) {
 	c := a.h.c
-	hs, err := c.holds.enter(a.ctx, a.key, c.done)
+	hs, err := c.holds.enter(a.w.ctx, a.key, c.done)
 	if err != nil {
 		return false, 0, false, err
 	}
-	if err := c.runUnsettled(a.ctx, a.key, hs); err != nil {
+	if err := c.runUnsettled(a.w.ctx, a.key, hs); err != nil {
 		c.holds.exit(a.key, hs)
 		return false, 0, false, err
 	}
@@ -241,10 +242,10 @@ func (a *attempt) send(hs *hold, known int, lease time.Duration, queue bool) (*o
 	if keep <= 0 {
 		keep = c.opts.watchdogTimeout
 	}
-	o := h.acquireCall(a.ctx, a.field, keep, n, a.fairWait, queue, lease <= 0, known)
+	o := h.acquireCall(a.w.ctx, a.key.field, keep, n, a.fairWait, queue, lease <= 0, known)
 	sent := time.Now()
 	a.attempts++
-	if err := c.exec(a.ctx, o); err != nil {
+	if err := c.exec(a.w.ctx, o); err != nil {
 		if reason, ok := abandoned(err); ok {
 			c.settleAcquire(h, a.key, hs, o, n, known, a.fairWait)
 			return nil, sent, reason
@@ -276,7 +277,7 @@ func (a *attempt) took(hs *hold, known int, r []int64, lease time.Duration, sent
 		c.loseHold(a.key, hs)
 		c.holds.update(a.key, func() { hs.count = int(r[0]) })
 		err := fmt.Errorf("%w: Redis counts %d holds of this owner, %d with this re-entry; the earlier ones are gone (this acquisition was given back)", ErrLockLost, r[0]-1, known+1)
-		rctx := cleanupCall(a.ctx) // past the wait's call bound
+		rctx := cleanupCall(a.w.ctx) // past the wait's call bound
 		_, _, rerr := c.releaseOnce(rctx, h, a.key, hs)
 		rctx.stop()
 		if rerr != nil {
@@ -325,7 +326,7 @@ func (a *attempt) refused(hs *hold, known int, v any, queue bool) (time.Duration
 // hold.
 func (c *Client) giveBackUnsynced(a *attempt, hs *hold, o *op) error {
 	err := c.syncError(o, "the acquisition was given back")
-	rctx := cleanupCall(a.ctx) // past the wait's call bound
+	rctx := cleanupCall(a.w.ctx) // past the wait's call bound
 	defer rctx.stop()
 	if _, _, rerr := c.releaseOnce(rctx, a.h, a.key, hs); rerr != nil && !errors.Is(rerr, ErrNotHeld) && !errors.Is(rerr, ErrReplicaSync) {
 		return fmt.Errorf("%w (and giving it back failed: %w)", err, rerr)
@@ -340,8 +341,8 @@ func (c *Client) giveBackUnsynced(a *attempt, hs *hold, o *op) error {
 // purged once its timeout passes.
 func (a *attempt) leaveQueue() {
 	h, c := a.h, a.h.c
-	c.cleanup(a.ctx, a.key, func(ctx context.Context, _ *hold) error {
-		_, err := c.run(ctx, h.releaseCall(ctx, modeGiveUp, a.field, c.seq.Add(1), 0, 0, a.fairWait))
+	c.cleanup(a.w.ctx, a.key, func(ctx context.Context, _ *hold) error {
+		_, err := c.run(ctx, h.releaseCall(ctx, modeGiveUp, a.key.field, c.seq.Add(1), 0, 0, a.fairWait))
 		if err != nil {
 			return fmt.Errorf("leaving the fair queue (the entry is purged once its timeout passes): %w", err)
 		}

@@ -193,8 +193,8 @@ func (h *handle) check(ctx context.Context, op string) error {
 		return opErr(h.opName(op), h.name, fmt.Errorf("%w: nil context", ErrInvalidArgument))
 	case h.kindErr() != nil:
 		return opErr(h.opName(op), h.name, h.kindErr())
-	case h.nameErr != nil:
-		return opErr(h.opName(op), h.logical, h.nameErr)
+	case h.nameErr() != nil:
+		return opErr(h.opName(op), h.logical(), h.nameErr())
 	case h.c.cluster && !layout.SlotSafe(h.name):
 		return opErr(h.opName(op), h.name, fmt.Errorf("%w: on Redis Cluster a lock name with a stray '{' or '}' puts its auxiliary keys in other slots; use a hash tag such as {order:42}", ErrInvalidArgument))
 	case h.c.closed.Load():

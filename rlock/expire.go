@@ -35,7 +35,7 @@ func (h *handle) expiryKeys() []string {
 	case kindFenced:
 		return []string{h.name, layout.Token(h.name)}
 	case kindFair, kindNonReentrantFair:
-		return []string{h.name, layout.Queue(h.aux), layout.Timeouts(h.aux)}
+		return []string{h.name, layout.Queue(h.aux()), layout.Timeouts(h.aux())}
 	}
 	return []string{h.name}
 }

@@ -33,19 +33,19 @@ func newFasterHandle(c *Client, group string, values []string) handle {
 	h := newHandle(c, group, kindFasterMulti)
 	group = h.name // under the NameMapper
 	fields := fasterFields(values)
-	h.values = boxAll(fields)
 	digest := highwayhash.RedissonBase64([]byte(strings.Join(fields, ",")))
-	h.ledger = group + "\x00" + digest
+	x := h.extra()
+	x.ledger, x.values = group+"\x00"+digest, boxAll(fields)
 	cancel := layout.Cancel(group) + ":" + digest
-	h.acqKeys = boxAll([]string{group, cancel})
+	x.acqKeys = boxAll([]string{group, cancel})
 	h.relKeys = boxAll([]string{group, cancel, layout.Channel(group)})
 	if len(values) == 0 {
-		h.values = nil
+		x.values = nil
 	}
 	return h
 }
 
 // fasterRead runs one of faster_read.lua's reads on the lock's values.
 func (h *handle) fasterRead(ctx context.Context, op, field string) (int64, error) {
-	return h.c.runInt(ctx, newScriptOp(ctx, fasterReadScript, []any{h.name}, append([]any{op, field}, h.values...)...))
+	return h.c.runInt(ctx, newScriptOp(ctx, fasterReadScript, []any{h.name}, append([]any{op, field}, h.values()...)...))
 }

@@ -15,7 +15,7 @@ func (h *handle) lockName() string {
 	if h == nil {
 		return ""
 	}
-	return h.logical
+	return h.logical()
 }
 
 // tryLock is TryLock: wait <= 0 makes one attempt, as Redisson's

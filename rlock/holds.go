@@ -62,6 +62,9 @@ type ledger struct {
 type ledgerShard struct {
 	mu sync.Mutex
 	m  map[holdKey]*hold
+	// peak is the most holds m had since it was made: a map never gives
+	// back the room a burst of calls made (see exit).
+	peak int
 }
 
 func newLedger() *ledger {
@@ -90,6 +93,7 @@ func (l *ledger) enter(ctx context.Context, k holdKey, closed <-chan struct{}) (
 		if h == nil {
 			h = &hold{}
 			s.m[k] = h
+			s.peak = max(s.peak, len(s.m))
 		}
 		if !h.busy {
 			h.busy = true
@@ -125,6 +129,17 @@ func (l *ledger) exit(k holdKey, h *hold) {
 	}
 	if h.count == 0 && h.entry == nil && len(h.unsettled) == 0 && s.m[k] == h {
 		delete(s.m, k)
+		if s.peak >= 64 && len(s.m) <= s.peak/8 {
+			// A burst left: give its room back (memory per waiter: 10,000
+			// waiters' first attempts left ~65 B each, docs/benchmarks.md).
+			// Amortized: at least 7/8 of peak deletes since the map grew.
+			m := make(map[holdKey]*hold, len(s.m)) // not maps.Clone: it keeps the room
+			for k, h := range s.m {
+				m[k] = h
+			}
+			s.m = m
+			s.peak = len(s.m)
+		}
 	}
 }
 

@@ -35,13 +35,13 @@ func Inspect(ctx context.Context, l Locker) (*inspect.Info, error) {
 	if name == "" {
 		return nil, opErr("inspect", "", fmt.Errorf("%w: empty lock name", ErrInvalidArgument))
 	}
-	if h := handleOf(l); h != nil && h.aux != "" && h.aux != h.name {
+	if h := handleOf(l); h != nil && h.aux() != "" && h.aux() != h.name {
 		// The fair queue and timeouts are under another name (Redisson
 		// before 3.52 under a NameMapper).
 		if ctx == nil {
 			return nil, opErr("inspect", name, fmt.Errorf("%w: nil context", ErrInvalidArgument))
 		}
-		v, err := inspectaux.Lock(ctx, rdb, name, h.aux)
+		v, err := inspectaux.Lock(ctx, rdb, name, h.aux())
 		if err != nil {
 			return nil, opErr("inspect", name, err)
 		}

@@ -33,28 +33,84 @@ type handle struct {
 	c    *Client
 	name string // the Redis key: the name under the NameMapper
 	kind kind
-	// logical is the name the lock was made with (Name), aux the name a
-	// fair lock's queue and timeouts derive from (see mapName), nameErr
-	// what the NameMapper made of the name.
-	logical, aux string
-	nameErr      error
-	// acqKeys and relKeys are the keys of the acquire and release scripts
-	// that do not depend on the owner, boxed once (see newHandle).
-	acqKeys, relKeys []any
-	// ch is the channel waiters wait on, for every kind but the fair lock
-	// (whose waiters each have their own).
-	ch string
-	// ledger names the lock in the Client's ledger of holds ("": its
-	// name): a faster multilock's holds on one group differ by their
-	// values (see newFasterHandle). A FairLock's threadWaitTime and a
-	// SpinLock's backoff are the Client's (c.opts).
-	ledger string
-	// values are a faster multilock's value fields, boxed as script
-	// arguments (nil for the other kinds).
-	values []any
+	// relKeys are the keys of the release script that do not depend on
+	// the owner, boxed once (see newHandle); the acquire script's are
+	// acqKeys(); the third is the channel (ch()).
+	relKeys []any
+	// x holds what only some locks need (nil for a Lock whose name is
+	// not mapped): the struct then fits 96 bytes (memory per waiter). A
+	// FairLock's threadWaitTime and a SpinLock's backoff are the Client's
+	// (c.opts).
+	x *handleExtra
 	// lastField is the hash field field built last (a string), leaseBoxed
 	// leaseData boxed (see leaseBox).
 	lastField, leaseBoxed atomic.Value
+}
+
+// handleExtra is what some handles have more.
+type handleExtra struct {
+	// acqKeys are the acquire script's keys when they are not the first
+	// two release keys (fenced, fair and faster multilocks).
+	acqKeys []any
+	// logical is the name the lock was made with (Name) when the
+	// NameMapper changed it, aux the name a fair lock's queue and timeouts
+	// derive from when it is not the key (see mapName), nameErr what the
+	// NameMapper made of the name.
+	logical, aux string
+	nameErr      error
+	// ledger names a faster multilock in the Client's ledger of holds (its
+	// holds on one group differ by their values, see newFasterHandle);
+	// values are its value fields, boxed as script arguments.
+	ledger string
+	values []any
+}
+
+// extra returns h.x, made on first use (while the handle is made).
+func (h *handle) extra() *handleExtra {
+	if h.x == nil {
+		h.x = new(handleExtra)
+	}
+	return h.x
+}
+
+// values returns a faster multilock's value fields (nil for other kinds).
+func (h *handle) values() []any {
+	if h.x == nil {
+		return nil
+	}
+	return h.x.values
+}
+
+// acqKeys returns the acquire script's keys that do not depend on the owner.
+func (h *handle) acqKeys() []any {
+	if h.x != nil && h.x.acqKeys != nil {
+		return h.x.acqKeys
+	}
+	return h.relKeys[:2:2]
+}
+
+// logical is the name the lock was made with.
+func (h *handle) logical() string {
+	if h.x != nil && h.x.logical != "" {
+		return h.x.logical
+	}
+	return h.name
+}
+
+// aux is the name a fair lock's queue and timeouts derive from.
+func (h *handle) aux() string {
+	if h.x != nil && h.x.aux != "" {
+		return h.x.aux
+	}
+	return h.name
+}
+
+// nameErr is what the NameMapper made of the name.
+func (h *handle) nameErr() error {
+	if h.x == nil {
+		return nil
+	}
+	return h.x.nameErr
 }
 
 // holdKey names the hold of field on this lock in the Client's ledger.
@@ -62,8 +118,8 @@ func (h *handle) holdKey(field string) holdKey { return holdKey{h.ledgerName(), 
 
 // ledgerName is the lock's name in the Client's ledger of holds.
 func (h *handle) ledgerName() string {
-	if h.ledger != "" {
-		return h.ledger
+	if h.x != nil && h.x.ledger != "" {
+		return h.x.ledger
 	}
 	return h.name
 }
@@ -193,7 +249,7 @@ func (h *handle) renewKind() renewKind {
 
 // leaseData is what the watchdog keeps of a hold on this lock.
 func (h *handle) leaseData() leaseData {
-	return leaseData{renew: h.renewKind(), kind: h.kind, key: h.name, values: h.values}
+	return leaseData{renew: h.renewKind(), kind: h.kind, key: h.name, values: h.values()}
 }
 
 // leaseBox returns leaseData boxed, once per handle: a hold taken costs no
@@ -222,7 +278,15 @@ func (h *handle) channel(field string) string {
 	if h.fairQueue() {
 		return layout.FairChannel(h.name, field)
 	}
-	return h.ch
+	return h.ch()
+}
+
+// ch is the channel waiters wait on, for every kind but the fair lock
+// (whose waiters each have their own): every kind's third release key
+// (kept there only, memory per waiter).
+func (h *handle) ch() string {
+	s, _ := h.relKeys[2].(string)
+	return s
 }
 
 // newHandle returns the handle of a lock: its keys are derived once here,
@@ -231,27 +295,36 @@ func newHandle(c *Client, name string, k kind) handle {
 	m := c.mapName(name, k, "")
 	logical := name
 	name = m.key
-	h := handle{c: c, name: name, kind: k, logical: logical, aux: m.aux, nameErr: m.err}
+	h := handle{c: c, name: name, kind: k}
+	if logical != name {
+		h.extra().logical = logical
+	}
+	if m.aux != name {
+		h.extra().aux = m.aux
+	}
+	if m.err != nil {
+		h.extra().nameErr = m.err
+	}
+	var ch any
 	if k == kindRead || k == kindWrite {
-		h.ch = layout.RWChannel(name)
+		ch = layout.RWChannel(name)
 	} else {
-		h.ch = layout.Channel(name)
+		ch = layout.Channel(name)
 	}
 	// Each key is made and boxed once, and shared by both lists: the
 	// release keys of most kinds are the acquire keys and the channel
 	// (memory per waiter, docs/benchmarks.md).
-	key, cancel, ch := any(name), any(layout.Cancel(name)), any(h.ch)
+	key, cancel := any(name), any(layout.Cancel(name))
 	switch k {
 	case kindFenced:
-		h.acqKeys = []any{key, cancel, layout.Token(name)}
+		h.extra().acqKeys = []any{key, cancel, layout.Token(name)}
 		h.relKeys = []any{key, cancel, ch}
 	case kindFair, kindNonReentrantFair:
 		queue, timeouts := any(layout.Queue(m.aux)), any(layout.Timeouts(m.aux))
-		h.acqKeys = []any{key, cancel, queue, timeouts}
+		h.extra().acqKeys = []any{key, cancel, queue, timeouts}
 		h.relKeys = []any{key, cancel, ch, queue, timeouts}
 	default: // the read-write lock's halves too (+ the reader's timeout prefix)
-		h.relKeys = []any{key, cancel, ch}
-		h.acqKeys = h.relKeys[:2:2]
+		h.relKeys = []any{key, cancel, ch} // acqKeys: the first two
 	}
 	return h
 }
@@ -274,26 +347,27 @@ func (h *handle) acquireCall(ctx context.Context, field string, keep time.Durati
 	lease, fieldArg := h.c.ms(keep), h.arg(field)
 	switch h.kind {
 	case kindFenced:
-		return newScriptOp(ctx, fencedScript, h.acqKeys, lease, fieldArg, n, known)
+		return newScriptOp(ctx, fencedScript, h.acqKeys(), lease, fieldArg, n, known)
 	case kindFair, kindNonReentrantFair:
 		q := "0"
 		if queue {
 			q = "1"
 		}
-		return newScriptOp(ctx, fairAcquireScript, h.acqKeys, lease, fieldArg, n, fairWait.Milliseconds(), q, reentrantArg(h.reentrant()), known)
+		return newScriptOp(ctx, fairAcquireScript, h.acqKeys(), lease, fieldArg, n, fairWait.Milliseconds(), q, reentrantArg(h.reentrant()), known)
 	case kindRead:
-		keys := append(h.acqKeys[:len(h.acqKeys):len(h.acqKeys)], layout.ReadTimeoutPrefix(h.name, field))
+		acq := h.acqKeys()
+		keys := append(acq[:len(acq):len(acq)], layout.ReadTimeoutPrefix(h.name, field))
 		all := "0"
 		if watchdog {
 			all = "1"
 		}
 		return newScriptOp(ctx, readAcquireScript, keys, lease, fieldArg, n, field+":write", all, known)
 	case kindWrite:
-		return newScriptOp(ctx, writeAcquireScript, h.acqKeys, lease, fieldArg, n, known)
+		return newScriptOp(ctx, writeAcquireScript, h.acqKeys(), lease, fieldArg, n, known)
 	case kindFasterMulti:
-		return newScriptOp(ctx, fasterAcquireScript, h.acqKeys, append([]any{lease, fieldArg, n}, h.values...)...)
+		return newScriptOp(ctx, fasterAcquireScript, h.acqKeys(), append([]any{lease, fieldArg, n}, h.values()...)...)
 	}
-	return newScriptOp(ctx, acquireScript, h.acqKeys, lease, fieldArg, n, reentrantArg(h.reentrant()), known)
+	return newScriptOp(ctx, acquireScript, h.acqKeys(), lease, fieldArg, n, reentrantArg(h.reentrant()), known)
 }
 
 // reentrantArg is the acquire scripts' re-entry flag: "1" a holder takes
@@ -332,7 +406,7 @@ func (h *handle) releaseCall(ctx context.Context, mode, field string, n uint64, 
 			c.ms(lease), c.pubArg, layout.ReadUnlockMessage)
 	case kindFasterMulti:
 		return newScriptOp(ctx, fasterReleaseScript, h.relKeys, append([]any{mode, fieldArg, n, known, cancelTTLArg,
-			c.ms(lease), c.pubArg, layout.UnlockMessage}, h.values...)...)
+			c.ms(lease), c.pubArg, layout.UnlockMessage}, h.values()...)...)
 	case kindSpin: // Redisson's spin lock publishes nothing
 		return newScriptOp(ctx, releaseScript, h.relKeys, mode, fieldArg, n, known, cancelTTLArg, c.ms(lease), "", layout.UnlockMessage)
 	}
@@ -364,14 +438,14 @@ func (h *handle) forceUnlock(ctx context.Context) (bool, error) {
 	case kindSpin:
 		v, err = c.command(ctx, "del", h.name)
 	case kindFair, kindNonReentrantFair:
-		keys := []string{h.name, layout.Channel(h.name), layout.Queue(h.aux), layout.Timeouts(h.aux)}
+		keys := []string{h.name, layout.Channel(h.name), layout.Queue(h.aux()), layout.Timeouts(h.aux())}
 		v, err = c.script(ctx, fairForceScript, keys, layout.UnlockMessage, pub)
 	case kindRead:
 		v, err = c.script(ctx, rwForceUnlockScript, []string{h.name, layout.RWChannel(h.name)}, "read", layout.UnlockMessage, pub)
 	case kindWrite:
 		v, err = c.script(ctx, rwForceUnlockScript, []string{h.name, layout.RWChannel(h.name)}, "write", layout.ReadUnlockMessage, pub)
 	case kindFasterMulti:
-		v, err = c.run(ctx, newScriptOp(ctx, fasterForceScript, []any{h.name, h.ch}, append([]any{layout.UnlockMessage, pub}, h.values...)...))
+		v, err = c.run(ctx, newScriptOp(ctx, fasterForceScript, []any{h.name, h.ch()}, append([]any{layout.UnlockMessage, pub}, h.values()...)...))
 	default:
 		v, err = c.script(ctx, forceUnlockScript, []string{h.name, layout.Channel(h.name)}, layout.UnlockMessage, pub)
 	}
@@ -461,7 +535,7 @@ func (h *handle) pttl(ctx context.Context) (int64, error) {
 // kindErr reports what makes a lock of this kind unusable (nil: nothing):
 // a faster multilock without values.
 func (h *handle) kindErr() error {
-	if h.kind == kindFasterMulti && len(h.values) == 0 {
+	if h.kind == kindFasterMulti && len(h.values()) == 0 {
 		return fmt.Errorf("%w: a faster multilock needs at least one value", ErrInvalidArgument)
 	}
 	return nil

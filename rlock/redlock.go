@@ -206,7 +206,7 @@ func (r *RedLock) try(ctx context.Context, op string, wait, lease time.Duration)
 	keep := r.keep(lease)
 	var giveBackErr error
 	allowance := time.Duration(float64(keep)*r.drift) + 2*time.Millisecond
-	failing := &failures{policy: r.retry}
+	failing := &failures{policy: &r.retry}
 	for round := 0; ; round++ {
 		start := time.Now()
 		granted, failed := r.round(ctx, r.roundWait(round, wait, deadline), lease)

@@ -180,11 +180,11 @@ func (h *handle) unlock(ctx context.Context) error {
 			// waitSpec.queue).
 			expect := h.queues() && hs.count == 1
 			if expect {
-				c.hub.Expect(h.ch)
+				c.hub.Expect(h.ch())
 			}
 			left, held, err = c.releaseOnce(rctx, h, k, hs)
 			if expect && (err != nil || left != 0) {
-				c.hub.Unexpect(h.ch)
+				c.hub.Unexpect(h.ch())
 			}
 		}
 		if err != nil && last && hs.count > 0 {

@@ -47,7 +47,7 @@ func (r retryPolicy) pause(n int) time.Duration {
 
 // failures counts the attempts of one wait that failed in a row.
 type failures struct {
-	policy  retryPolicy
+	policy  *retryPolicy  // the Client's (or RedLock's), not a copy: memory per waiter
 	n       int           // failed attempts in a row
 	backoff time.Duration // the growing pause when retrying until ctx ends
 }

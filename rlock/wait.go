@@ -113,7 +113,7 @@ func (c *Client) newWaiter(ctx context.Context, fw *funcWait) *waiter {
 // init readies w for a wait of spec whose attempts t makes.
 func (w *waiter) init(c *Client, ctx context.Context, spec waitSpec, t trier) {
 	w.waitSpec, w.t, w.c, w.ctx = spec, t, c, ctx
-	w.f = failures{policy: c.opts.retry}
+	w.f = failures{policy: &c.opts.retry}
 }
 
 // close ends the wait's subscription, if any.
