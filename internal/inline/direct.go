@@ -1,6 +1,7 @@
 package inline
 
 import (
+	"context"
 	"errors"
 	"io"
 	"syscall"
@@ -60,7 +61,7 @@ func (l *Lane) drop(c *conn, dead bool) {
 // or is past go-redis's idle or lifetime bounds: the caller then sends
 // through Client. An error means no whole reply was read, as go-redis's
 // would: a cut call's End hands back a Tail as for one through Client.
-func (l *Lane) Do(cmd []byte, complete func([]byte) bool) (reply []byte, err error, handled bool) {
+func (l *Lane) Do(ctx context.Context, cmd []byte, complete func([]byte) bool) (reply []byte, err error, handled bool) {
 	l.mu.Lock()
 	c := l.direct
 	l.mu.Unlock()
@@ -74,10 +75,19 @@ func (l *Lane) Do(cmd []byte, complete func([]byte) bool) (reply []byte, err err
 		l.drop(c, false) // go-redis drops it at its next Get
 		return nil, nil, false
 	}
-	if o.ReadTimeout == o.WriteTimeout {
-		err = c.SetDeadline(deadline(now, o.ReadTimeout))
-	} else if err = c.SetWriteDeadline(deadline(now, o.WriteTimeout)); err == nil {
-		err = c.SetReadDeadline(deadline(now, o.ReadTimeout))
+	var cd time.Time // ctx's deadline, when go-redis would honour it
+	if o.ContextTimeoutEnabled {
+		cd, _ = ctx.Deadline()
+	}
+	if o.ReadTimeout == o.WriteTimeout && o.ReadTimeout >= 0 {
+		err = c.SetDeadline(deadline(now, o.ReadTimeout, cd))
+	} else {
+		if o.WriteTimeout >= 0 {
+			err = c.SetWriteDeadline(deadline(now, o.WriteTimeout, cd))
+		}
+		if err == nil && o.ReadTimeout >= 0 {
+			err = c.SetReadDeadline(deadline(now, o.ReadTimeout, cd))
+		}
 	}
 	if err == nil {
 		err = c.peek()
@@ -96,20 +106,27 @@ func (l *Lane) Do(cmd []byte, complete func([]byte) bool) (reply []byte, err err
 		}
 	}
 	c.last = now
-	if err != nil && !complete(c.rec) {
-		l.drop(c, true)
-		return nil, err, true
+	if err != nil {
+		l.drop(c, true) // its stream may be broken: go-redis drops it
+		if !complete(c.rec) {
+			return nil, err, true
+		}
 	}
 	return c.rec, nil, true
 }
 
-// deadline is go-redis's deadline for a timeout: none for -1 (and 0 is
-// go-redis's default, 3 s, already in the options it returns).
-func deadline(now time.Time, t time.Duration) time.Time {
-	if t <= 0 {
-		return time.Time{}
+// deadline is go-redis's deadline for a timeout (pool.Conn.deadline): none
+// for 0, capped by cd (ctx's deadline with ContextTimeoutEnabled). A
+// negative timeout (go-redis's -2 before its defaults) sets none at all.
+func deadline(now time.Time, t time.Duration, cd time.Time) time.Time {
+	if t == 0 {
+		return cd
 	}
-	return now.Add(t)
+	d := now.Add(t)
+	if !cd.IsZero() && cd.Before(d) {
+		return cd
+	}
+	return d
 }
 
 // readMore reads into the spare capacity of rec.

@@ -76,6 +76,26 @@ var _ = Describe("The inline lane's direct path", func() {
 		Expect(exec("get", "d:k").V).To(Equal("w"))
 	})
 
+	It("bounds a call by go-redis's read timeout, as a call through go-redis is", func() {
+		short := redis.NewClient(&redis.Options{Addr: srv.Addr, ReadTimeout: time.Second})
+		DeferCleanup(short.Close)
+		sd := NewSender(testConfig(done), short)
+		DeferCleanup(sd.Shut)
+		for i := 0; i < 2; i++ { // the second goes the direct path
+			o := NewOp(ctx, "set", "d:k", "v")
+			Expect(sd.Exec(ctx, o)).To(Succeed())
+			Expect(o.V).To(Equal("OK"))
+		}
+		Expect(srv.Pause()).To(Succeed())
+		DeferCleanup(srv.Resume)
+		o := NewOp(ctx, "get", "d:k")
+		ended := make(chan error, 1)
+		go func() { ended <- sd.Exec(ctx, o) }()
+		Eventually(ended).WithTimeout(15*time.Second).Should(Receive(BeNil()), "the read timeout (1 s) ended the call; ctx lasts 60 s")
+		Expect(o.Outcome()).To(Equal(Unknown))
+		Expect(srv.Resume()).To(Succeed())
+	})
+
 	It("reads the reply of a call cut by its ctx's end, and sends the next call on another connection", func() {
 		exec("del", "d:q")
 		exec("get", "d:k") // the lane keeps its connection

@@ -563,7 +563,7 @@ func (b *batcher) runDirect(o *Op, eval bool) bool {
 	if !ok {
 		return false
 	}
-	raw, err, handled := b.lane.Do(cmd, ReplyComplete)
+	raw, err, handled := b.lane.Do(o.Ctx, cmd, ReplyComplete)
 	if !handled {
 		return false
 	}
