@@ -59,6 +59,9 @@ type Lane struct {
 	// later holds the connections go-redis closed during a cut call: End
 	// closes them, but the one a Tail reads on.
 	later []*conn
+	// direct is the connection kept for the direct path (see direct.go):
+	// set by Adopt, cleared when it fails or closes.
+	direct *conn
 }
 
 // call is what a call's context.AfterFunc runs: fire is bound once, so
@@ -267,7 +270,7 @@ func (l *Lane) cutLocked() {
 // track wraps a connection the lane's client dialed; one dialed during a
 // cut call is cut at once.
 func (l *Lane) track(nc net.Conn) *conn {
-	c := &conn{Conn: nc, l: l}
+	c := &conn{Conn: nc, l: l, born: time.Now()}
 	l.mu.Lock()
 	l.conns[c] = struct{}{}
 	if l.active && l.cut {
@@ -287,6 +290,14 @@ type conn struct {
 	rec  []byte    // read since the last write
 	rd   time.Time // the read deadline last asked for
 	held bool      // a Tail reads on it (under l.mu): Close leaves it open
+
+	// For the direct path (direct.go): the socket's RawConn (nil: not a
+	// socket), when it was dialed and last used directly, and dead: it
+	// failed a direct call, go-redis must drop it.
+	raw  syscall.RawConn
+	born time.Time
+	last time.Time
+	dead atomic.Bool
 }
 
 // sysConn is a conn over a socket (not TLS): its SyscallConn gives
@@ -299,17 +310,22 @@ type conn struct {
 // every reuse, and a fresh one costs an allocation each time.
 type sysConn struct {
 	*conn
-	raw syscall.RawConn
 }
 
-func (c *sysConn) SyscallConn() (syscall.RawConn, error) { return c.raw, nil }
+func (c *sysConn) SyscallConn() (syscall.RawConn, error) {
+	if c.dead.Load() {
+		return nil, errDead
+	}
+	return c.raw, nil
+}
 
 // netConn returns c as the dialer's net.Conn: a sysConn when the socket
 // under it has one.
 func netConn(c *conn) net.Conn {
 	if sc, ok := c.Conn.(syscall.Conn); ok {
 		if raw, err := sc.SyscallConn(); err == nil {
-			return &sysConn{conn: c, raw: raw}
+			c.raw = raw
+			return &sysConn{conn: c}
 		}
 	}
 	return c
@@ -365,6 +381,9 @@ func (c *conn) Close() error {
 	l := c.l
 	l.mu.Lock()
 	delete(l.conns, c)
+	if l.direct == c {
+		l.direct = nil
+	}
 	held := c.held
 	if !held && l.active && l.cut {
 		// Cut mid-call: End decides (a Tail may read the reply on).

@@ -1,6 +1,7 @@
 package transport
 
 import (
+	"encoding"
 	"errors"
 	"fmt"
 	"strconv"
@@ -149,4 +150,136 @@ func Ints(v any) ([]int64, bool) {
 		}
 	}
 	return out, true
+}
+
+// AppendCommand appends args as a RESP command (an array of bulk strings)
+// to b, as go-redis writes them; ok is false for an argument of a type it
+// does not write (the caller then sends through go-redis).
+func AppendCommand(b []byte, args []any) (_ []byte, ok bool) {
+	b = append(b, '*')
+	b = strconv.AppendInt(b, int64(len(args)), 10)
+	b = append(b, '\r', '\n')
+	for _, a := range args {
+		switch v := a.(type) {
+		case string:
+			b = appendBulk(b, v)
+		case []byte:
+			b = appendBulk(b, v)
+		case int:
+			b = appendInt(b, int64(v))
+		case int64:
+			b = appendInt(b, v)
+		case int32:
+			b = appendInt(b, int64(v))
+		case nil:
+			b = appendBulk(b, "")
+		case uint64:
+			b = appendUint(b, v)
+		case encoding.BinaryMarshaler:
+			p, err := v.MarshalBinary()
+			if err != nil {
+				return b, false
+			}
+			b = appendBulk(b, p)
+		default:
+			return b, false
+		}
+	}
+	return b, true
+}
+
+func appendBulk[T string | []byte](b []byte, s T) []byte {
+	b = append(b, '$')
+	b = strconv.AppendInt(b, int64(len(s)), 10)
+	b = append(b, '\r', '\n')
+	b = append(b, s...)
+	return append(b, '\r', '\n')
+}
+
+func appendUint(b []byte, n uint64) []byte {
+	var d [20]byte
+	return appendNum(b, strconv.AppendUint(d[:0], n, 10))
+}
+
+func appendInt(b []byte, n int64) []byte {
+	var d [20]byte
+	return appendNum(b, strconv.AppendInt(d[:0], n, 10))
+}
+
+func appendNum(b, s []byte) []byte {
+	b = append(b, '$')
+	b = strconv.AppendInt(b, int64(len(s)), 10)
+	b = append(b, '\r', '\n')
+	b = append(b, s...)
+	return append(b, '\r', '\n')
+}
+
+// ReplyComplete reports whether b starts with one whole reply (a reply cut
+// short, or bytes that are no reply at all, say false and true: the
+// caller's parse then reports the latter).
+func ReplyComplete(b []byte) bool {
+	_, err := skipValue(b)
+	return !errors.Is(err, errShortReply)
+}
+
+// skipValue is parseValue without the values: what follows one reply.
+func skipValue(b []byte) ([]byte, error) {
+	line, rest, ok := cutLine(b)
+	if !ok || len(line) == 0 {
+		return nil, errShortReply
+	}
+	switch line[0] {
+	case '$', '!', '=':
+		n, ok := atoi(line[1:])
+		if !ok {
+			return nil, errBadLength
+		}
+		if n < 0 {
+			return rest, nil
+		}
+		if len(rest) < n+2 {
+			return nil, errShortReply
+		}
+		return rest[n+2:], nil
+	case '*', '~', '%':
+		n, ok := atoi(line[1:])
+		if !ok {
+			return nil, errBadLength
+		}
+		if line[0] == '%' {
+			n *= 2
+		}
+		var err error
+		for i := 0; i < n; i++ {
+			if rest, err = skipValue(rest); err != nil {
+				return nil, err
+			}
+		}
+		return rest, nil
+	}
+	return rest, nil
+}
+
+var errBadLength = errors.New("rlock: bad length in reply")
+
+// atoi reads a (possibly negative) decimal without allocating.
+func atoi(b []byte) (int, bool) {
+	neg := len(b) > 0 && b[0] == '-'
+	if neg {
+		b = b[1:]
+	}
+	if len(b) == 0 || len(b) > 18 {
+		return 0, false
+	}
+	n := 0
+	for _, c := range b {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		n = n*10 + int(c-'0')
+	}
+	if neg {
+		n = -n
+	}
+	return n, true
 }

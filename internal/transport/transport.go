@@ -400,6 +400,9 @@ type batcher struct {
 	// (nil: never; see runInline): on one server, and per node on a
 	// Cluster.
 	lane *inline.Lane
+	// wbuf holds the command runDirect writes (used by the caller
+	// sending inline only).
+	wbuf []byte
 
 	mu      sync.Mutex
 	queue   []*Op
@@ -499,9 +502,14 @@ func (b *batcher) runInline(o *Op) {
 	}
 	rdb := b.lane.Client()
 	for _, eval := range []bool{false, true} {
-		cmd := o.command(eval)
-		_ = rdb.Process(o.Ctx, cmd)
-		o.finish(cmd.Err())
+		if !b.runDirect(o, eval) {
+			cmd := o.command(eval)
+			_ = rdb.Process(o.Ctx, cmd)
+			o.finish(cmd.Err())
+			if cmd.Err() == nil {
+				b.lane.Adopt()
+			}
+		}
 		if !o.NoScript() {
 			break
 		}
@@ -540,6 +548,28 @@ func (b *batcher) runInline(o *Op) {
 		}
 		b.s.after(o, b)
 	}()
+}
+
+// runDirect sends o on the lane's kept connection, writing its command and
+// reading its reply itself (inline.Lane.Do), and reports whether it did;
+// if not, nothing was sent and o goes through the lane's go-redis client.
+func (b *batcher) runDirect(o *Op, eval bool) bool {
+	line := o.Line
+	if o.S != nil && (eval || o.S.SHA == "") {
+		line = append([]any{"eval", o.S.Src}, o.Line[2:]...)
+	}
+	cmd, ok := AppendCommand(b.wbuf[:0], line)
+	b.wbuf = cmd
+	if !ok {
+		return false
+	}
+	raw, err, handled := b.lane.Do(o.Ctx, cmd, ReplyComplete)
+	if !handled {
+		return false
+	}
+	o.raw = append(o.small[:0], raw...)
+	o.finish(err)
+	return true
 }
 
 // addAll queues ops together.

@@ -1,0 +1,164 @@
+package inline
+
+import (
+	"context"
+	"errors"
+	"io"
+	"syscall"
+	"time"
+)
+
+// The direct path: once a call through the lane's go-redis client went
+// well, the lane keeps the connection it used (dialed and set up by
+// go-redis: TLS, AUTH, HELLO, SELECT, OnConnect) and runs the next calls on
+// it itself (Lane.Do): it writes the command as given and reads one reply,
+// with no go-redis command, hook, pool Get/Put or reply parse. The
+// connection stays in go-redis's pool, idle as far as go-redis knows: the
+// lane's client is used only when the lane has no such connection, so
+// go-redis never hands it out while the lane uses it; one that failed is
+// marked dead, and go-redis's health check then drops it (see
+// sysConn.SyscallConn). Only a socket's connection is kept (TLS: never),
+// as only it can be checked for a close by the server before each call,
+// as go-redis checks a pooled one.
+
+// errDead is what a dead connection's SyscallConn returns: go-redis's
+// health check then drops it.
+var errDead = errors.New("inline: connection dropped by the lane")
+
+// Adopt keeps the connection the call in flight used for the direct path,
+// if that call (through the lane's go-redis client) went well: the
+// connection is back in go-redis's pool, idle.
+func (l *Lane) Adopt() {
+	c := l.used
+	if c == nil || c.raw == nil || c.dead.Load() {
+		return
+	}
+	l.mu.Lock()
+	if _, open := l.conns[c]; open && !l.cut {
+		l.direct = c
+		c.last = time.Now()
+	}
+	l.mu.Unlock()
+}
+
+// drop ends the direct use of c; dead also makes go-redis drop it.
+func (l *Lane) drop(c *conn, dead bool) {
+	if dead {
+		c.dead.Store(true)
+	}
+	l.mu.Lock()
+	if l.direct == c {
+		l.direct = nil
+	}
+	l.mu.Unlock()
+}
+
+// Do runs one command (cmd: its RESP bytes) on the lane's kept connection,
+// between Begin and End, and returns the reply's bytes, valid until the
+// next call. complete reports whether the bytes read hold one whole reply.
+// handled is false, and nothing was sent, when the lane keeps no
+// connection or the one it keeps was closed by the server, has unread bytes,
+// or is past go-redis's idle or lifetime bounds: the caller then sends
+// through Client. An error means no whole reply was read, as go-redis's
+// would: a cut call's End hands back a Tail as for one through Client.
+func (l *Lane) Do(ctx context.Context, cmd []byte, complete func([]byte) bool) (reply []byte, err error, handled bool) {
+	l.mu.Lock()
+	c := l.direct
+	l.mu.Unlock()
+	if c == nil {
+		return nil, nil, false
+	}
+	now := time.Now()
+	o := l.rdb.Options()
+	if (o.ConnMaxLifetime > 0 && now.Sub(c.born) >= o.ConnMaxLifetime) ||
+		(o.ConnMaxIdleTime > 0 && now.Sub(c.last) >= o.ConnMaxIdleTime) {
+		l.drop(c, false) // go-redis drops it at its next Get
+		return nil, nil, false
+	}
+	var cd time.Time // ctx's deadline, when go-redis would honour it
+	if o.ContextTimeoutEnabled {
+		cd, _ = ctx.Deadline()
+	}
+	if o.ReadTimeout == o.WriteTimeout && o.ReadTimeout >= 0 {
+		err = c.SetDeadline(deadline(now, o.ReadTimeout, cd))
+	} else {
+		if o.WriteTimeout >= 0 {
+			err = c.SetWriteDeadline(deadline(now, o.WriteTimeout, cd))
+		}
+		if err == nil && o.ReadTimeout >= 0 {
+			err = c.SetReadDeadline(deadline(now, o.ReadTimeout, cd))
+		}
+	}
+	if err == nil {
+		err = c.peek()
+	}
+	if err != nil {
+		// Closed by the server, unread bytes (go-redis reads them), or cut
+		// already: go-redis's client decides.
+		l.drop(c, false)
+		return nil, nil, false
+	}
+	if _, err = c.Write(cmd); err == nil {
+		for !complete(c.rec) {
+			if err = c.readMore(); err != nil {
+				break
+			}
+		}
+	}
+	c.last = now
+	if err != nil {
+		l.drop(c, true) // its stream may be broken: go-redis drops it
+		if !complete(c.rec) {
+			return nil, err, true
+		}
+	}
+	return c.rec, nil, true
+}
+
+// deadline is go-redis's deadline for a timeout (pool.Conn.deadline): none
+// for 0, capped by cd (ctx's deadline with ContextTimeoutEnabled). A
+// negative timeout (go-redis's -2 before its defaults) sets none at all.
+func deadline(now time.Time, t time.Duration, cd time.Time) time.Time {
+	if t == 0 {
+		return cd
+	}
+	d := now.Add(t)
+	if !cd.IsZero() && cd.Before(d) {
+		return cd
+	}
+	return d
+}
+
+// readMore reads into the spare capacity of rec.
+func (c *conn) readMore() error {
+	if cap(c.rec)-len(c.rec) < 256 {
+		c.rec = append(c.rec, make([]byte, 512)...)[:len(c.rec)]
+	}
+	n, err := c.Conn.Read(c.rec[len(c.rec):cap(c.rec)])
+	c.l.used = c
+	c.rec = c.rec[:len(c.rec)+n]
+	return err
+}
+
+// peek is go-redis's health check (pool.connCheck): the socket has no byte
+// to read and was not closed by the server.
+func (c *conn) peek() error {
+	var sysErr error
+	if err := c.raw.Read(func(fd uintptr) bool {
+		var buf [1]byte
+		n, _, err := syscall.Recvfrom(int(fd), buf[:], syscall.MSG_PEEK|syscall.MSG_DONTWAIT)
+		switch {
+		case n == 0 && err == nil:
+			sysErr = io.EOF
+		case n > 0:
+			sysErr = errors.New("inline: unexpected bytes")
+		case err == syscall.EAGAIN || err == syscall.EWOULDBLOCK:
+		default:
+			sysErr = err
+		}
+		return true
+	}); err != nil {
+		return err
+	}
+	return sysErr
+}

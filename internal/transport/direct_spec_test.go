@@ -1,0 +1,121 @@
+package transport
+
+import (
+	"context"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	"github.com/onsi/gomega/gleak"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/goredisson/goredisson/internal/redistest"
+)
+
+// The lane's direct path (inline.Lane.Do): after a first call through the
+// lane's go-redis client, the inline calls go out on the connection it
+// used, written and read by the lane itself, with every guarantee of a
+// call through go-redis.
+var _ = Describe("The inline lane's direct path", func() {
+	var (
+		srv  *redistest.Server
+		rdb  *redis.Client
+		s    *Sender
+		done chan struct{}
+		ctx  context.Context
+	)
+	BeforeEach(func() {
+		var err error
+		srv, err = redistest.Start()
+		Expect(err).NotTo(HaveOccurred())
+		DeferCleanup(srv.Close)
+		rdb = redis.NewClient(&redis.Options{Addr: srv.Addr, ReadTimeout: 20 * time.Second})
+		DeferCleanup(rdb.Close)
+		before := gleak.Goroutines()
+		done = make(chan struct{})
+		s = NewSender(testConfig(done), rdb)
+		DeferCleanup(func() {
+			close(done)
+			s.Shut()
+			Eventually(gleak.Goroutines).WithTimeout(20 * time.Second).ShouldNot(gleak.HaveLeaked(before,
+				// a restarted server's own (srv.Close ends them after this)
+				gleak.IgnoringCreator("github.com/goredisson/goredisson/internal/redistest.(*Server).start"),
+				gleak.IgnoringCreator("os/exec.(*Cmd).Start")))
+		})
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(context.Background(), 60*time.Second)
+		DeferCleanup(cancel)
+	})
+
+	exec := func(args ...any) *Op {
+		o := NewOp(ctx, args...)
+		Expect(s.Exec(ctx, o)).To(Succeed())
+		Expect(o.Outcome()).To(Equal(Replied))
+		return o
+	}
+
+	It("sends every call after the first on the kept connection, past go-redis's pool", func() {
+		Expect(exec("set", "d:k", "v").V).To(Equal("OK"))
+		lane := s.one.lane.Client()
+		gets := lane.PoolStats().Hits + lane.PoolStats().Misses
+		for i := 0; i < 20; i++ {
+			Expect(exec("incr", "d:n").V).To(Equal(int64(i + 1)))
+		}
+		Expect(exec("get", "d:k").V).To(Equal("v"))
+		Expect(lane.PoolStats().Hits+lane.PoolStats().Misses).To(Equal(gets), "no connection taken from go-redis's pool")
+		Expect(lane.PoolStats().TotalConns).To(Equal(uint32(1)))
+	})
+
+	It("finds the kept connection closed by a server restart, and sends the next call on a new one", func() {
+		exec("set", "d:k", "v")
+		exec("get", "d:k")
+		Expect(srv.Restart()).To(Succeed())
+		// The server closed the kept connection: the call must not go out
+		// on it (its outcome would be unknown), but on a fresh one.
+		Expect(exec("set", "d:k", "w").V).To(Equal("OK"))
+		Expect(exec("get", "d:k").V).To(Equal("w"))
+	})
+
+	It("bounds a call by go-redis's read timeout, as a call through go-redis is", func() {
+		short := redis.NewClient(&redis.Options{Addr: srv.Addr, ReadTimeout: time.Second})
+		DeferCleanup(short.Close)
+		sd := NewSender(testConfig(done), short)
+		DeferCleanup(sd.Shut)
+		for i := 0; i < 2; i++ { // the second goes the direct path
+			o := NewOp(ctx, "set", "d:k", "v")
+			Expect(sd.Exec(ctx, o)).To(Succeed())
+			Expect(o.V).To(Equal("OK"))
+		}
+		Expect(srv.Pause()).To(Succeed())
+		DeferCleanup(srv.Resume)
+		o := NewOp(ctx, "get", "d:k")
+		ended := make(chan error, 1)
+		go func() { ended <- sd.Exec(ctx, o) }()
+		Eventually(ended).WithTimeout(15*time.Second).Should(Receive(BeNil()), "the read timeout (1 s) ended the call; ctx lasts 60 s")
+		Expect(o.Outcome()).To(Equal(Unknown))
+		Expect(srv.Resume()).To(Succeed())
+	})
+
+	It("reads the reply of a call cut by its ctx's end, and sends the next call on another connection", func() {
+		exec("del", "d:q")
+		exec("get", "d:k") // the lane keeps its connection
+		cctx, cancel := context.WithCancel(ctx)
+		pop := NewOp(cctx, "blpop", "d:q", 15)
+		popped := make(chan error, 1)
+		go func() { popped <- s.Exec(cctx, pop) }()
+		Eventually(s.one.inFlight).WithTimeout(10 * time.Second).Should(BeTrue())
+		Eventually(func() string {
+			return rdb.Info(ctx, "clients").Val()
+		}).WithTimeout(10*time.Second).Should(ContainSubstring("blocked_clients:1"), "the BLPOP reached Redis")
+		cancel()
+		var perr error
+		Eventually(popped).WithTimeout(10 * time.Second).Should(Receive(&perr))
+		_, ok := Abandoned(perr)
+		Expect(ok).To(BeTrue(), "the caller left at its ctx's end")
+		Expect(exec("rpush", "d:q", "x").V).To(Equal(int64(1)))
+		Eventually(pop.Done()).WithTimeout(10 * time.Second).Should(BeClosed())
+		Expect(pop.Outcome()).To(Equal(Replied), "the cut call's reply was read on")
+		Expect(pop.V).To(Equal([]any{"d:q", "x"}))
+		Expect(exec("llen", "d:q").V).To(Equal(int64(0)))
+	})
+})
