@@ -3,8 +3,6 @@ package inline
 import (
 	"context"
 	"errors"
-	"io"
-	"syscall"
 	"time"
 )
 
@@ -30,7 +28,7 @@ var errDead = errors.New("inline: connection dropped by the lane")
 // connection is back in go-redis's pool, idle.
 func (l *Lane) Adopt() {
 	c := l.used
-	if c == nil || c.raw == nil || c.dead.Load() {
+	if !canPeek || c == nil || c.raw == nil || c.dead.Load() {
 		return
 	}
 	l.mu.Lock()
@@ -138,27 +136,4 @@ func (c *conn) readMore() error {
 	c.l.used = c
 	c.rec = c.rec[:len(c.rec)+n]
 	return err
-}
-
-// peek is go-redis's health check (pool.connCheck): the socket has no byte
-// to read and was not closed by the server.
-func (c *conn) peek() error {
-	var sysErr error
-	if err := c.raw.Read(func(fd uintptr) bool {
-		var buf [1]byte
-		n, _, err := syscall.Recvfrom(int(fd), buf[:], syscall.MSG_PEEK|syscall.MSG_DONTWAIT)
-		switch {
-		case n == 0 && err == nil:
-			sysErr = io.EOF
-		case n > 0:
-			sysErr = errors.New("inline: unexpected bytes")
-		case err == syscall.EAGAIN || err == syscall.EWOULDBLOCK:
-		default:
-			sysErr = err
-		}
-		return true
-	}); err != nil {
-		return err
-	}
-	return sysErr
 }
