@@ -21,6 +21,7 @@ package inline
 
 import (
 	"context"
+	"errors"
 	"net"
 	"sync"
 	"sync/atomic"
@@ -75,10 +76,26 @@ func (c *call) interrupt() { c.l.interrupt(c.gen) }
 // cannot be copied: a Sentinel client (redis.NewFailoverClient), whose
 // master go-redis tracks on the user's pool only.
 func New(user *redis.Client) *Lane {
-	uo := user.Options()
-	if uo.Addr == "FailoverClient" {
+	if user.Options().Addr == "FailoverClient" {
 		return nil
 	}
+	return newLane(user, "")
+}
+
+// ErrMoved is a Sentinel lane's dial that reached another server than the
+// primary it was made for (the primary moved): nothing was sent.
+var ErrMoved = errors.New("inline: the Sentinel names another primary")
+
+// NewSentinel returns a Lane to primary, the address the Sentinels name
+// for the primary of user, a Sentinel client (redis.NewFailoverClient): it
+// dials as user does (its dialer asks the Sentinel for the primary), and a
+// dial that reaches another address fails with ErrMoved.
+func NewSentinel(user *redis.Client, primary string) *Lane {
+	return newLane(user, primary)
+}
+
+func newLane(user *redis.Client, primary string) *Lane {
+	uo := user.Options()
 	o := *uo
 	o.MinIdleConns = 0
 	o.MaxRetries = -1
@@ -97,6 +114,10 @@ func New(user *redis.Client) *Lane {
 		nc, err := dial(ctx, network, addr)
 		if err != nil {
 			return nil, err
+		}
+		if primary != "" && nc.RemoteAddr().String() != primary {
+			_ = nc.Close()
+			return nil, &net.OpError{Op: "dial", Net: network, Err: ErrMoved}
 		}
 		return netConn(l.track(nc)), nil
 	}
