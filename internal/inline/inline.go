@@ -110,12 +110,34 @@ func newLane(user *redis.Client, primary string) *Lane {
 		dial = redis.NewDialer(uo)
 	}
 	l := &Lane{conns: make(map[*conn]struct{})}
+	var moved atomic.Bool // a dial reached another server: the lane is done
+	if primary != "" {
+		// go-redis retries a failed dial (5 times, 100 ms apart, by
+		// default): once moved, no pause and no dial.
+		backoff := uo.DialerRetryBackoff
+		o.DialerRetryBackoff = func(attempt int) time.Duration {
+			if moved.Load() {
+				return 0
+			}
+			if backoff != nil {
+				return backoff(attempt)
+			}
+			if uo.DialerRetryTimeout > 0 {
+				return uo.DialerRetryTimeout
+			}
+			return 100 * time.Millisecond
+		}
+	}
 	o.Dialer = func(ctx context.Context, network, addr string) (net.Conn, error) {
+		if moved.Load() {
+			return nil, &net.OpError{Op: "dial", Net: network, Err: ErrMoved}
+		}
 		nc, err := dial(ctx, network, addr)
 		if err != nil {
 			return nil, err
 		}
 		if primary != "" && nc.RemoteAddr().String() != primary {
+			moved.Store(true)
 			_ = nc.Close()
 			return nil, &net.OpError{Op: "dial", Net: network, Err: ErrMoved}
 		}

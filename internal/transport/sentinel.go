@@ -111,7 +111,7 @@ func (w *sentinelWatch) run() {
 	for _, sc := range w.sentinels {
 		p := sc.Subscribe(w.ctx, "+switch-master")
 		w.subs = append(w.subs, p)
-		go w.listen(p, switched)
+		go w.listen(p.Channel(), switched) // closed by close's p.Close
 	}
 	w.mu.Unlock()
 	t := time.NewTicker(watchPoll)
@@ -133,8 +133,8 @@ func (w *sentinelWatch) run() {
 }
 
 // listen passes on the new primary of each +switch-master for the name.
-func (w *sentinelWatch) listen(p *redis.PubSub, switched chan<- string) {
-	for m := range p.Channel() {
+func (w *sentinelWatch) listen(ch <-chan *redis.Message, switched chan<- string) {
+	for m := range ch {
 		f := strings.Fields(m.Payload) // <name> <old ip> <old port> <new ip> <new port>
 		if len(f) != 5 || f[0] != w.name {
 			continue

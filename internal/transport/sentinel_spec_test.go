@@ -2,6 +2,7 @@ package transport
 
 import (
 	"context"
+	"net"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -127,6 +128,47 @@ var _ = Describe("The inline lane on Sentinel", Label("sentinel"), func() {
 			Expect(newC.Get(ctx, "lk").Val()).To(Equal("s1"))
 			Expect(s1.Exec(ctx, NewOp(ctx, "del", "lk"))).To(Succeed())
 		}
+	})
+
+	// With the watch stopped, the lane is left to its own checks.
+	It("sends nothing on a lane whose dial reaches another server, and drops a lane answered READONLY", func() {
+		start()
+		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+		defer cancel()
+		rdb := failoverClient(0)
+		s, _ := sender(rdb)
+		old := topo.Primary.Addr
+		Eventually(s.primaryAddr).WithTimeout(20 * time.Second).Should(Equal(old))
+		Expect(s.Exec(ctx, NewOp(ctx, "ping"))).To(Succeed()) // the lane's connection to the primary
+		s.watch.close()
+
+		// A lane made for the replica dials the primary (the failover
+		// client's dialer asks the Sentinel): refused, the call goes
+		// through the flusher.
+		replica := topo.Replicas[0].Addr
+		s.setPrimary(replica)
+		moved := NewOp(ctx, "set", "mk", "v")
+		Expect(s.Exec(ctx, moved)).To(Succeed())
+		Expect(moved.V).To(Equal("OK"))
+		Expect(s.primaryAddr()).To(BeEmpty(), "the lane is dropped")
+		s.setPrimary(old)
+
+		// The primary is made a replica by hand (a Sentinel's demotion
+		// also kills its clients' connections; this one does not): the
+		// lane, left on it, is answered READONLY (the reply is the
+		// outcome, as on the flusher) and dropped.
+		Expect(s.Exec(ctx, NewOp(ctx, "ping"))).To(Succeed())
+		oldC := redis.NewClient(&redis.Options{Addr: old})
+		defer oldC.Close()
+		host, port, _ := net.SplitHostPort(replica)
+		Expect(oldC.SlaveOf(ctx, host, port).Err()).To(Succeed())
+		ro := NewOp(ctx, "set", "rk", "v")
+		err := s.Exec(ctx, ro)
+		Expect(oldC.SlaveOf(ctx, "no", "one").Err()).To(Succeed())
+		Expect(err).NotTo(HaveOccurred())
+		Expect(ro.V).To(BeAssignableToTypeOf(ReplyError("")))
+		Expect(string(ro.V.(ReplyError))).To(HavePrefix("READONLY"))
+		Expect(s.primaryAddr()).To(BeEmpty(), "the lane is dropped")
 	})
 
 	It("is cut by Close while a call is in flight on it, and leaves no goroutine", func() {

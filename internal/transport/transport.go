@@ -30,8 +30,8 @@ import (
 // Calls made while an earlier batch is on its way are queued and sent
 // together as one pipeline (one write, one round trip, one read on the
 // server), as auto-pipelining clients do; a call made while nothing is in
-// flight goes out at once, alone: on one server and on each Cluster master
-// (not on Sentinel), in its caller's goroutine, on a connection of the
+// flight goes out at once, alone: on one server, on each Cluster master
+// and on a Sentinel's primary (sentinel.go), in its caller's goroutine, on a connection of the
 // transport's own whose read its ctx's end or Close interrupts, the rest of
 // the reply then read on a goroutine (internal/inline, see
 // batcher.runInline), so that an uncontended call costs no goroutine
@@ -414,8 +414,8 @@ type batcher struct {
 	replicas syncState
 
 	// lane sends a call in its caller's goroutine when the batcher is idle
-	// (nil: never; see runInline): on one server, and per node on a
-	// Cluster.
+	// (nil: never; see runInline): on one server, per node on a Cluster,
+	// and to the primary on Sentinel (swapped under mu: swapLane).
 	lane *inline.Lane
 
 	mu      sync.Mutex
