@@ -2,6 +2,7 @@ package rlock_test
 
 import (
 	"context"
+	"syscall"
 	"testing"
 	"time"
 
@@ -15,7 +16,8 @@ import (
 // BenchmarkLockUnlockSentinel: one owner, one key, Lock+Unlock pairs on a
 // Sentinel setup (a primary, a replica, one Sentinel) through a
 // FailoverClient, replica sync off (with it, the scripts go with WAIT
-// through the flusher). The first 3 s are a warm-up: the lane starts once
+// through the flusher). cpu-µs/pair is the process's (getrusage: the
+// Redis processes are others). The first 3 s are a warm-up: the lane starts once
 // the Sentinels' hello named them (docs/benchmarks.md).
 //
 //	go test -run '^$' -bench LockUnlockSentinel -benchtime 5000x -count 3 ./rlock
@@ -48,6 +50,8 @@ func BenchmarkLockUnlockSentinel(b *testing.B) {
 		pair()
 	}
 	lat := make([]time.Duration, 0, 1<<16)
+	var ru0, ru1 syscall.Rusage
+	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru0)
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
@@ -58,6 +62,9 @@ func BenchmarkLockUnlockSentinel(b *testing.B) {
 		}
 	}
 	b.StopTimer()
+	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru1)
+	cpu := time.Duration(ru1.Utime.Nano() + ru1.Stime.Nano() - ru0.Utime.Nano() - ru0.Stime.Nano())
+	b.ReportMetric(micros(cpu)/float64(b.N), "cpu-µs/pair")
 	b.ReportMetric(micros(percentile(lat, 50)), "pair-p50-µs")
 	b.ReportMetric(micros(percentile(lat, 99)), "pair-p99-µs")
 }
