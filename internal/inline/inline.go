@@ -74,7 +74,8 @@ func (c *call) interrupt() { c.l.interrupt(c.gen) }
 
 // New returns a Lane dialing as user does, or nil when user's connections
 // cannot be copied: a Sentinel client (redis.NewFailoverClient), whose
-// master go-redis tracks on the user's pool only.
+// master go-redis tracks on the user's pool only (NewSentinel makes a lane
+// to a primary its caller follows).
 func New(user *redis.Client) *Lane {
 	if user.Options().Addr == "FailoverClient" {
 		return nil

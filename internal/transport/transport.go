@@ -31,11 +31,11 @@ import (
 // together as one pipeline (one write, one round trip, one read on the
 // server), as auto-pipelining clients do; a call made while nothing is in
 // flight goes out at once, alone: on one server, on each Cluster master
-// and on a Sentinel's primary (sentinel.go), in its caller's goroutine, on a connection of the
-// transport's own whose read its ctx's end or Close interrupts, the rest of
-// the reply then read on a goroutine (internal/inline, see
-// batcher.runInline), so that an uncontended call costs no goroutine
-// hand-off. A caller waits for its own reply, its context, or the Client's
+// and on a Sentinel's primary (sentinel.go), in its caller's goroutine, on
+// a connection of the transport's own whose read its ctx's end or Close
+// interrupts, the rest of the reply then read on a goroutine
+// (internal/inline, see batcher.runInline), so that an uncontended call
+// costs no goroutine hand-off. A caller waits for its own reply, its context, or the Client's
 // Close, whichever comes first: a call it stops waiting for stays in its
 // batch and its outcome is settled later.
 //
