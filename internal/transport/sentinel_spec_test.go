@@ -2,6 +2,8 @@ package transport
 
 import (
 	"context"
+	"crypto/sha1"
+	"fmt"
 	"net"
 	"time"
 
@@ -75,6 +77,17 @@ var _ = Describe("The inline lane on Sentinel", Label("sentinel"), func() {
 		Eventually(popped).WithTimeout(10 * time.Second).Should(Receive(BeNil()))
 		Expect(pop.Outcome()).To(Equal(Replied))
 		Expect(pop.V).To(Equal([]any{"sq", "x"}))
+
+		// A script replica sync follows still goes, with WAIT, through
+		// the flusher: the primary has a replica.
+		src := "return redis.call('set', KEYS[1], ARGV[1])"
+		script := &Script{Name: "set", Src: src, SHA: fmt.Sprintf("%x", sha1.Sum([]byte(src))), Synced: true}
+		script.ShaArg = script.SHA
+		synced := NewScriptOp(ctx, script, []any{"sk"}, "v")
+		Expect(s.Exec(ctx, synced)).To(Succeed())
+		Expect(synced.V).To(Equal("OK"))
+		Expect(synced.SyncWant).To(Equal(1), "WAIT for the replica")
+		Expect(synced.Synced).To(BeEquivalentTo(1))
 	})
 
 	It("follows SENTINEL FAILOVER to the new primary, never taking a key on the old one, which stays a primary (split brain)", func() {
