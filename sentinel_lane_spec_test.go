@@ -39,7 +39,6 @@ func (h *scriptCounter) ProcessPipelineHook(next redis.ProcessPipelineHook) redi
 	}
 }
 
-
 var _ = Describe("the inline lane on Sentinel", Label("sentinel"), func() {
 	It("sends an uncontended Lock and Unlock inline, past the go-redis client's pool", func() {
 		topo, err := redistest.StartSentinels(1, 1)
@@ -65,7 +64,7 @@ var _ = Describe("the inline lane on Sentinel", Label("sentinel"), func() {
 			Expect(lock.Lock(ctx)).To(Succeed())
 			Expect(lock.Unlock(ctx)).To(Succeed())
 		}
-		Expect(hook.n.Load() - n).To(BeZero(), "20 pairs, all inline")
+		Expect(hook.n.Load()-n).To(BeZero(), "20 pairs, all inline")
 		Expect(c.Close()).To(Succeed())
 		Expect(rdb.Close()).To(Succeed())
 		Eventually(gleak.Goroutines).WithTimeout(10 * time.Second).ShouldNot(gleak.HaveLeaked(before))
