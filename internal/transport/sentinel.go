@@ -29,8 +29,13 @@ import (
 // is swapped (the call in flight ends, then the old lane is shut), and
 // while no Sentinel answers there is none: calls go through the flusher.
 
-// watchPoll is how often the watch asks the Sentinels for the primary.
-const watchPoll = time.Second
+// watchPoll is how often the watch asks the Sentinels for the primary;
+// maxDiscoverPause bounds the pause between failed discoveries (each
+// waits up to 5 s for a hello).
+const (
+	watchPoll        = time.Second
+	maxDiscoverPause = 30 * time.Second
+)
 
 // sentinelWatch follows the primary of a Sentinel client (see above).
 type sentinelWatch struct {
@@ -94,11 +99,8 @@ func (w *sentinelWatch) moved(o *Op, lane *inline.Lane) bool {
 // primary they name until close.
 func (w *sentinelWatch) run() {
 	defer w.s.setPrimary("")
-	for w.ctx.Err() == nil {
-		if w.discover() {
-			break
-		}
-		if !w.sleep(watchPoll) {
+	for pause := watchPoll; !w.discover(); pause = min(2*pause, maxDiscoverPause) {
+		if !w.sleep(pause) {
 			return
 		}
 	}
