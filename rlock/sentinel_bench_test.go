@@ -2,6 +2,7 @@ package rlock_test
 
 import (
 	"context"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -28,6 +29,8 @@ func BenchmarkLockUnlockSentinel(b *testing.B) {
 	}
 	b.Cleanup(func() { _ = topo.Close() })
 	rdb := redis.NewFailoverClient(&redis.FailoverOptions{MasterName: topo.MasterName, SentinelAddrs: topo.SentinelAddrs()})
+	var pooled atomic.Int64 // commands through the go-redis client's pool (not the lane)
+	rdb.AddHook(poolCounter{&pooled})
 	c, err := rlock.NewClient(rdb, rlock.WithReplicaSync(0, 0))
 	if err != nil {
 		b.Fatal(err)
@@ -50,6 +53,7 @@ func BenchmarkLockUnlockSentinel(b *testing.B) {
 		pair()
 	}
 	lat := make([]time.Duration, 0, 1<<16)
+	pooled0 := pooled.Load()
 	var ru0, ru1 syscall.Rusage
 	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru0)
 	b.ReportAllocs()
@@ -65,6 +69,24 @@ func BenchmarkLockUnlockSentinel(b *testing.B) {
 	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru1)
 	cpu := time.Duration(ru1.Utime.Nano() + ru1.Stime.Nano() - ru0.Utime.Nano() - ru0.Stime.Nano())
 	b.ReportMetric(micros(cpu)/float64(b.N), "cpu-µs/pair")
+	b.ReportMetric(float64(pooled.Load()-pooled0)/float64(b.N), "pooled-cmds/pair")
 	b.ReportMetric(micros(percentile(lat, 50)), "pair-p50-µs")
 	b.ReportMetric(micros(percentile(lat, 99)), "pair-p99-µs")
+}
+
+// poolCounter counts the commands a go-redis client sends through its pool.
+type poolCounter struct{ n *atomic.Int64 }
+
+func (h poolCounter) DialHook(next redis.DialHook) redis.DialHook { return next }
+func (h poolCounter) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		h.n.Add(1)
+		return next(ctx, cmd)
+	}
+}
+func (h poolCounter) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		h.n.Add(int64(len(cmds)))
+		return next(ctx, cmds)
+	}
 }
