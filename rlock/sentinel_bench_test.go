@@ -2,6 +2,7 @@ package rlock_test
 
 import (
 	"context"
+	"strconv"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -15,7 +16,7 @@ import (
 )
 
 // BenchmarkLockUnlockSentinel: one owner, one key, Lock+Unlock pairs on a
-// Sentinel setup (a primary, a replica, one Sentinel) through a
+// Sentinel setup (a primary, no replica or one, one Sentinel) through a
 // FailoverClient, replica sync off (with it, the scripts go with WAIT
 // through the flusher). cpu-µs/pair is the process's (getrusage: the
 // Redis processes are others). The first 3 s are a warm-up: the lane starts once
@@ -23,7 +24,13 @@ import (
 //
 //	go test -run '^$' -bench LockUnlockSentinel -benchtime 5000x -count 3 ./rlock
 func BenchmarkLockUnlockSentinel(b *testing.B) {
-	topo, err := redistest.StartSentinels(1, 1)
+	for _, replicas := range []int{0, 1} {
+		b.Run("replicas="+strconv.Itoa(replicas), func(b *testing.B) { benchSentinel(b, replicas) })
+	}
+}
+
+func benchSentinel(b *testing.B, replicas int) {
+	topo, err := redistest.StartSentinels(replicas, 1)
 	if err != nil {
 		b.Fatal(err)
 	}
