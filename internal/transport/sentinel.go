@@ -87,7 +87,7 @@ func (w *sentinelWatch) moved(o *Op, lane *inline.Lane) bool {
 	if !dialed && !(ok && HasPrefix(string(e), "READONLY")) {
 		return false
 	}
-	w.s.dropLane(lane)
+	w.s.dropLane(lane, dialed)
 	select {
 	case w.poke <- struct{}{}:
 	default:
@@ -247,6 +247,17 @@ func (s *Sender) setPrimary(addr string) {
 	if s.shut || (addr == s.primary && (addr == "" || s.one.hasLane())) {
 		return
 	}
+	if addr == s.refused {
+		// A lane made for addr reached another server (a dialer through
+		// a tunnel or proxy, or Sentinels announcing a name): none, until
+		// the Sentinels name another primary.
+		if s.primary != "" {
+			s.primary = ""
+			s.one.swapLane(nil)
+		}
+		return
+	}
+	s.refused = ""
 	s.primary = addr
 	var l *inline.Lane
 	if addr != "" {
@@ -255,11 +266,15 @@ func (s *Sender) setPrimary(addr string) {
 	s.one.swapLane(l)
 }
 
-// dropLane drops lane if it is still one's (the next ask makes another).
-func (s *Sender) dropLane(lane *inline.Lane) {
+// dropLane drops lane if it is still one's (the next ask makes another;
+// none for the same primary when moved: its dial reached another server).
+func (s *Sender) dropLane(lane *inline.Lane, moved bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.one.laneIs(lane) {
+		if moved {
+			s.refused = s.primary
+		}
 		s.primary = ""
 		s.one.swapLane(nil)
 	}

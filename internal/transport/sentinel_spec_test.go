@@ -164,7 +164,10 @@ var _ = Describe("The inline lane on Sentinel", Label("sentinel"), func() {
 		Expect(s.Exec(ctx, moved)).To(Succeed())
 		Expect(moved.V).To(Equal("OK"))
 		Expect(s.primaryAddr()).To(BeEmpty(), "the lane is dropped")
+		s.setPrimary(replica)
+		Expect(s.primaryAddr()).To(BeEmpty(), "no new lane for the address refused (a tunnel would refuse every one)")
 		s.setPrimary(old)
+		Expect(s.primaryAddr()).To(Equal(old))
 
 		// The primary is made a replica by hand (a Sentinel's demotion
 		// also kills its clients' connections; this one does not): the

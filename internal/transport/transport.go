@@ -72,9 +72,10 @@ type Sender struct {
 
 	mu     sync.Mutex
 	byAddr map[string]*batcher
-	// primary is the address one's lane dials on Sentinel ("": no lane).
-	primary string
-	shut    bool // Shut was called: new batchers get no inline lane
+	// primary is the address one's lane dials on Sentinel ("": no lane);
+	// refused, one whose lane's dial reached another server (sentinel.go).
+	primary, refused string
+	shut             bool // Shut was called: new batchers get no inline lane
 	// retired holds the batchers retired while a call was in flight on
 	// their lane (see batcher.retire), so that Shut can cut that call too.
 	retired []*batcher
