@@ -21,6 +21,7 @@ package inline
 
 import (
 	"context"
+	"errors"
 	"net"
 	"sync"
 	"sync/atomic"
@@ -76,12 +77,29 @@ func (c *call) interrupt() { c.l.interrupt(c.gen) }
 
 // New returns a Lane dialing as user does, or nil when user's connections
 // cannot be copied: a Sentinel client (redis.NewFailoverClient), whose
-// master go-redis tracks on the user's pool only.
+// master go-redis tracks on the user's pool only (NewSentinel makes a lane
+// to a primary its caller follows).
 func New(user *redis.Client) *Lane {
-	uo := user.Options()
-	if uo.Addr == "FailoverClient" {
+	if user.Options().Addr == "FailoverClient" {
 		return nil
 	}
+	return newLane(user, "")
+}
+
+// ErrMoved is a Sentinel lane's dial that reached another server than the
+// primary it was made for (the primary moved): nothing was sent.
+var ErrMoved = errors.New("inline: the Sentinel names another primary")
+
+// NewSentinel returns a Lane to primary, the address the Sentinels name
+// for the primary of user, a Sentinel client (redis.NewFailoverClient): it
+// dials as user does (its dialer asks the Sentinel for the primary), and a
+// dial that reaches another address fails with ErrMoved.
+func NewSentinel(user *redis.Client, primary string) *Lane {
+	return newLane(user, primary)
+}
+
+func newLane(user *redis.Client, primary string) *Lane {
+	uo := user.Options()
 	o := *uo
 	o.MinIdleConns = 0
 	o.MaxRetries = -1
@@ -96,10 +114,36 @@ func New(user *redis.Client) *Lane {
 		dial = redis.NewDialer(uo)
 	}
 	l := &Lane{conns: make(map[*conn]struct{})}
+	var moved atomic.Bool // a dial reached another server: the lane is done
+	if primary != "" {
+		// go-redis retries a failed dial (5 times, 100 ms apart, by
+		// default): once moved, no pause and no dial.
+		backoff := uo.DialerRetryBackoff
+		o.DialerRetryBackoff = func(attempt int) time.Duration {
+			if moved.Load() {
+				return 0
+			}
+			if backoff != nil {
+				return backoff(attempt)
+			}
+			if uo.DialerRetryTimeout > 0 {
+				return uo.DialerRetryTimeout
+			}
+			return 100 * time.Millisecond
+		}
+	}
 	o.Dialer = func(ctx context.Context, network, addr string) (net.Conn, error) {
+		if moved.Load() {
+			return nil, &net.OpError{Op: "dial", Net: network, Err: ErrMoved}
+		}
 		nc, err := dial(ctx, network, addr)
 		if err != nil {
 			return nil, err
+		}
+		if primary != "" && nc.RemoteAddr().String() != primary {
+			moved.Store(true)
+			_ = nc.Close()
+			return nil, &net.OpError{Op: "dial", Net: network, Err: ErrMoved}
 		}
 		return netConn(l.track(nc)), nil
 	}

@@ -30,12 +30,12 @@ import (
 // Calls made while an earlier batch is on its way are queued and sent
 // together as one pipeline (one write, one round trip, one read on the
 // server), as auto-pipelining clients do; a call made while nothing is in
-// flight goes out at once, alone: on one server and on each Cluster master
-// (not on Sentinel), in its caller's goroutine, on a connection of the
-// transport's own whose read its ctx's end or Close interrupts, the rest of
-// the reply then read on a goroutine (internal/inline, see
-// batcher.runInline), so that an uncontended call costs no goroutine
-// hand-off. A caller waits for its own reply, its context, or the Client's
+// flight goes out at once, alone: on one server, on each Cluster master
+// and on a Sentinel's primary (sentinel.go), in its caller's goroutine, on
+// a connection of the transport's own whose read its ctx's end or Close
+// interrupts, the rest of the reply then read on a goroutine
+// (internal/inline, see batcher.runInline), so that an uncontended call
+// costs no goroutine hand-off. A caller waits for its own reply, its context, or the Client's
 // Close, whichever comes first: a call it stops waiting for stays in its
 // batch and its outcome is settled later.
 //
@@ -65,9 +65,17 @@ type Sender struct {
 	one   *batcher       // every op off a Cluster; keyless ops on one
 	idle  atomic.Int64   // how long an idle flusher waits for work (a time.Duration): flusherIdle
 
+	// watch follows the primary of a Sentinel client for one's lane
+	// (sentinel.go); nil off Sentinel. oneInline: one may send inline.
+	watch     *sentinelWatch
+	oneInline bool
+
 	mu     sync.Mutex
 	byAddr map[string]*batcher
-	shut   bool // Shut was called: new batchers get no inline lane
+	// primary is the address one's lane dials on Sentinel ("": no lane);
+	// refused, one whose lane's dial reached another server (sentinel.go).
+	primary, refused string
+	shut             bool // Shut was called: new batchers get no inline lane
 	// retired holds the batchers retired while a call was in flight on
 	// their lane (see batcher.retire), so that Shut can cut that call too.
 	retired []*batcher
@@ -110,6 +118,11 @@ func NewSender(cfg Config, rdb redis.UniversalClient) *Sender {
 	s.one = newBatcher(s, rdb, "")
 	if u, ok := rdb.(*redis.Client); ok && s.nodes == nil {
 		s.one.lane = inline.New(u)
+		s.oneInline = s.one.lane != nil
+		if s.one.lane == nil && u.Options().Addr == "FailoverClient" {
+			s.watch = newSentinelWatch(s, u)
+			s.oneInline = true
+		}
 	}
 	return s
 }
@@ -130,18 +143,23 @@ func (s *Sender) closing(ctx context.Context) <-chan struct{} {
 // Close ends is interrupted, later calls go through the flusher, and
 // batchers made later get no lane.
 func (s *Sender) Shut() {
-	if s.one.lane != nil {
-		s.one.lane.Shut()
+	if s.watch != nil {
+		s.watch.close()
 	}
 	s.mu.Lock()
 	s.shut = true
+	for _, l := range s.one.lanes() {
+		l.Shut()
+	}
 	for _, b := range s.byAddr {
 		if b.lane != nil {
 			b.lane.Shut()
 		}
 	}
 	for _, b := range s.retired {
-		b.lane.Shut()
+		for _, l := range b.lanes() {
+			l.Shut()
+		}
 	}
 	s.retired = nil
 	s.mu.Unlock()
@@ -181,7 +199,7 @@ func (s *Sender) batcherFor(rdb *redis.Client, addr string) *batcher {
 // submit routes o to its batcher; done is closed when its outcome is known.
 func (s *Sender) submit(o *Op) {
 	o.cut = false
-	if o.done == nil && (s.nodes != nil || s.one.lane == nil) {
+	if o.done == nil && (s.nodes != nil || !s.oneInline) {
 		o.done = make(chan struct{})
 	}
 	if o.first.IsZero() {
@@ -397,14 +415,15 @@ type batcher struct {
 	replicas syncState
 
 	// lane sends a call in its caller's goroutine when the batcher is idle
-	// (nil: never; see runInline): on one server, and per node on a
-	// Cluster.
+	// (nil: never; see runInline): on one server, per node on a Cluster,
+	// and to the primary on Sentinel (swapped under mu: swapLane).
 	lane *inline.Lane
 	// wbuf holds the command runDirect writes (used by the caller
 	// sending inline only).
 	wbuf []byte
 
 	mu      sync.Mutex
+	cur     *inline.Lane // the lane the call in flight inline uses
 	queue   []*Op
 	spare   []*Op // the previous batch's slice, reused for the next queue
 	busy    bool  // the flusher is sending (or about to send) batches
@@ -432,8 +451,10 @@ func (b *batcher) add(o *Op) {
 	b.mu.Lock()
 	if b.lane != nil && !b.busy && !b.inline && !b.retired && !o.asking && !o.batched && !o.bounded() && b.syncFree(o) {
 		b.inline = true
+		lane := b.lane
+		b.cur = lane
 		b.mu.Unlock()
-		b.runInline(o)
+		b.runInline(o, lane)
 		return
 	}
 	if o.done == nil {
@@ -487,27 +508,21 @@ func (b *batcher) inFlight() bool {
 // when it is done. The caller's ctx end, or Close, interrupts the read:
 // the call is then cut (its outcome unknown, settled as a lost reply's)
 // and Exec reports it abandoned.
-func (b *batcher) runInline(o *Op) {
+func (b *batcher) runInline(o *Op, lane *inline.Lane) {
 	_, byDeadline := o.Ctx.(DeadlineOnly)
-	if !b.lane.Begin(o.Ctx, b.s.closing(o.Ctx) != nil, byDeadline) {
+	if !lane.Begin(o.Ctx, b.s.closing(o.Ctx) != nil, byDeadline) {
 		// Closed: through the flusher, as a clean-up after Close goes.
-		b.mu.Lock()
-		b.inline = false
-		if o.done == nil {
-			o.done = make(chan struct{})
-		}
-		b.queue = append(b.queue, o)
-		b.kick()
+		b.requeue(o)
 		return
 	}
-	rdb := b.lane.Client()
+	rdb := lane.Client()
 	for _, eval := range []bool{false, true} {
-		if !b.runDirect(o, eval) {
+		if !b.runDirect(o, lane, eval) {
 			cmd := o.command(eval)
 			_ = rdb.Process(o.Ctx, cmd)
 			o.finish(cmd.Err())
 			if cmd.Err() == nil {
-				b.lane.Adopt()
+				lane.Adopt()
 			}
 		}
 		if !o.NoScript() {
@@ -515,7 +530,14 @@ func (b *batcher) runInline(o *Op) {
 		}
 	}
 	var tail *inline.Tail
-	o.cut, tail = b.lane.End(o.Err != nil && !notSent(o.Err))
+	o.cut, tail = lane.End(o.Err != nil && !notSent(o.Err))
+	if b.s.watch != nil && tail == nil && !o.cut && b.s.watch.moved(o, lane) {
+		// Sentinel: the lane's dial found another server than the primary
+		// it was made for (nothing was sent): o goes through the flusher,
+		// which follows go-redis's pool.
+		b.requeue(o)
+		return
+	}
 	if tail != nil && o.done == nil {
 		// The caller leaves (Exec: abandoned); its reply is still read,
 		// here, so that it is settled as any abandoned call's is. (On a
@@ -523,15 +545,15 @@ func (b *batcher) runInline(o *Op) {
 		o.done = make(chan struct{})
 	}
 	b.mu.Lock()
-	b.inline = false
-	retired := b.retired
+	b.inline, b.cur = false, nil
+	retired := b.retired || lane != b.lane // retired, or swapped (Sentinel)
 	if len(b.queue) > 0 {
 		b.kick()
 	} else {
 		b.mu.Unlock()
 	}
 	if retired {
-		b.lane.Shut()
+		lane.Shut()
 	}
 	if tail == nil {
 		b.s.after(o, b)
@@ -550,10 +572,10 @@ func (b *batcher) runInline(o *Op) {
 	}()
 }
 
-// runDirect sends o on the lane's kept connection, writing its command and
+// runDirect sends o on lane's kept connection, writing its command and
 // reading its reply itself (inline.Lane.Do), and reports whether it did;
 // if not, nothing was sent and o goes through the lane's go-redis client.
-func (b *batcher) runDirect(o *Op, eval bool) bool {
+func (b *batcher) runDirect(o *Op, lane *inline.Lane, eval bool) bool {
 	line := o.Line
 	if o.S != nil && (eval || o.S.SHA == "") {
 		line = append([]any{"eval", o.S.Src}, o.Line[2:]...)
@@ -563,13 +585,60 @@ func (b *batcher) runDirect(o *Op, eval bool) bool {
 	if !ok {
 		return false
 	}
-	raw, err, handled := b.lane.Do(o.Ctx, cmd, ReplyComplete)
+	raw, err, handled := lane.Do(o.Ctx, cmd, ReplyComplete)
 	if !handled {
 		return false
 	}
 	o.raw = append(o.small[:0], raw...)
 	o.finish(err)
 	return true
+}
+
+// requeue hands o, which the lane did not send, to the flusher (the lane
+// call ends: inline is cleared), and shuts the lane if it is no longer
+// the batcher's.
+func (b *batcher) requeue(o *Op) {
+	b.mu.Lock()
+	lane := b.cur
+	b.inline, b.cur = false, nil
+	stale := lane != nil && (b.retired || lane != b.lane)
+	if o.done == nil {
+		o.done = make(chan struct{})
+	}
+	b.queue = append(b.queue, o)
+	b.kick()
+	if stale {
+		lane.Shut()
+	}
+}
+
+// swapLane makes l the batcher's lane (nil: none) on Sentinel. The old
+// lane is shut at once when no call is in flight on it, else when that
+// call ends (runInline). Called with Sender.mu held.
+func (b *batcher) swapLane(l *inline.Lane) {
+	b.mu.Lock()
+	old := b.lane
+	b.lane = l
+	busy := b.inline && b.cur == old
+	b.mu.Unlock()
+	if old != nil && !busy {
+		old.Shut()
+	}
+}
+
+// lanes returns the batcher's lane and the one a call in flight inline
+// uses (for Shut).
+func (b *batcher) lanes() []*inline.Lane {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	var ls []*inline.Lane
+	if b.lane != nil {
+		ls = append(ls, b.lane)
+	}
+	if b.inline && b.cur != nil && b.cur != b.lane {
+		ls = append(ls, b.cur)
+	}
+	return ls
 }
 
 // addAll queues ops together.
