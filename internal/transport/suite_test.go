@@ -3,11 +3,12 @@ package transport
 import (
 	"testing"
 
-	. "github.com/onsi/ginkgo/v2"
-	. "github.com/onsi/gomega"
+	"github.com/goredisson/goredisson/internal/suite"
 )
 
+// The transport's specs run as every package's do (internal/suite): -short
+// leaves out those on a Cluster or Sentinel, and the suite is spread over
+// two processes.
 func TestTransport(t *testing.T) {
-	RegisterFailHandler(Fail)
-	RunSpecs(t, "transport")
+	suite.RunParallel(t, "transport", 2)
 }
