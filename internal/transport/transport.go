@@ -224,6 +224,9 @@ func (s *Sender) submit(o *Op) {
 		// A redirection named the node.
 		addr = o.target
 		rdb, err = s.nodes.Node(o.Ctx, addr)
+		if err != nil && s.waitForNode(o) {
+			return
+		}
 	} else {
 		slot := cluster.Slot(key)
 		if b := s.route[slot].Load(); b != nil {
@@ -244,6 +247,20 @@ func (s *Sender) submit(o *Op) {
 		return
 	}
 	s.batcherFor(rdb, addr).add(o)
+}
+
+// waitForNode sends o again after a pause when the node a redirection
+// named is not in go-redis's slot map yet (a reload answered by a node that
+// has not heard of it), within the redirect budget and while its ctx lives:
+// nothing was sent, and the map learns the node soon. It reports whether o
+// was rescheduled.
+func (s *Sender) waitForNode(o *Op) bool {
+	if time.Since(o.first) > redirectBudget || (o.Ctx.Err() != nil && !s.cfg.IsCleanup(o.Ctx)) || s.cfg.Closed() {
+		return false
+	}
+	o.redirects++
+	time.AfterFunc(o.nextPause(true), func() { s.submit(o) })
+	return true
 }
 
 // unroute drops the cached routes of slot (or, when slot < 0, every route
