@@ -219,10 +219,13 @@ func (h *Hub) roleDue(c *conn, confirmed bool) bool {
 // master, now a replica, may be given a subscription by a slot map that
 // has not heard of the failover (or keep one it did not drop), and an
 // unlock published meanwhile on the new master is lost. The channels on a
-// replica's connection are moved to the master its ROLE names (c is given
-// up, as when it fails; their waiters are woken once subscribed again).
-// It reports false when c was given up: the reader then returns. Called
-// by c's reader.
+// replica's connection are moved to the master of their slots as the
+// replica names it (learnOwner: its CLUSTER SLOTS, whose endpoints are the
+// ones go-redis uses, where ROLE gives the replication address, which
+// behind NAT or with host-name endpoints go-redis does not know); c is given
+// up, as when it fails, and the channels' waiters are woken once subscribed
+// again. It reports false when c was given up: the reader then returns.
+// Called by c's reader.
 func (h *Hub) checkRole(c *conn) bool {
 	c.roleAt = time.Now()
 	ctx, cancel := context.WithTimeout(context.Background(), roleTimeout)
@@ -232,10 +235,9 @@ func (h *Hub) checkRole(c *conn) bool {
 		return true
 	}
 	role, err := rdb.Do(ctx, "ROLE").Slice()
-	if err != nil || len(role) < 3 || role[0] == "master" {
+	if err != nil || len(role) == 0 || role[0] == "master" {
 		return true // a failed ROLE is no news: the reader's PING checks the connection
 	}
-	master := sameHost(net.JoinHostPort(fmt.Sprint(role[1]), fmt.Sprint(role[2])), c.key)
 	h.mu.Lock()
 	slots := make(map[int]bool)
 	for _, ch := range h.chans {
@@ -244,10 +246,11 @@ func (h *Hub) checkRole(c *conn) bool {
 		}
 	}
 	h.mu.Unlock()
+	c.slotsAt = time.Time{} // ask the replica afresh
 	for slot := range slots {
-		h.nodes.Moved(slot, master)
+		h.learnOwner(ctx, c, slot)
 	}
-	h.lost(c, fmt.Errorf("node %s is a replica of %s", c.key, master))
+	h.lost(c, fmt.Errorf("node %s is a replica (ROLE %v)", c.key, role[0]))
 	return false
 }
 

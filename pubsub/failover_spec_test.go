@@ -3,6 +3,7 @@ package pubsub_test
 import (
 	"context"
 	"log/slog"
+	"net"
 	"strconv"
 	"time"
 
@@ -34,14 +35,36 @@ var _ = Describe("a sharded subscription whose master fails over while the slot 
 		channel   string
 		hub       *pubsub.Hub
 		shardSubs func(addr string) func() int64
+		// named: the nodes announce the host name "localhost" (MOVED,
+		// CLUSTER SLOTS), so go-redis's map names them "localhost:port"
+		// while ROLE names a master by the IP it replicates from.
+		named bool
 	)
 
 	BeforeEach(func() {
+		named = false
 		var err error
 		cluster, err = redistest.StartCluster(3, 1)
 		Expect(err).NotTo(HaveOccurred())
 		DeferCleanup(cluster.Close)
+	})
+
+	JustBeforeEach(func() {
 		before := gleak.Goroutines()
+		name := func(addr string) string { return addr }
+		if named {
+			name = func(addr string) string {
+				_, port, err := net.SplitHostPort(addr)
+				Expect(err).NotTo(HaveOccurred())
+				return net.JoinHostPort("localhost", port)
+			}
+			for _, a := range cluster.Addrs() {
+				n := redis.NewClient(&redis.Options{Addr: a})
+				Expect(n.ConfigSet(ctx, "cluster-announce-hostname", "localhost").Err()).To(Succeed())
+				Expect(n.ConfigSet(ctx, "cluster-preferred-endpoint-type", "hostname").Err()).To(Succeed())
+				Expect(n.Close()).To(Succeed())
+			}
+		}
 
 		masters, err := cluster.Masters(ctx)
 		Expect(err).NotTo(HaveOccurred())
@@ -63,7 +86,7 @@ var _ = Describe("a sharded subscription whose master fails over while the slot 
 			Expect(err).NotTo(HaveOccurred())
 			for _, rg := range m.Slots {
 				frozen = append(frozen, redis.ClusterSlot{Start: rg[0], End: rg[1],
-					Nodes: []redis.ClusterNode{{ID: m.ID, Addr: m.Addr}, {ID: r.ID, Addr: r.Addr}}})
+					Nodes: []redis.ClusterNode{{ID: m.ID, Addr: name(m.Addr)}, {ID: r.ID, Addr: name(r.Addr)}}})
 			}
 		}
 		stale := redis.NewClusterClient(&redis.ClusterOptions{
@@ -127,7 +150,7 @@ var _ = Describe("a sharded subscription whose master fails over while the slot 
 	// new master never heard. The Hub asks a sharded connection's node
 	// its ROLE once it confirms and moves the channels of a replica to
 	// its master.
-	It("placed on the old master after the failover, is moved to the new master, and its messages arrive", func() {
+	placedOnOldMaster := func() {
 		Expect(cluster.Failover(ctx, replica.Addr)).To(Succeed())
 		sub, err := hub.Subscribe(ctx, channel)
 		Expect(err).NotTo(HaveOccurred())
@@ -136,5 +159,13 @@ var _ = Describe("a sharded subscription whose master fails over while the slot 
 			"subscribed on the new master %s, not on the old one %s (its replica)", replica.Addr, victim.Addr)
 		Eventually(shardSubs(victim.Addr)).WithTimeout(5 * time.Second).Should(BeEquivalentTo(0))
 		wakesOnNewMaster(sub)
+	}
+	It("placed on the old master after the failover, is moved to the new master, and its messages arrive", placedOnOldMaster)
+
+	// ROLE names the master by the address its replica replicates from;
+	// with host-name endpoints (or NAT) go-redis knows it by another.
+	Context("whose nodes announce host names", func() {
+		BeforeEach(func() { named = true })
+		It("placed on the old master after the failover, is moved to the new master as the cluster names it", placedOnOldMaster)
 	})
 })
