@@ -199,6 +199,9 @@ var _ = Describe("The inline lane on Sentinel", Label("sentinel"), func() {
 		s, _ := sender(rdb)
 		Eventually(s.primaryAddr).WithTimeout(20 * time.Second).Should(Equal(topo.Primary.Addr))
 		s.watch.close()
+		// close does not wait for the watch's goroutine, whose last act
+		// is to drop the lane: once dropped, no ask of its can race ours.
+		Eventually(s.primaryAddr).WithTimeout(10*time.Second).Should(BeEmpty(), "the watch has ended")
 		replica := topo.Replicas[0].Addr
 		refuse := func() {
 			s.setPrimary(replica)
