@@ -35,6 +35,9 @@ import (
 const (
 	watchPoll        = time.Second
 	maxDiscoverPause = 30 * time.Second
+	// refuseFor is how long no lane is made again for an address whose
+	// lane's dial reached another server (unless a switch names it).
+	refuseFor = 30 * time.Second
 )
 
 // sentinelWatch follows the primary of a Sentinel client (see above).
@@ -84,7 +87,7 @@ func (w *sentinelWatch) close() {
 func (w *sentinelWatch) moved(o *Op, lane *inline.Lane) bool {
 	dialed := errors.Is(o.Err, inline.ErrMoved)
 	e, ok := o.V.(ReplyError)
-	if !dialed && !(ok && HasPrefix(string(e), "READONLY")) {
+	if !dialed && !(ok && readOnly(string(e))) {
 		return false
 	}
 	w.s.dropLane(lane, dialed)
@@ -93,6 +96,15 @@ func (w *sentinelWatch) moved(o *Op, lane *inline.Lane) bool {
 	default:
 	}
 	return dialed
+}
+
+// readOnly reports whether e is Redis's READONLY error, as the reply or,
+// before Redis 7, inside a script's error ("ERR Error running script ...
+// -READONLY You can't write against a read only replica."; "slave"
+// before Redis 5). Redis's whole phrase is matched, not a user's words.
+func readOnly(e string) bool {
+	return HasPrefix(e, "READONLY") ||
+		strings.Contains(e, "-READONLY You can't write against a read only ")
 }
 
 // run learns the Sentinels, subscribes to them, and keeps the lane on the
@@ -127,7 +139,7 @@ func (w *sentinelWatch) run() {
 			w.mu.Lock()
 			w.seq++
 			w.mu.Unlock()
-			w.s.setPrimary(addr)
+			w.s.switched(addr)
 		case <-w.poke:
 		case <-t.C:
 		}
@@ -247,10 +259,12 @@ func (s *Sender) setPrimary(addr string) {
 	if s.shut || (addr == s.primary && (addr == "" || s.one.hasLane())) {
 		return
 	}
-	if addr == s.refused {
+	if addr == s.refused && time.Since(s.refusedAt) < refuseFor {
 		// A lane made for addr reached another server (a dialer through
-		// a tunnel or proxy, or Sentinels announcing a name): none, until
-		// the Sentinels name another primary.
+		// a tunnel or proxy, Sentinels announcing a name, or go-redis's
+		// failover client not yet knowing of the switch): none, until
+		// the Sentinels name another primary, a switch names it, or
+		// refuseFor has passed.
 		if s.primary != "" {
 			s.primary = ""
 			s.one.swapLane(nil)
@@ -266,6 +280,16 @@ func (s *Sender) setPrimary(addr string) {
 	s.one.swapLane(l)
 }
 
+// switched is told of a +switch-master naming addr: a refusal ends (the
+// watch may hear a switch before go-redis's failover client, whose dialer
+// the lane uses, knows of it; every Sentinel publishes one).
+func (s *Sender) switched(addr string) {
+	s.mu.Lock()
+	s.refused = ""
+	s.mu.Unlock()
+	s.setPrimary(addr)
+}
+
 // dropLane drops lane if it is still one's (the next ask makes another;
 // none for the same primary when moved: its dial reached another server).
 func (s *Sender) dropLane(lane *inline.Lane, moved bool) {
@@ -273,7 +297,7 @@ func (s *Sender) dropLane(lane *inline.Lane, moved bool) {
 	defer s.mu.Unlock()
 	if s.one.laneIs(lane) {
 		if moved {
-			s.refused = s.primary
+			s.refused, s.refusedAt = s.primary, time.Now()
 		}
 		s.primary = ""
 		s.one.swapLane(nil)

@@ -187,6 +187,55 @@ var _ = Describe("The inline lane on Sentinel", Label("sentinel"), func() {
 		Expect(s.primaryAddr()).To(BeEmpty(), "the lane is dropped")
 	})
 
+	It("makes a lane again for a refused address on the next +switch-master, or once the refusal expires", func() {
+		// The watch can hear +switch-master before go-redis's failover
+		// client knows of it: the lane for the new primary dials the old
+		// one and is refused. A later switch (every Sentinel publishes
+		// one) or the refusal's expiry lets the lane come back.
+		start()
+		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+		defer cancel()
+		rdb := failoverClient(0)
+		s, _ := sender(rdb)
+		Eventually(s.primaryAddr).WithTimeout(20 * time.Second).Should(Equal(topo.Primary.Addr))
+		s.watch.close()
+		// close does not wait for the watch's goroutine, whose last act
+		// is to drop the lane: once dropped, no ask of its can race ours.
+		Eventually(s.primaryAddr).WithTimeout(10*time.Second).Should(BeEmpty(), "the watch has ended")
+		replica := topo.Replicas[0].Addr
+		refuse := func() {
+			s.setPrimary(replica)
+			// A call goes inline only while the flusher is idle (the
+			// refused call before went through it): sent until one does.
+			Eventually(func() string {
+				Expect(s.Exec(ctx, NewOp(ctx, "set", "rk", "v"))).To(Succeed())
+				return s.primaryAddr()
+			}).WithTimeout(10*time.Second).Should(BeEmpty(), "refused: its dial reached the primary")
+			s.setPrimary(replica)
+			Expect(s.primaryAddr()).To(BeEmpty(), "still refused")
+		}
+		refuse()
+		s.switched(replica)
+		Expect(s.primaryAddr()).To(Equal(replica), "a +switch-master naming it again makes the lane again")
+
+		refuse()
+		s.mu.Lock()
+		s.refusedAt = s.refusedAt.Add(-refuseFor) // as if refuseFor had passed
+		s.mu.Unlock()
+		s.setPrimary(replica)
+		Expect(s.primaryAddr()).To(Equal(replica), "the refusal expired")
+	})
+
+	It("drops a lane whose script write is answered READONLY inside the script's error (Redis before 7)", func() {
+		Expect(readOnly("READONLY You can't write against a read only replica.")).To(BeTrue())
+		Expect(readOnly("ERR Error running script (call to f_0a2d1b5e): @user_script:1: @user_script: 1: " +
+			"-READONLY You can't write against a read only replica. ")).To(BeTrue())
+		Expect(readOnly("ERR Error running script (call to f_1): @user_script:1: "+
+			"-READONLY You can't write against a read only slave. ")).To(BeTrue(), "Redis before 5")
+		Expect(readOnly("ERR no such key READONLY x")).To(BeFalse(), "a user's words are not the code")
+		Expect(readOnly("WRONGTYPE -READONLY")).To(BeFalse())
+	})
+
 	It("is cut by Close while a call is in flight on it, and leaves no goroutine", func() {
 		start()
 		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)

@@ -73,8 +73,10 @@ type Sender struct {
 	mu     sync.Mutex
 	byAddr map[string]*batcher
 	// primary is the address one's lane dials on Sentinel ("": no lane);
-	// refused, one whose lane's dial reached another server (sentinel.go).
+	// refused, one whose lane's dial reached another server, at refusedAt
+	// (sentinel.go).
 	primary, refused string
+	refusedAt        time.Time
 	shut             bool // Shut was called: new batchers get no inline lane
 	// retired holds the batchers retired while a call was in flight on
 	// their lane (see batcher.retire), so that Shut can cut that call too.
