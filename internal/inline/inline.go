@@ -63,6 +63,9 @@ type Lane struct {
 	// direct is the connection kept for the direct path (see direct.go):
 	// set by Adopt, cleared when it fails or closes.
 	direct *conn
+	// adoptable: no go-redis pool hook touches an idle connection (see
+	// Adopt).
+	adoptable bool
 }
 
 // call is what a call's context.AfterFunc runs: fire is bound once, so
@@ -113,7 +116,7 @@ func newLane(user *redis.Client, primary string) *Lane {
 	if dial == nil {
 		dial = redis.NewDialer(uo)
 	}
-	l := &Lane{conns: make(map[*conn]struct{})}
+	l := &Lane{conns: make(map[*conn]struct{}), adoptable: uo.StreamingCredentialsProvider == nil}
 	var moved atomic.Bool // a dial reached another server: the lane is done
 	if primary != "" {
 		// go-redis retries a failed dial (5 times, 100 ms apart, by

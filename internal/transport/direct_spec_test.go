@@ -8,6 +8,7 @@ import (
 	. "github.com/onsi/gomega"
 	"github.com/onsi/gomega/gleak"
 	"github.com/redis/go-redis/v9"
+	"github.com/redis/go-redis/v9/auth"
 
 	"github.com/goredisson/goredisson/internal/redistest"
 )
@@ -117,5 +118,34 @@ var _ = Describe("The inline lane's direct path", func() {
 		Expect(pop.Outcome()).To(Equal(Replied), "the cut call's reply was read on")
 		Expect(pop.V).To(Equal([]any{"d:q", "x"}))
 		Expect(exec("llen", "d:q").V).To(Equal(int64(0)))
+	})
+})
+
+// staticCreds is a StreamingCredentialsProvider that never changes its
+// credentials (the default user, no password).
+type staticCreds struct{}
+
+func (staticCreds) Subscribe(auth.CredentialsListener) (auth.Credentials, auth.UnsubscribeFunc, error) {
+	return auth.NewBasicCredentials("default", "x"), func() error { return nil }, nil
+}
+
+var _ = Describe("The inline lane with a StreamingCredentialsProvider", func() {
+	It("keeps no connection: go-redis may re-AUTH an idle one on its own goroutine", func() {
+		srv, err := redistest.Start()
+		Expect(err).NotTo(HaveOccurred())
+		DeferCleanup(srv.Close)
+		rdb := redis.NewClient(&redis.Options{Addr: srv.Addr, StreamingCredentialsProvider: staticCreds{}})
+		DeferCleanup(rdb.Close)
+		done := make(chan struct{})
+		s := NewSender(testConfig(done), rdb)
+		DeferCleanup(func() { close(done); s.Shut() })
+		ctx := context.Background()
+		for i := 0; i < 5; i++ {
+			o := NewOp(ctx, "incr", "d:n")
+			Expect(s.Exec(ctx, o)).To(Succeed())
+			Expect(o.V).To(Equal(int64(i + 1)))
+		}
+		st := s.one.lane.Client().PoolStats()
+		Expect(st.Hits+st.Misses).To(BeNumerically(">=", 5), "every call went through go-redis's pool")
 	})
 })
