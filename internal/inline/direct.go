@@ -42,6 +42,17 @@ func (l *Lane) Adopt() {
 	l.mu.Unlock()
 }
 
+// Discard ends the direct use of the kept connection, which go-redis then
+// drops: its stream holds more than the reply just read.
+func (l *Lane) Discard() {
+	l.mu.Lock()
+	c := l.direct
+	l.mu.Unlock()
+	if c != nil {
+		l.drop(c, true)
+	}
+}
+
 // drop ends the direct use of c; dead also makes go-redis drop it.
 func (l *Lane) drop(c *conn, dead bool) {
 	if dead {

@@ -2,6 +2,7 @@ package transport
 
 import (
 	"context"
+	"strconv"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -147,5 +148,36 @@ var _ = Describe("The inline lane with a StreamingCredentialsProvider", func() {
 		}
 		st := s.one.lane.Client().PoolStats()
 		Expect(st.Hits+st.Misses).To(BeNumerically(">=", 5), "every call went through go-redis's pool")
+	})
+})
+
+var _ = Describe("The inline lane's direct path on RESP3 with client tracking", func() {
+	It("skips the invalidation pushes before a reply, and the next replies are not shifted", func() {
+		srv, err := redistest.Start()
+		Expect(err).NotTo(HaveOccurred())
+		DeferCleanup(srv.Close)
+		rdb := redis.NewClient(&redis.Options{Addr: srv.Addr, Protocol: 3,
+			OnConnect: func(ctx context.Context, cn *redis.Conn) error {
+				return cn.Do(ctx, "client", "tracking", "on").Err()
+			}})
+		DeferCleanup(rdb.Close)
+		done := make(chan struct{})
+		s := NewSender(testConfig(done), rdb)
+		DeferCleanup(func() { close(done); s.Shut() })
+		ctx := context.Background()
+		exec := func(args ...any) any {
+			o := NewOp(ctx, args...)
+			Expect(s.Exec(ctx, o)).To(Succeed())
+			Expect(o.Outcome()).To(Equal(Replied))
+			return o.V
+		}
+		const read = "return redis.call('get', KEYS[1])"
+		const write = "return redis.call('incr', KEYS[1])"
+		for i := 1; i <= 5; i++ {
+			Expect(exec("eval", read, 1, "t:k")).To(Or(BeNil(), Equal(strconv.Itoa(i-1))))
+			Expect(exec("eval", write, 1, "t:k")).To(Equal(int64(i)))
+			Expect(exec("get", "t:k")).To(Equal(strconv.Itoa(i)))
+			Expect(exec("set", "t:o", "v")).To(Equal("OK"))
+		}
 	})
 })
