@@ -338,8 +338,8 @@ type conn struct {
 	l   *Lane
 	cut atomic.Bool
 
-	rec  []byte    // read since the last write
-	rd   time.Time // the read deadline last asked for
+	rec []byte    // read since the last write
+	rd  time.Time // the read deadline last asked for
 	// held: a Tail reads on it (set under l.mu, read by go-redis's pool
 	// too): Close leaves it open, Set*Deadline do nothing.
 	held atomic.Bool
