@@ -25,10 +25,13 @@ var errDead = errors.New("inline: connection dropped by the lane")
 
 // Adopt keeps the connection the call in flight used for the direct path,
 // if that call (through the lane's go-redis client) went well: the
-// connection is back in go-redis's pool, idle.
+// connection is back in go-redis's pool, idle. A lane whose client has a
+// pool hook acting on idle connections (StreamingCredentialsProvider:
+// go-redis re-AUTHs an idle connection on a goroutine of its own) keeps
+// none: its AUTH would interleave with the lane's command.
 func (l *Lane) Adopt() {
 	c := l.used
-	if !canPeek || c == nil || c.raw == nil || c.dead.Load() {
+	if !canPeek || c == nil || c.raw == nil || c.dead.Load() || !l.adoptable {
 		return
 	}
 	l.mu.Lock()
@@ -37,6 +40,17 @@ func (l *Lane) Adopt() {
 		c.last = time.Now()
 	}
 	l.mu.Unlock()
+}
+
+// Discard ends the direct use of the kept connection, which go-redis then
+// drops: its stream holds more than the reply just read.
+func (l *Lane) Discard() {
+	l.mu.Lock()
+	c := l.direct
+	l.mu.Unlock()
+	if c != nil {
+		l.drop(c, true)
+	}
 }
 
 // drop ends the direct use of c; dead also makes go-redis drop it.

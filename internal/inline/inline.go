@@ -63,6 +63,9 @@ type Lane struct {
 	// direct is the connection kept for the direct path (see direct.go):
 	// set by Adopt, cleared when it fails or closes.
 	direct *conn
+	// adoptable: no go-redis pool hook touches an idle connection (see
+	// Adopt).
+	adoptable bool
 }
 
 // call is what a call's context.AfterFunc runs: fire is bound once, so
@@ -113,7 +116,7 @@ func newLane(user *redis.Client, primary string) *Lane {
 	if dial == nil {
 		dial = redis.NewDialer(uo)
 	}
-	l := &Lane{conns: make(map[*conn]struct{})}
+	l := &Lane{conns: make(map[*conn]struct{}), adoptable: uo.StreamingCredentialsProvider == nil}
 	var moved atomic.Bool // a dial reached another server: the lane is done
 	if primary != "" {
 		// go-redis retries a failed dial (5 times, 100 ms apart, by
@@ -206,7 +209,11 @@ func (l *Lane) End(failed bool) (cut bool, tail *Tail) {
 	cut = l.cut
 	if cut && failed && l.used != nil && l.wrote {
 		c := l.used
-		c.held = true
+		// The Tail reads on alone: no cut of a later call reaches it, and
+		// go-redis (whose pool may still list it, idle: the direct path)
+		// no longer sets its deadlines.
+		c.held.Store(true)
+		delete(l.conns, c)
 		tail = &Tail{c: c, buf: append([]byte(nil), c.rec...), deadline: c.rd}
 	}
 	l.used = nil
@@ -253,7 +260,7 @@ func (t *Tail) Read(complete func([]byte) bool) ([]byte, error) {
 	c := t.c
 	defer func() {
 		c.l.mu.Lock()
-		c.held = false
+		c.held.Store(false)
 		c.l.mu.Unlock()
 		_ = c.Conn.Close()
 	}()
@@ -331,9 +338,11 @@ type conn struct {
 	l   *Lane
 	cut atomic.Bool
 
-	rec  []byte    // read since the last write
-	rd   time.Time // the read deadline last asked for
-	held bool      // a Tail reads on it (under l.mu): Close leaves it open
+	rec []byte    // read since the last write
+	rd  time.Time // the read deadline last asked for
+	// held: a Tail reads on it (set under l.mu, read by go-redis's pool
+	// too): Close leaves it open, Set*Deadline do nothing.
+	held atomic.Bool
 
 	// For the direct path (direct.go): the socket's RawConn (nil: not a
 	// socket), when it was dialed and last used directly, and dead: it
@@ -407,18 +416,43 @@ func (c *conn) bound(t time.Time) time.Time {
 	return t
 }
 
+// The Set*Deadline methods do nothing while a Tail reads on c (it sets its
+// own on c.Conn: go-redis's health check would clear it). An interrupt
+// between bound and the deadline set is not lost: once set, cut is read
+// again (interrupt sets cut before its past deadline).
 func (c *conn) SetDeadline(t time.Time) error {
+	if c.held.Load() {
+		return nil
+	}
 	c.rd = t
-	return c.Conn.SetDeadline(c.bound(t))
+	err := c.Conn.SetDeadline(c.bound(t))
+	if c.cut.Load() {
+		err = c.Conn.SetDeadline(past)
+	}
+	return err
 }
 
 func (c *conn) SetReadDeadline(t time.Time) error {
+	if c.held.Load() {
+		return nil
+	}
 	c.rd = t
-	return c.Conn.SetReadDeadline(c.bound(t))
+	err := c.Conn.SetReadDeadline(c.bound(t))
+	if c.cut.Load() {
+		err = c.Conn.SetReadDeadline(past)
+	}
+	return err
 }
 
 func (c *conn) SetWriteDeadline(t time.Time) error {
-	return c.Conn.SetWriteDeadline(c.bound(t))
+	if c.held.Load() {
+		return nil
+	}
+	err := c.Conn.SetWriteDeadline(c.bound(t))
+	if c.cut.Load() {
+		err = c.Conn.SetWriteDeadline(past)
+	}
+	return err
 }
 
 func (c *conn) Close() error {
@@ -428,7 +462,7 @@ func (c *conn) Close() error {
 	if l.direct == c {
 		l.direct = nil
 	}
-	held := c.held
+	held := c.held.Load()
 	if !held && l.active && l.cut {
 		// Cut mid-call: End decides (a Tail may read the reply on).
 		l.later = append(l.later, c)

@@ -218,8 +218,23 @@ func appendNum(b, s []byte) []byte {
 // short, or bytes that are no reply at all, say false and true: the
 // caller's parse then reports the latter).
 func ReplyComplete(b []byte) bool {
-	_, err := skipValue(b)
+	_, _, err := replyBody(b)
 	return !errors.Is(err, errShortReply)
+}
+
+// replyBody returns the reply b holds after the RESP3 pushes (an
+// invalidation of client tracking, say) the server sent before it, and
+// what follows it.
+func replyBody(b []byte) (reply, rest []byte, err error) {
+	for len(b) > 0 && b[0] == '>' {
+		if b, err = skipValue(b); err != nil {
+			return nil, nil, err
+		}
+	}
+	if rest, err = skipValue(b); err != nil {
+		return nil, nil, err
+	}
+	return b[:len(b)-len(rest)], rest, nil
 }
 
 // skipValue is parseValue without the values: what follows one reply.
@@ -241,13 +256,16 @@ func skipValue(b []byte) ([]byte, error) {
 			return nil, errShortReply
 		}
 		return rest[n+2:], nil
-	case '*', '~', '%':
+	case '*', '~', '%', '>', '|':
 		n, ok := atoi(line[1:])
 		if !ok {
 			return nil, errBadLength
 		}
-		if line[0] == '%' {
+		if line[0] == '%' || line[0] == '|' {
 			n *= 2
+		}
+		if line[0] == '|' {
+			n++ // an attribute (a map) comes before the value it is about
 		}
 		var err error
 		for i := 0; i < n; i++ {

@@ -579,10 +579,10 @@ func (b *batcher) runInline(o *Op, lane *inline.Lane) {
 		return
 	}
 	go func() {
-		raw, err := tail.Read(func(p []byte) bool {
-			_, _, err := parseValue(p)
-			return !errors.Is(err, errShortReply)
-		})
+		raw, err := tail.Read(ReplyComplete)
+		if body, _, perr := replyBody(raw); perr == nil {
+			raw = body // without the RESP3 pushes before it
+		}
 		o.raw = raw
 		if err == nil {
 			o.finish(nil)
@@ -607,6 +607,19 @@ func (b *batcher) runDirect(o *Op, lane *inline.Lane, eval bool) bool {
 	raw, err, handled := lane.Do(o.Ctx, cmd, ReplyComplete)
 	if !handled {
 		return false
+	}
+	if err == nil {
+		// RESP3: pushes may come before the reply (they are dropped, as
+		// the lane's client has no push handler) or after it; bytes read
+		// past the reply (a push, maybe cut short) leave the stream in an
+		// unknown state: the connection goes (go-redis drops it).
+		body, rest, perr := replyBody(raw)
+		if perr != nil || len(rest) != 0 {
+			lane.Discard()
+		}
+		if perr == nil {
+			raw = body
+		}
 	}
 	o.raw = append(o.small[:0], raw...)
 	o.finish(err)
