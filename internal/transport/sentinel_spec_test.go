@@ -159,10 +159,18 @@ var _ = Describe("The inline lane on Sentinel", Label("sentinel"), func() {
 		// client's dialer asks the Sentinel): refused, the call goes
 		// through the flusher.
 		replica := topo.Replicas[0].Addr
-		s.setPrimary(replica)
-		moved := NewOp(ctx, "set", "mk", "v")
-		Expect(s.Exec(ctx, moved)).To(Succeed())
-		Expect(moved.V).To(Equal("OK"))
+		// A call made while the flusher still ends the last batch goes
+		// through it and dials no lane: send until the lane's dial was
+		// refused (a CI run failed once without the loop).
+		Eventually(func() string {
+			s.setPrimary(replica)
+			moved := NewOp(ctx, "set", "mk", "v")
+			Expect(s.Exec(ctx, moved)).To(Succeed())
+			Expect(moved.V).To(Equal("OK"))
+			s.mu.Lock()
+			defer s.mu.Unlock()
+			return s.refused
+		}).WithTimeout(10*time.Second).Should(Equal(replica), "the lane's dial reached the primary: refused")
 		Expect(s.primaryAddr()).To(BeEmpty(), "the lane is dropped")
 		s.setPrimary(replica)
 		Expect(s.primaryAddr()).To(BeEmpty(), "no new lane for the address refused (a tunnel would refuse every one)")
