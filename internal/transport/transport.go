@@ -257,11 +257,10 @@ func (s *Sender) submit(o *Op) {
 // nothing was sent, and the map learns the node soon. It reports whether o
 // was rescheduled.
 func (s *Sender) waitForNode(o *Op) bool {
-	if time.Since(o.first) > redirectBudget || (o.Ctx.Err() != nil && !s.cfg.IsCleanup(o.Ctx)) || s.cfg.Closed() {
+	if s.followedEnough(o) || s.cfg.Closed() {
 		return false
 	}
-	o.redirects++
-	time.AfterFunc(o.nextPause(true), func() { s.submit(o) })
+	s.resubmit(o, o.nextPause(true))
 	return true
 }
 
@@ -338,7 +337,7 @@ func (s *Sender) after(o *Op, from *batcher) {
 		}()
 		return
 	}
-	if s.nodes == nil || (o.Ctx.Err() != nil && !s.cfg.IsCleanup(o.Ctx)) || time.Since(o.first) > redirectBudget {
+	if s.nodes == nil || s.followedEnough(o) {
 		o.markDone()
 		return
 	}
@@ -353,6 +352,19 @@ func (s *Sender) after(o *Op, from *batcher) {
 		o.markDone()
 		return
 	}
+	s.resubmit(o, pause)
+}
+
+// followedEnough reports whether o may not be sent on again: its ctx ended
+// (but for a clean-up) or the redirect budget since it was first sent is
+// spent.
+func (s *Sender) followedEnough(o *Op) bool {
+	return (o.Ctx.Err() != nil && !s.cfg.IsCleanup(o.Ctx)) || time.Since(o.first) > redirectBudget
+}
+
+// resubmit sends o on after pause (at once when 0), counting one more
+// redirection.
+func (s *Sender) resubmit(o *Op, pause time.Duration) {
 	o.redirects++
 	if pause == 0 {
 		s.submit(o)
