@@ -2,9 +2,7 @@ package main
 
 import (
 	"context"
-	"runtime"
 	"strconv"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -147,7 +145,7 @@ func parkRueidislock(b *testing.B, addr string, n, names int) (heap, stack int64
 // its wait, so that the parked stack is the library's.
 func park(b *testing.B, rdb *redis.Client, n int, prepare func(ctx context.Context, n int) []func() error) (heap, stack int64) {
 	b.Helper()
-	before := memAfterGC()
+	before := redistest.MemAfterGC()
 	ctx, stop := context.WithCancel(context.Background())
 	waits := prepare(ctx, n)
 	var wg sync.WaitGroup
@@ -156,8 +154,10 @@ func park(b *testing.B, rdb *redis.Client, n int, prepare func(ctx context.Conte
 		wg.Add(1)
 		go waitAndTell(ctx, &wg, ended, wait)
 	}
-	quiet(b, rdb)
-	after := memAfterGC()
+	if err := redistest.WaitQuiet(rdb, 2*time.Minute); err != nil {
+		b.Fatal("the waiters did not settle: ", err)
+	}
+	after := redistest.MemAfterGC()
 	stop()
 	wg.Wait()
 	close(ended)
@@ -173,41 +173,5 @@ func waitAndTell(ctx context.Context, wg *sync.WaitGroup, ended chan<- error, wa
 	err := wait()
 	if ctx.Err() == nil {
 		ended <- err
-	}
-}
-
-func memAfterGC() runtime.MemStats {
-	var m runtime.MemStats
-	runtime.GC()
-	runtime.GC()
-	runtime.ReadMemStats(&m)
-	return m
-}
-
-// quiet waits until Redis has had no command but ours for a second.
-func quiet(b *testing.B, rdb *redis.Client) {
-	b.Helper()
-	last, still := int64(-1), 0
-	for deadline := time.Now().Add(2 * time.Minute); still < 4; {
-		if time.Now().After(deadline) {
-			b.Fatal("the waiters did not settle within 2 minutes")
-		}
-		time.Sleep(250 * time.Millisecond)
-		info, err := rdb.Info(context.Background(), "stats").Result()
-		if err != nil {
-			b.Fatal(err)
-		}
-		var cmds int64
-		for _, line := range strings.Split(info, "\n") {
-			if v, ok := strings.CutPrefix(strings.TrimSpace(line), "total_commands_processed:"); ok {
-				cmds, _ = strconv.ParseInt(v, 10, 64)
-			}
-		}
-		if last >= 0 && cmds-last <= 2 {
-			still++
-		} else {
-			still = 0
-		}
-		last = cmds
 	}
 }

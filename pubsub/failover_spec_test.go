@@ -58,12 +58,7 @@ var _ = Describe("a sharded subscription whose master fails over while the slot 
 				Expect(err).NotTo(HaveOccurred())
 				return net.JoinHostPort("localhost", port)
 			}
-			for _, a := range cluster.Addrs() {
-				n := redis.NewClient(&redis.Options{Addr: a})
-				Expect(n.ConfigSet(ctx, "cluster-announce-hostname", "localhost").Err()).To(Succeed())
-				Expect(n.ConfigSet(ctx, "cluster-preferred-endpoint-type", "hostname").Err()).To(Succeed())
-				Expect(n.Close()).To(Succeed())
-			}
+			Expect(cluster.AnnounceHostnames(ctx)).To(Succeed())
 		}
 
 		masters, err := cluster.Masters(ctx)

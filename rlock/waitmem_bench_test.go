@@ -6,7 +6,6 @@ import (
 	"runtime"
 	"runtime/pprof"
 	"strconv"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -14,6 +13,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/goredisson/goredisson/ctxowner"
+	"github.com/goredisson/goredisson/internal/redistest"
 	"github.com/goredisson/goredisson/rlock"
 )
 
@@ -85,7 +85,7 @@ func parkWaiters(b *testing.B, n, names int) (heap, stack int64) {
 	_ = c.NewLock(name(0)).Lock(ctxowner.WithID(wctx, "warm"))
 	cancel()
 
-	before := memNow()
+	before := redistest.MemAfterGC()
 	wctx, stop := context.WithCancel(ctx)
 	// What each waiter needs is made before the waiters start (and
 	// counted): its lock handle and owner. Each waiter's goroutine then
@@ -103,8 +103,10 @@ func parkWaiters(b *testing.B, n, names int) (heap, stack int64) {
 		go lockAndTell(&wg, errs, locks[i], owners[i])
 	}
 	g0 := runtime.NumGoroutine()
-	settle(b, rdb)
-	after := memNow()
+	if err := redistest.WaitQuiet(rdb, 2*time.Minute); err != nil {
+		b.Fatal("the waiters did not settle: ", err)
+	}
+	after := redistest.MemAfterGC()
 	if os.Getenv("WAITMEM_HEAPPROFILE") != "" {
 		b.Logf("goroutines: %d while parked, %d before", runtime.NumGoroutine(), g0)
 	}
@@ -132,43 +134,5 @@ func lockAndTell(wg *sync.WaitGroup, errs chan<- error, l *rlock.Lock, owner con
 	err := l.Lock(owner)
 	if owner.Err() == nil {
 		errs <- err // nobody may get the lock, nor fail
-	}
-}
-
-// memNow returns the memory statistics after two GCs.
-func memNow() runtime.MemStats {
-	var m runtime.MemStats
-	runtime.GC()
-	runtime.GC()
-	runtime.ReadMemStats(&m)
-	return m
-}
-
-// settle waits until Redis has had no command but ours for a second: the
-// waiters have made their attempts and subscribed.
-func settle(b *testing.B, rdb *redis.Client) {
-	b.Helper()
-	last, quiet := int64(-1), 0
-	for deadline := time.Now().Add(2 * time.Minute); quiet < 4; {
-		if time.Now().After(deadline) {
-			b.Fatal("the waiters did not settle within 2 minutes")
-		}
-		time.Sleep(250 * time.Millisecond)
-		info, err := rdb.Info(context.Background(), "stats").Result()
-		if err != nil {
-			b.Fatal(err)
-		}
-		var cmds int64
-		for _, line := range strings.Split(info, "\n") {
-			if v, ok := strings.CutPrefix(strings.TrimSpace(line), "total_commands_processed:"); ok {
-				cmds, _ = strconv.ParseInt(v, 10, 64)
-			}
-		}
-		if last >= 0 && cmds-last <= 2 {
-			quiet++
-		} else {
-			quiet = 0
-		}
-		last = cmds
 	}
 }

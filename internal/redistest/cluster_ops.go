@@ -407,3 +407,22 @@ func ClientCount(ctx context.Context, addr, typ string) (int, error) {
 	}
 	return n, nil
 }
+
+// AnnounceHostnames has every node announce itself as "localhost" and
+// name host names, not IPs, in its redirections and slot maps (Redis 7's
+// cluster-announce-hostname and cluster-preferred-endpoint-type): the
+// endpoints of a Cluster reached by a DNS name.
+func (c *Cluster) AnnounceHostnames(ctx context.Context) error {
+	for _, a := range c.Addrs() {
+		n := redis.NewClient(&redis.Options{Addr: a})
+		err := n.ConfigSet(ctx, "cluster-announce-hostname", "localhost").Err()
+		if err == nil {
+			err = n.ConfigSet(ctx, "cluster-preferred-endpoint-type", "hostname").Err()
+		}
+		_ = n.Close()
+		if err != nil {
+			return fmt.Errorf("redistest: %s: %w", a, err)
+		}
+	}
+	return nil
+}

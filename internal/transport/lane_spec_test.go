@@ -65,6 +65,21 @@ func inlineBatcher(s *Sender, addr string) *batcher {
 	return b
 }
 
+// expectCutByClose closes s (done, then Shut) while popped's BLPOP is in
+// flight inline and expects Close to end the call (abandoned: "closed");
+// push then answers the BLPOP, whose reply the cut call's tail reads.
+func expectCutByClose(s *Sender, done chan struct{}, popped <-chan error, push func() error) {
+	GinkgoHelper()
+	close(done)
+	s.Shut()
+	var perr error
+	Eventually(popped).WithTimeout(10*time.Second).Should(Receive(&perr), "Close ends the call in flight")
+	reason, ok := Abandoned(perr)
+	Expect(ok).To(BeTrue())
+	Expect(reason).To(MatchError("closed"))
+	Expect(push()).To(Succeed())
+}
+
 // On a Cluster each node's batcher has an inline lane of its own; when
 // go-redis replaces the node's client, the old lane is retired: a call in
 // flight on it finishes with its reply (it is not cut), then the lane is

@@ -52,12 +52,7 @@ var _ = Describe("A call redirected to a node the slot map does not list yet", L
 			Expect(err).NotTo(HaveOccurred())
 			return net.JoinHostPort("localhost", port)
 		}
-		for _, a := range cl.Addrs() {
-			n := redis.NewClient(&redis.Options{Addr: a})
-			Expect(n.ConfigSet(ctx, "cluster-announce-hostname", "localhost").Err()).To(Succeed())
-			Expect(n.ConfigSet(ctx, "cluster-preferred-endpoint-type", "hostname").Err()).To(Succeed())
-			Expect(n.Close()).To(Succeed())
-		}
+		Expect(cl.AnnounceHostnames(ctx)).To(Succeed())
 		// The map lists the masters only until told to ask the cluster.
 		var mastersOnly []redis.ClusterSlot
 		for _, m := range masters {

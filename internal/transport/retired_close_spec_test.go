@@ -34,14 +34,7 @@ var _ = Describe("Close and a retired inline lane", Label("cluster"), func() {
 		fresh := redis.NewClient(&redis.Options{Addr: addr})
 		s.batcherFor(fresh, addr) // the old batcher is retired, its call still in flight
 
-		close(done)
-		s.Shut()
-		var perr error
-		Eventually(popped).WithTimeout(10*time.Second).Should(Receive(&perr), "Close ends the call in flight on the retired lane")
-		reason, ok := Abandoned(perr)
-		Expect(ok).To(BeTrue())
-		Expect(reason).To(MatchError("closed"))
-		Expect(rdb.RPush(ctx, "{rc}q", "x").Err()).To(Succeed()) // the cut call's reply, read by its tail
+		expectCutByClose(s, done, popped, func() error { return rdb.RPush(ctx, "{rc}q", "x").Err() })
 		Expect(fresh.Close()).To(Succeed())
 		Eventually(gleak.Goroutines).WithTimeout(20 * time.Second).ShouldNot(gleak.HaveLeaked(before))
 	})

@@ -256,14 +256,7 @@ var _ = Describe("The inline lane on Sentinel", Label("sentinel"), func() {
 		Expect(rdb.Del(ctx, "cq").Err()).To(Succeed())
 		s, done := sender(rdb)
 		_, popped := popInline(ctx, s, "cq")
-		close(done)
-		s.Shut()
-		var perr error
-		Eventually(popped).WithTimeout(5*time.Second).Should(Receive(&perr), "Close ends the call in flight")
-		reason, ok := Abandoned(perr)
-		Expect(ok).To(BeTrue())
-		Expect(reason).To(MatchError("closed"))
-		Expect(rdb.RPush(ctx, "cq", "x").Err()).To(Succeed()) // the cut call's reply, read by its tail
+		expectCutByClose(s, done, popped, func() error { return rdb.RPush(ctx, "cq", "x").Err() })
 		Expect(rdb.Close()).To(Succeed())
 		Eventually(gleak.Goroutines).WithTimeout(20 * time.Second).ShouldNot(gleak.HaveLeaked(before))
 	})
