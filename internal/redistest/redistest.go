@@ -42,6 +42,9 @@ type Server struct {
 	mu  sync.Mutex
 	cmd *exec.Cmd
 	out bytes.Buffer
+	// tomb holds the port of a server Kill or Stop ended until it starts
+	// again or closes: holdPort's descriptor plus one (0: none).
+	tomb int
 }
 
 // Option changes how Start runs the server.
@@ -270,7 +273,21 @@ func (s *Server) signal(sig syscall.Signal) error {
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
+	s.mu.Lock()
+	if s.tomb == 0 {
+		s.tomb = holdPort(s.Port) + 1
+	}
+	s.mu.Unlock()
 	return nil
+}
+
+// releaseTomb frees the port held since the server stopped.
+func (s *Server) releaseTomb() {
+	s.mu.Lock()
+	fd := s.tomb - 1
+	s.tomb = 0
+	s.mu.Unlock()
+	releasePort(fd)
 }
 
 // Restart stops the server and starts it again on the same port. Every key
@@ -287,6 +304,7 @@ func (s *Server) Start() error {
 	if s.Pid() != 0 {
 		return errors.New("redistest: server already running")
 	}
+	s.releaseTomb()
 	var err error
 	for attempt := 0; attempt < 50; attempt++ {
 		if err = s.start(); err == nil {
@@ -300,6 +318,7 @@ func (s *Server) Start() error {
 // Close stops the server and removes its directory.
 func (s *Server) Close() error {
 	err := s.Stop()
+	s.releaseTomb()
 	if rmErr := os.RemoveAll(s.dir); err == nil {
 		err = rmErr
 	}
