@@ -65,11 +65,17 @@ func inlineBatcher(s *Sender, addr string) *batcher {
 	return b
 }
 
-// expectCutByClose closes s (done, then Shut) while popped's BLPOP is in
-// flight inline and expects Close to end the call (abandoned: "closed");
+// expectCutByClose waits until popped's BLPOP of key, sent inline, blocks
+// on server (a call marked in flight may still be dialing: Close would cut
+// it before it was sent, and its outcome would be not run), closes s (done,
+// then Shut), and expects Close to end the call (abandoned: "closed"); a
 // push then answers the BLPOP, whose reply the cut call's tail reads.
-func expectCutByClose(s *Sender, done chan struct{}, popped <-chan error, push func() error) {
+func expectCutByClose(s *Sender, done chan struct{}, popped <-chan error, server *redis.Client, key string) {
 	GinkgoHelper()
+	ctx := context.Background()
+	Eventually(func() (string, error) {
+		return server.Info(ctx, "clients").Result()
+	}).WithTimeout(10*time.Second).Should(ContainSubstring("blocked_clients:1"), "the BLPOP reached Redis")
 	close(done)
 	s.Shut()
 	var perr error
@@ -77,7 +83,7 @@ func expectCutByClose(s *Sender, done chan struct{}, popped <-chan error, push f
 	reason, ok := Abandoned(perr)
 	Expect(ok).To(BeTrue())
 	Expect(reason).To(MatchError("closed"))
-	Expect(push()).To(Succeed())
+	Expect(server.RPush(ctx, key, "x").Err()).To(Succeed())
 }
 
 // On a Cluster each node's batcher has an inline lane of its own; when

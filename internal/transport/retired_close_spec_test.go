@@ -34,7 +34,7 @@ var _ = Describe("Close and a retired inline lane", Label("cluster"), func() {
 		fresh := redis.NewClient(&redis.Options{Addr: addr})
 		s.batcherFor(fresh, addr) // the old batcher is retired, its call still in flight
 
-		expectCutByClose(s, done, popped, func() error { return rdb.RPush(ctx, "{rc}q", "x").Err() })
+		expectCutByClose(s, done, popped, node, "{rc}q")
 		Expect(fresh.Close()).To(Succeed())
 		Eventually(gleak.Goroutines).WithTimeout(20 * time.Second).ShouldNot(gleak.HaveLeaked(before))
 	})

@@ -256,7 +256,7 @@ var _ = Describe("The inline lane on Sentinel", Label("sentinel"), func() {
 		Expect(rdb.Del(ctx, "cq").Err()).To(Succeed())
 		s, done := sender(rdb)
 		_, popped := popInline(ctx, s, "cq")
-		expectCutByClose(s, done, popped, func() error { return rdb.RPush(ctx, "cq", "x").Err() })
+		expectCutByClose(s, done, popped, rdb, "cq")
 		Expect(rdb.Close()).To(Succeed())
 		Eventually(gleak.Goroutines).WithTimeout(20 * time.Second).ShouldNot(gleak.HaveLeaked(before))
 	})
