@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"strconv"
 	"testing"
 	"time"
 
@@ -50,7 +51,12 @@ var helpers = map[string]spectest.HelperFunc{
 	// when its leadership context ends, then stays until killed.
 	"leader": func(_ context.Context, c *rlock.Client) error {
 		rdb := redis.NewClient(&redis.Options{Addr: os.Getenv("HELPER_REDIS")})
-		e, err := election.New(rdb, c.NewLock(os.Getenv("HELPER_LOCK")))
+		var opts []election.Option
+		if ms, err := strconv.Atoi(os.Getenv("HELPER_WATCHDOG_MS")); err == nil {
+			// a first election waits this candidate's own lease
+			opts = append(opts, election.WithMaxLease(time.Duration(ms)*time.Millisecond))
+		}
+		e, err := election.New(rdb, c.NewLock(os.Getenv("HELPER_LOCK")), opts...)
 		if err != nil {
 			return err
 		}
