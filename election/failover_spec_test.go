@@ -1,0 +1,103 @@
+package election_test
+
+import (
+	"context"
+	"strings"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+
+	"github.com/goredisson/goredisson/election"
+	"github.com/goredisson/goredisson/internal/spectest"
+	"github.com/goredisson/goredisson/rlock"
+	"github.com/goredisson/goredisson/watchdog"
+)
+
+// The failover bounds docs/election.md states.
+var _ = Describe("Election failover", Label("slow", "fault"), func() {
+	var (
+		e   *spectest.Env
+		ctx context.Context
+	)
+	BeforeEach(func() {
+		e = spectest.NewEnv()
+		ctx = context.Background()
+	})
+
+	It("replaces a crashed leader after at most two of its leases: its lock runs out, then its recorded lease is waited out", func() {
+		name := spectest.UniqueName("el-crash")
+		Expect(e.Raw.Set(ctx, name+":leader", "", 0).Err()).To(Succeed())
+		h := spectest.StartHelper("leader", "HELPER_LOCK="+name, "HELPER_VALUE=crashes", "HELPER_WATCHDOG_MS=2000")
+		helperAt(h, "leader")
+		b, err := election.New(e.Raw, e.Client(rlock.WithWatchdogTimeout(lease)).NewLock(name), election.WithMaxLease(lease))
+		Expect(err).NotTo(HaveOccurred())
+		won := make(chan time.Time, 1)
+		go func() {
+			defer GinkgoRecover()
+			_, err := b.Campaign(ctx, "successor")
+			Expect(err).NotTo(HaveOccurred())
+			won <- time.Now()
+		}()
+		Consistently(won).WithTimeout(time.Second).ShouldNot(Receive())
+		crashed := time.Now()
+		h.Kill()
+		var at time.Time
+		Eventually(won).WithTimeout(4 * lease).Should(Receive(&at))
+		took := at.Sub(crashed)
+		AddReportEntry("crashed leader replaced after", took.String())
+		// The lock has 2/3 to 1 lease left at the crash, then the lease is
+		// waited out: 5/3 to 2 leases, plus the allowance and round trips.
+		Expect(took).To(BeNumerically(">=", lease+lease/2))
+		Expect(took).To(BeNumerically("<=", 2*lease+watchdog.Allowance(lease)+1500*time.Millisecond))
+		Expect(b.Resign(ctx)).To(Succeed())
+	})
+
+	It("lets the next leader lead without a wait once a leader whose Client closed has written the end of its term", func() {
+		const l = 3 * time.Second
+		name := spectest.UniqueName("el-closed")
+		ca := e.Client(rlock.WithWatchdogTimeout(l))
+		cb := e.Client(rlock.WithWatchdogTimeout(l))
+		a, err := election.New(e.Raw, ca.NewLock(name), election.WithMaxLease(l))
+		Expect(err).NotTo(HaveOccurred())
+		b, err := election.New(e.Raw, cb.NewLock(name), election.WithMaxLease(l))
+		Expect(err).NotTo(HaveOccurred())
+		Expect(e.Raw.Set(ctx, name+":leader", "", 0).Err()).To(Succeed())
+		leadA, err := a.Campaign(ctx, "a")
+		Expect(err).NotTo(HaveOccurred())
+		won := make(chan time.Time, 1)
+		go func() {
+			defer GinkgoRecover()
+			_, err := b.Campaign(ctx, "b")
+			Expect(err).NotTo(HaveOccurred())
+			won <- time.Now()
+		}()
+		Expect(ca.Close()).To(Succeed()) // the lock stays until its lease runs out; a's context ends now
+		Eventually(leadA.Done()).Should(BeClosed())
+		Expect(context.Cause(leadA)).To(MatchError(rlock.ErrClosed))
+		Eventually(func() string { return e.Raw.Get(ctx, name+":leader").Val() }).WithTimeout(5*time.Second).
+			Should(HavePrefix("E "), "a wrote the end of its term")
+		Eventually(func() []string { return e.Raw.HKeys(ctx, name).Val() }).WithTimeout(2 * l).
+			Should(ContainElement(HavePrefix(cb.ID())))
+		took := time.Now()
+		var at time.Time
+		Eventually(won).WithTimeout(2 * l).Should(Receive(&at))
+		Expect(at.Sub(took)).To(BeNumerically("<", l), "no lease waited out")
+		Expect(strings.HasPrefix(e.Raw.Get(ctx, name+":leader").Val(), "L ")).To(BeTrue())
+		Expect(b.Resign(ctx)).To(Succeed())
+	})
+
+	It("keeps a crashed leader's record out of Leader once its lock ran out", func() {
+		name := spectest.UniqueName("el-crash-leader")
+		Expect(e.Raw.Set(ctx, name+":leader", "", 0).Err()).To(Succeed())
+		h := spectest.StartHelper("leader", "HELPER_LOCK="+name, "HELPER_VALUE=crashes", "HELPER_WATCHDOG_MS=2000")
+		helperAt(h, "leader")
+		el, err := election.New(e.Raw, e.Client().NewLock(name))
+		Expect(err).NotTo(HaveOccurred())
+		Expect(el.Leader(ctx)).To(Equal("crashes"))
+		h.Kill()
+		Eventually(func() error { _, err := el.Leader(ctx); return err }).WithTimeout(4 * lease).
+			Should(MatchError(election.ErrNoLeader))
+		Expect(e.Raw.Get(ctx, name+":leader").Val()).To(HavePrefix("L "), "the record stays: the next leader waits out its lease")
+	})
+})
