@@ -3,6 +3,7 @@ package election_test
 import (
 	"context"
 	"strings"
+	"syscall"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -99,5 +100,40 @@ var _ = Describe("Election failover", Label("slow", "fault"), func() {
 		Eventually(func() error { _, err := el.Leader(ctx); return err }).WithTimeout(4 * lease).
 			Should(MatchError(election.ErrNoLeader))
 		Expect(e.Raw.Get(ctx, name+":leader").Val()).To(HavePrefix("L "), "the record stays: the next leader waits out its lease")
+	})
+
+	It("hands over at once when a leader shuts down on SIGTERM as docs/election.md shows, and a campaigning candidate stops on SIGTERM", func() {
+		name := spectest.UniqueName("el-sigterm")
+		Expect(e.Raw.Set(ctx, name+":leader", "", 0).Err()).To(Succeed())
+		ha := spectest.StartHelper("shutdown", "HELPER_LOCK="+name, "HELPER_VALUE=a", "HELPER_WATCHDOG_MS=2000")
+		helperAt(ha, "leader")
+		hc := spectest.StartHelper("shutdown", "HELPER_LOCK="+name, "HELPER_VALUE=c", "HELPER_WATCHDOG_MS=2000")
+		Consistently(hc.Lines).WithTimeout(500*time.Millisecond).ShouldNot(Receive(), "c campaigns while a leads")
+		hc.Signal(syscall.SIGTERM)
+		var line string
+		Eventually(hc.Lines).WithTimeout(5 * time.Second).Should(Receive(&line))
+		Expect(line).To(And(HavePrefix("campaign "), ContainSubstring("context canceled")))
+		Eventually(hc.Lines).WithTimeout(5*time.Second).Should(BeClosed(), "c exited")
+
+		b, err := election.New(e.Raw, e.Client(rlock.WithWatchdogTimeout(lease)).NewLock(name), election.WithMaxLease(lease))
+		Expect(err).NotTo(HaveOccurred())
+		won := make(chan time.Time, 1)
+		go func() {
+			defer GinkgoRecover()
+			_, err := b.Campaign(ctx, "b")
+			Expect(err).NotTo(HaveOccurred())
+			won <- time.Now()
+		}()
+		Consistently(won).WithTimeout(500*time.Millisecond).ShouldNot(Receive(), "b waits while a leads")
+		term := time.Now()
+		ha.Signal(syscall.SIGTERM)
+		stopped := helperAt(ha, "stopped")
+		var at time.Time
+		Eventually(won).WithTimeout(5 * time.Second).Should(Receive(&at))
+		Expect(stopped).To(BeTemporally("<", at))
+		Expect(at.Sub(term)).To(BeNumerically("<", lease), "a resigned: no lease waited out")
+		Eventually(ha.Lines).WithTimeout(5*time.Second).Should(BeClosed(), "a exited")
+		Expect(b.Leader(ctx)).To(Equal("b"))
+		Expect(b.Resign(ctx)).To(Succeed())
 	})
 })
