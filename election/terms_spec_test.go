@@ -32,6 +32,26 @@ var _ = Describe("Election's terms", func() {
 		Expect(err).To(MatchError(ContainSubstring("max lease")))
 	})
 
+	It("records a candidate's longest watchdog timeout: a Lock's Client's, the longest of a MultiLock's or RedLock's locks'", func() {
+		one, three := e.Client(rlock.WithWatchdogTimeout(time.Second)), e.Client(rlock.WithWatchdogTimeout(3*time.Second))
+		name := spectest.UniqueName("el-timeouts")
+		d, ok := rlock.WatchdogTimeout(one.NewLock(name))
+		Expect(ok).To(BeTrue())
+		Expect(d).To(Equal(time.Second))
+		m, err := rlock.NewMultiLock(one.NewLock(name+":a"), three.NewFencedLock(name+":b"))
+		Expect(err).NotTo(HaveOccurred())
+		d, ok = rlock.WatchdogTimeout(m)
+		Expect(ok).To(BeTrue())
+		Expect(d).To(Equal(3 * time.Second))
+		r, err := rlock.NewRedLock(three.NewLock(name+":c"), one.NewLock(name+":d"), one.NewLock(name+":e"))
+		Expect(err).NotTo(HaveOccurred())
+		d, ok = rlock.WatchdogTimeout(r)
+		Expect(ok).To(BeTrue())
+		Expect(d).To(Equal(3 * time.Second))
+		_, ok = rlock.WatchdogTimeout(nil)
+		Expect(ok).To(BeFalse())
+	})
+
 	It("numbers the terms, a re-election of the same candidate too, records each leader's lease, and reports every term in order", Label("slow"), func() {
 		name := spectest.UniqueName("el-terms")
 		a, err := election.New(e.Raw, e.Client(rlock.WithWatchdogTimeout(3*time.Second)).NewLock(name), election.WithMaxLease(lease))
