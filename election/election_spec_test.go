@@ -2,7 +2,6 @@ package election_test
 
 import (
 	"context"
-	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -202,16 +201,3 @@ var _ = Describe("Election", func() {
 		Expect(b.Resign(ctx)).To(Succeed())
 	})
 })
-
-// helperAt reads a helper's next line, "leader <ns>" or "lost <ns> ...",
-// checks that it starts with prefix and returns its time.
-func helperAt(h *spectest.HelperProc, prefix string) time.Time {
-	GinkgoHelper()
-	var line string
-	Eventually(h.Lines).WithTimeout(20 * time.Second).Should(Receive(&line))
-	f := strings.Fields(line)
-	Expect(f[0]).To(Equal(prefix), line)
-	ns, err := strconv.ParseInt(f[1], 10, 64)
-	Expect(err).NotTo(HaveOccurred())
-	return time.Unix(0, ns)
-}

@@ -28,24 +28,17 @@ var _ = Describe("Election failover", Label("slow", "fault"), func() {
 
 	It("replaces a crashed leader after at most two of its leases: its lock runs out, then its recorded lease is waited out", func() {
 		name := spectest.UniqueName("el-crash")
-		Expect(e.Raw.Set(ctx, name+":leader", "", 0).Err()).To(Succeed())
+		leadsAtOnce(e.Raw, name)
 		h := spectest.StartHelper("leader", "HELPER_LOCK="+name, "HELPER_VALUE=crashes", "HELPER_WATCHDOG_MS=2000")
 		helperAt(h, "leader")
-		b, err := election.New(e.Raw, e.Client(rlock.WithWatchdogTimeout(lease)).NewLock(name), election.WithMaxLease(lease))
-		Expect(err).NotTo(HaveOccurred())
-		won := make(chan time.Time, 1)
-		go func() {
-			defer GinkgoRecover()
-			_, err := b.Campaign(ctx, "successor")
-			Expect(err).NotTo(HaveOccurred())
-			won <- time.Now()
-		}()
-		Consistently(won).WithTimeout(time.Second).ShouldNot(Receive())
+		b, _ := candidate(e, name, lease, election.WithMaxLease(lease))
+		wonB := campaignIn(ctx, b, "successor", context.Background())
+		Consistently(wonB).WithTimeout(time.Second).ShouldNot(Receive())
 		crashed := time.Now()
 		h.Kill()
-		var at time.Time
-		Eventually(won).WithTimeout(4 * lease).Should(Receive(&at))
-		took := at.Sub(crashed)
+		var w won
+		Eventually(wonB).WithTimeout(4 * lease).Should(Receive(&w))
+		took := w.at.Sub(crashed)
 		AddReportEntry("crashed leader replaced after", took.String())
 		// The lock has 2/3 to 1 lease left at the crash, then the lease is
 		// waited out: 5/3 to 2 leases, plus the allowance and round trips.
@@ -57,22 +50,12 @@ var _ = Describe("Election failover", Label("slow", "fault"), func() {
 	It("lets the next leader lead without a wait once a leader whose Client closed has written the end of its term", func() {
 		const l = 3 * time.Second
 		name := spectest.UniqueName("el-closed")
-		ca := e.Client(rlock.WithWatchdogTimeout(l))
-		cb := e.Client(rlock.WithWatchdogTimeout(l))
-		a, err := election.New(e.Raw, ca.NewLock(name), election.WithMaxLease(l))
-		Expect(err).NotTo(HaveOccurred())
-		b, err := election.New(e.Raw, cb.NewLock(name), election.WithMaxLease(l))
-		Expect(err).NotTo(HaveOccurred())
-		Expect(e.Raw.Set(ctx, name+":leader", "", 0).Err()).To(Succeed())
+		a, ca := candidate(e, name, l, election.WithMaxLease(l))
+		b, cb := candidate(e, name, l, election.WithMaxLease(l))
+		leadsAtOnce(e.Raw, name)
 		leadA, err := a.Campaign(ctx, "a")
 		Expect(err).NotTo(HaveOccurred())
-		won := make(chan time.Time, 1)
-		go func() {
-			defer GinkgoRecover()
-			_, err := b.Campaign(ctx, "b")
-			Expect(err).NotTo(HaveOccurred())
-			won <- time.Now()
-		}()
+		wonB := campaignIn(ctx, b, "b", context.Background())
 		Expect(ca.Close()).To(Succeed()) // the lock stays until its lease runs out; a's context ends now
 		Eventually(leadA.Done()).Should(BeClosed())
 		Expect(context.Cause(leadA)).To(MatchError(rlock.ErrClosed))
@@ -81,16 +64,16 @@ var _ = Describe("Election failover", Label("slow", "fault"), func() {
 		Eventually(func() []string { return e.Raw.HKeys(ctx, name).Val() }).WithTimeout(2 * l).
 			Should(ContainElement(HavePrefix(cb.ID())))
 		took := time.Now()
-		var at time.Time
-		Eventually(won).WithTimeout(2 * l).Should(Receive(&at))
-		Expect(at.Sub(took)).To(BeNumerically("<", l), "no lease waited out")
+		var w won
+		Eventually(wonB).WithTimeout(2 * l).Should(Receive(&w))
+		Expect(w.at.Sub(took)).To(BeNumerically("<", l), "no lease waited out")
 		Expect(strings.HasPrefix(e.Raw.Get(ctx, name+":leader").Val(), "L ")).To(BeTrue())
 		Expect(b.Resign(ctx)).To(Succeed())
 	})
 
 	It("keeps a crashed leader's record out of Leader once its lock ran out", func() {
 		name := spectest.UniqueName("el-crash-leader")
-		Expect(e.Raw.Set(ctx, name+":leader", "", 0).Err()).To(Succeed())
+		leadsAtOnce(e.Raw, name)
 		h := spectest.StartHelper("leader", "HELPER_LOCK="+name, "HELPER_VALUE=crashes", "HELPER_WATCHDOG_MS=2000")
 		helperAt(h, "leader")
 		el, err := election.New(e.Raw, e.Client().NewLock(name))
@@ -104,7 +87,7 @@ var _ = Describe("Election failover", Label("slow", "fault"), func() {
 
 	It("hands over at once when a leader shuts down on SIGTERM as docs/election.md shows, and a campaigning candidate stops on SIGTERM", func() {
 		name := spectest.UniqueName("el-sigterm")
-		Expect(e.Raw.Set(ctx, name+":leader", "", 0).Err()).To(Succeed())
+		leadsAtOnce(e.Raw, name)
 		ha := spectest.StartHelper("shutdown", "HELPER_LOCK="+name, "HELPER_VALUE=a", "HELPER_WATCHDOG_MS=2000")
 		helperAt(ha, "leader")
 		hc := spectest.StartHelper("shutdown", "HELPER_LOCK="+name, "HELPER_VALUE=c", "HELPER_WATCHDOG_MS=2000")
@@ -115,23 +98,16 @@ var _ = Describe("Election failover", Label("slow", "fault"), func() {
 		Expect(line).To(And(HavePrefix("campaign "), ContainSubstring("context canceled")))
 		Eventually(hc.Lines).WithTimeout(5*time.Second).Should(BeClosed(), "c exited")
 
-		b, err := election.New(e.Raw, e.Client(rlock.WithWatchdogTimeout(lease)).NewLock(name), election.WithMaxLease(lease))
-		Expect(err).NotTo(HaveOccurred())
-		won := make(chan time.Time, 1)
-		go func() {
-			defer GinkgoRecover()
-			_, err := b.Campaign(ctx, "b")
-			Expect(err).NotTo(HaveOccurred())
-			won <- time.Now()
-		}()
-		Consistently(won).WithTimeout(500*time.Millisecond).ShouldNot(Receive(), "b waits while a leads")
+		b, _ := candidate(e, name, lease, election.WithMaxLease(lease))
+		wonB := campaignIn(ctx, b, "b", context.Background())
+		Consistently(wonB).WithTimeout(500*time.Millisecond).ShouldNot(Receive(), "b waits while a leads")
 		term := time.Now()
 		ha.Signal(syscall.SIGTERM)
 		stopped := helperAt(ha, "stopped")
-		var at time.Time
-		Eventually(won).WithTimeout(5 * time.Second).Should(Receive(&at))
-		Expect(stopped).To(BeTemporally("<", at))
-		Expect(at.Sub(term)).To(BeNumerically("<", lease), "a resigned: no lease waited out")
+		var w won
+		Eventually(wonB).WithTimeout(5 * time.Second).Should(Receive(&w))
+		Expect(stopped).To(BeTemporally("<", w.at))
+		Expect(w.at.Sub(term)).To(BeNumerically("<", lease), "a resigned: no lease waited out")
 		Eventually(ha.Lines).WithTimeout(5*time.Second).Should(BeClosed(), "a exited")
 		Expect(b.Leader(ctx)).To(Equal("b"))
 		Expect(b.Resign(ctx)).To(Succeed())

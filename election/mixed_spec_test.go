@@ -39,56 +39,28 @@ var _ = Describe("Election with candidates on different watchdog timeouts", Labe
 		go func() { <-lead.Done(); ch <- time.Now() }()
 		return ch
 	}
-	// won is what a campaign that returned saw at that instant.
-	type won struct {
-		at      time.Time
-		prevErr error // the previous leader's context's Err, read at once
-	}
-	// campaignIn campaigns in a goroutine; at its return it reads prev.Err()
-	// at once: the observation point where two leaders would show.
-	campaignIn := func(el *election.Election, value string, prev context.Context) <-chan won {
-		ch := make(chan won, 1)
-		go func() {
-			defer GinkgoRecover()
-			_, err := el.Campaign(ctx, value)
-			w := won{at: time.Now(), prevErr: prev.Err()}
-			Expect(err).NotTo(HaveOccurred())
-			ch <- w
-		}()
-		return ch
-	}
 	// holds waits until the lock's hash has a field of Client c.
 	holds := func(rdb *redis.Client, name string, c *rlock.Client) {
 		GinkgoHelper()
 		Eventually(func() []string { return rdb.HKeys(ctx, name).Val() }).WithTimeout(15 * time.Second).
 			Should(ContainElement(HavePrefix(c.ID())))
 	}
-	// leadsAtOnce makes the key say that the last leader resigned, so that
-	// the first leader leads without a wait.
-	leadsAtOnce := func(rdb *redis.Client, name string) {
-		GinkgoHelper()
-		Expect(rdb.Set(ctx, name+":leader", "", 0).Err()).To(Succeed())
-	}
 
-	It("never has two leaders when the leader's lock is force-unlocked: the successor on a 1 s timeout waits out the leader's 30 s lease", func() {
-		name := spectest.UniqueName("el-mixed-force")
-		ca := e.Client(rlock.WithWatchdogTimeout(long))
-		cb := e.Client(rlock.WithWatchdogTimeout(short))
-		a, err := election.New(e.Raw, ca.NewLock(name))
-		Expect(err).NotTo(HaveOccurred())
-		b, err := election.New(e.Raw, cb.NewLock(name))
-		Expect(err).NotTo(HaveOccurred())
-		leadsAtOnce(e.Raw, name)
+	// aLeadsBWaits makes a lead and b campaign: a's leadership context,
+	// the time it ends, what b sees when it leads.
+	aLeadsBWaits := func(a, b *election.Election) (context.Context, <-chan time.Time, <-chan won) {
+		GinkgoHelper()
 		leadA, err := a.Campaign(ctx, "a")
 		Expect(err).NotTo(HaveOccurred())
 		lostA := endOf(leadA)
-		wonB := campaignIn(b, "b", leadA)
+		wonB := campaignIn(ctx, b, "b", leadA)
 		Consistently(wonB).WithTimeout(short).ShouldNot(Receive(), "b waits while a holds the lock")
-
-		Expect(cb.NewLock(name).ForceUnlock(ctx)).To(BeTrue()) // a learns of it at its next renewal, 10 s after it took the lock
-		holds(e.Raw, name, cb)
-		_, err = b.Leader(ctx)
-		Expect(err).To(MatchError(election.ErrNoLeader), "b holds the lock and has not taken office; a's hold is gone")
+		return leadA, lostA, wonB
+	}
+	// endedFirst waits for b to lead and checks that a's context had
+	// ended (lost) by then.
+	endedFirst := func(wonB <-chan won, leadA context.Context, lostA <-chan time.Time) {
+		GinkgoHelper()
 		var w won
 		Eventually(wonB).WithTimeout(2 * long).Should(Receive(&w))
 		Expect(w.prevErr).To(HaveOccurred(), "a's leadership context had ended when b's Campaign returned")
@@ -96,6 +68,20 @@ var _ = Describe("Election with candidates on different watchdog timeouts", Labe
 		var lostAt time.Time
 		Expect(lostA).To(Receive(&lostAt))
 		Expect(lostAt).To(BeTemporally("<", w.at))
+	}
+
+	It("never has two leaders when the leader's lock is force-unlocked: the successor on a 1 s timeout waits out the leader's 30 s lease", func() {
+		name := spectest.UniqueName("el-mixed-force")
+		a, _ := candidate(e, name, long)
+		b, cb := candidate(e, name, short)
+		leadsAtOnce(e.Raw, name)
+		leadA, lostA, wonB := aLeadsBWaits(a, b)
+
+		Expect(cb.NewLock(name).ForceUnlock(ctx)).To(BeTrue()) // a learns of it at its next renewal, 10 s after it took the lock
+		holds(e.Raw, name, cb)
+		_, err := b.Leader(ctx)
+		Expect(err).To(MatchError(election.ErrNoLeader), "b holds the lock and has not taken office; a's hold is gone")
+		endedFirst(wonB, leadA, lostA)
 		Expect(b.Leader(ctx)).To(Equal("b"))
 		Expect(a.Resign(ctx)).To(MatchError(election.ErrNotLeader))
 		Expect(b.Resign(ctx)).To(Succeed())
@@ -111,21 +97,11 @@ var _ = Describe("Election with candidates on different watchdog timeouts", Labe
 		b, err := election.New(rdbB, cb.NewLock(name))
 		Expect(err).NotTo(HaveOccurred())
 		leadsAtOnce(rdbA, name)
-		leadA, err := a.Campaign(ctx, "a")
-		Expect(err).NotTo(HaveOccurred())
-		lostA := endOf(leadA)
-		wonB := campaignIn(b, "b", leadA)
-		Consistently(wonB).WithTimeout(short).ShouldNot(Receive(), "b waits while a holds the lock")
+		leadA, lostA, wonB := aLeadsBWaits(a, b)
 
 		Expect(srv.Restart()).To(Succeed()) // the lock and the leader key are gone; a learns of it at its next renewal
 		holds(rdbB, name, cb)
-		var w won
-		Eventually(wonB).WithTimeout(2 * long).Should(Receive(&w))
-		Expect(w.prevErr).To(HaveOccurred(), "a's leadership context had ended when b's Campaign returned")
-		Expect(context.Cause(leadA)).To(MatchError(rlock.ErrLockLost))
-		var lostAt time.Time
-		Expect(lostA).To(Receive(&lostAt))
-		Expect(lostAt).To(BeTemporally("<", w.at))
+		endedFirst(wonB, leadA, lostA)
 		Expect(b.Leader(ctx)).To(Equal("b"))
 		Expect(b.Resign(ctx)).To(Succeed())
 	})
@@ -135,9 +111,7 @@ var _ = Describe("Election with candidates on different watchdog timeouts", Labe
 		leadsAtOnce(e.Raw, name)
 		h := spectest.StartHelper("leader", "HELPER_LOCK="+name, "HELPER_VALUE=paused", "HELPER_WATCHDOG_MS=4000")
 		helperAt(h, "leader")
-		cb := e.Client(rlock.WithWatchdogTimeout(short))
-		b, err := election.New(e.Raw, cb.NewLock(name))
-		Expect(err).NotTo(HaveOccurred())
+		b, cb := candidate(e, name, short)
 		h.Signal(syscall.SIGSTOP)
 		stopped := true
 		DeferCleanup(func() {
@@ -145,7 +119,7 @@ var _ = Describe("Election with candidates on different watchdog timeouts", Labe
 				h.Signal(syscall.SIGCONT)
 			}
 		})
-		wonB := campaignIn(b, "b", context.Background())
+		wonB := campaignIn(ctx, b, "b", context.Background())
 		holds(e.Raw, name, cb) // the stopped leader's lease ran out in Redis
 		Consistently(wonB).WithTimeout(2*time.Second).ShouldNot(Receive(), "b waits out the stopped leader's 4 s lease, not its own 1 s")
 		h.Signal(syscall.SIGCONT)
@@ -161,15 +135,9 @@ var _ = Describe("Election with candidates on different watchdog timeouts", Labe
 	It("makes a candidate that replaces a waiting one wait out what that one waited for: the previous leader's lease, not the waiting one's", func() {
 		const leaderLease = 6 * time.Second // renewed every 2 s
 		name := spectest.UniqueName("el-mixed-chain")
-		ca := e.Client(rlock.WithWatchdogTimeout(leaderLease))
-		cc := e.Client(rlock.WithWatchdogTimeout(short))
-		cb := e.Client(rlock.WithWatchdogTimeout(short))
-		a, err := election.New(e.Raw, ca.NewLock(name))
-		Expect(err).NotTo(HaveOccurred())
-		c, err := election.New(e.Raw, cc.NewLock(name))
-		Expect(err).NotTo(HaveOccurred())
-		b, err := election.New(e.Raw, cb.NewLock(name))
-		Expect(err).NotTo(HaveOccurred())
+		a, _ := candidate(e, name, leaderLease)
+		c, cc := candidate(e, name, short)
+		b, cb := candidate(e, name, short)
 		leadsAtOnce(e.Raw, name)
 		leadA, err := a.Campaign(ctx, "a")
 		Expect(err).NotTo(HaveOccurred())
@@ -181,7 +149,7 @@ var _ = Describe("Election with candidates on different watchdog timeouts", Labe
 		go func() { _, err := c.Campaign(cctx, "c"); doneC <- err }()
 		Expect(cb.NewLock(name).ForceUnlock(ctx)).To(BeTrue())
 		holds(e.Raw, name, cc) // c took the lock and waits out a's lease
-		wonB := campaignIn(b, "b", leadA)
+		wonB := campaignIn(ctx, b, "b", leadA)
 		Consistently(wonB).WithTimeout(300 * time.Millisecond).ShouldNot(Receive())
 		gaveUp := time.Now()
 		cancelC() // c gives up; b takes the lock from it
