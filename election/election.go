@@ -1,26 +1,32 @@
 // Package election is leader election on goredisson's locks, modeled on
 // etcd's client/v3/concurrency.Election: Campaign blocks until this
 // candidate leads and returns a context that ends when leadership is lost;
-// Resign gives it up; Leader and Observe tell who leads. It runs on a
-// *rlock.Lock, *rlock.MultiLock or *rlock.RedLock (any rlock.Locker) held
-// with a watchdog lease, and keeps the leader's value in a key of its own,
-// "<lock key>:leader" (rlock.KeyOf), beside Redisson's lock layout
-// (docs/election.md).
+// Resign gives it up; Leader and ObserveTerms tell who leads, in which
+// term. It runs on a *rlock.Lock, *rlock.MultiLock or *rlock.RedLock (any
+// rlock.Locker) held with a watchdog lease, and keeps the leader's record
+// (value, term, lease) in a key of its own, "<lock key>:leader"
+// (rlock.KeyOf), beside Redisson's lock layout (docs/election.md).
+//
+// Candidates may run on different watchdog timeouts (a rolling deploy that
+// changes it): a new leader waits out the lease its predecessor recorded,
+// so the predecessor's context has ended before the new one leads.
 package election
 
 import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/google/uuid"
 	"github.com/redis/go-redis/v9"
 
 	"github.com/goredisson/goredisson/ctxowner"
+	"github.com/goredisson/goredisson/internal/cluster"
 	"github.com/goredisson/goredisson/rlock"
+	"github.com/goredisson/goredisson/watchdog"
 )
 
 // ErrNotLeader is the error of Resign by a candidate that does not lead.
@@ -29,23 +35,29 @@ var ErrNotLeader = errors.New("not the leader")
 // ErrNoLeader is the error of Leader when nobody leads.
 var ErrNoLeader = errors.New("no leader")
 
-// The leader key's values: a leader's record is "<candidate id>\n<value>";
-// pending+record is a candidate that holds the lock and waits out its
-// handover; resigned is left by a leader that resigned.
-const (
-	pending  = "\x01"
-	resigned = ""
-)
+// DefaultMaxLease is WithMaxLease's default: Redisson's and goredisson's
+// default watchdog timeout.
+const DefaultMaxLease = 30 * time.Second
+
+// endTimeout bounds the write of a term's end after a loss.
+const endTimeout = 5 * time.Second
 
 // Election is one candidate in the election on a lock. Its methods are safe
 // for concurrent use; one Campaign at a time.
 type Election struct {
-	l     rlock.Locker
-	rdb   redis.UniversalClient
-	key   string
-	id    string
-	owner context.Context // the candidate's owner, alive as long as it leads
-	poll  time.Duration
+	l       rlock.Locker
+	rdb     redis.UniversalClient
+	key     string
+	lockKey string // the lock's key for Leader's read: a *Lock's or *FencedLock's, else ""
+	channel string // where terms are published
+	id      string
+	holder  string          // the candidate's lock owner, ctxowner.Of(owner)
+	owner   context.Context // the candidate's owner, alive as long as it leads
+	lease   time.Duration   // the candidate's own watchdog timeout
+	// maxLease is WithMaxLease; seen is the longest lease this candidate
+	// has read in a record (ns): both bound the wait without a record.
+	maxLease time.Duration
+	seen     atomic.Int64
 
 	mu   sync.Mutex
 	busy bool  // a Campaign runs or the candidate leads
@@ -53,40 +65,87 @@ type Election struct {
 }
 
 type term struct {
-	record string
-	ctx    context.Context
-	stop   context.CancelFunc
+	rec       record // the leader record written when the term began
+	ctx       context.Context
+	stop      context.CancelFunc
+	resigning atomic.Bool
 }
 
 // Option configures an Election.
 type Option func(*Election)
 
-// WithKey sets the key that holds the leader's value (default
-// "<lock key>:leader", the key under WithNameMapper); on a Redis Cluster
-// give it the lock's hash tag.
+// WithKey sets the key that holds the leader's record (default "<lock
+// key>:leader", the key under WithNameMapper; on a Redis Cluster, for a
+// lock name without a hash tag, "{<lock key>}:leader", so that it is in the
+// lock's slot). For a *Lock or *FencedLock on a Redis Cluster it must be in
+// the lock's slot: give it the lock's hash tag.
 func WithKey(key string) Option { return func(e *Election) { e.key = key } }
 
-// WithPollInterval sets how often Observe reads the leader (default 500 ms).
-func WithPollInterval(d time.Duration) Option { return func(e *Election) { e.poll = d } }
+// WithMaxLease sets the longest watchdog timeout any candidate of this
+// election may run on (default DefaultMaxLease, 30 s; at least the
+// candidate's own). A candidate that takes the lock and finds no record of
+// the previous leader (a first election, or Redis that lost the leader key
+// with the lock: a restart without persistence, a failover to a replica
+// that had not received it) waits this long before it leads, since the
+// previous leader, if there was one, may believe it leads until then. Set
+// it on every candidate before raising any candidate's timeout above it.
+func WithMaxLease(d time.Duration) Option { return func(e *Election) { e.maxLease = d } }
 
-// New returns a candidate in the election on l, keeping the leader's value
-// on rdb. A nil lock or client, or a bad option, is rlock.ErrInvalidArgument.
+// WithPollInterval set how often Observe read the leader.
+//
+// Deprecated: Observe and ObserveTerms are told of each term by a message
+// and no longer poll; the option is accepted and does nothing.
+func WithPollInterval(time.Duration) Option { return func(*Election) {} }
+
+// New returns a candidate in the election on l, keeping the leader's record
+// on rdb. For a *Lock or *FencedLock, rdb must reach the lock's Redis (Leader
+// reads the lock and the record in one script). A nil lock or client, or a
+// bad option, is rlock.ErrInvalidArgument.
 func New(rdb redis.UniversalClient, l rlock.Locker, opts ...Option) (*Election, error) {
 	if rdb == nil || l == nil {
 		return nil, &rlock.Error{Op: "election", Err: fmt.Errorf("%w: nil lock or Redis client", rlock.ErrInvalidArgument)}
 	}
 	id := uuid.NewString()
-	e := &Election{l: l, rdb: rdb, key: rlock.KeyOf(l) + ":leader", id: id, poll: 500 * time.Millisecond,
+	e := &Election{l: l, rdb: rdb, id: id, maxLease: DefaultMaxLease,
 		owner: ctxowner.WithID(context.Background(), "election:"+id)}
+	e.holder = ctxowner.Of(e.owner)
+	switch l.(type) {
+	case *rlock.Lock, *rlock.FencedLock:
+		e.lockKey = rlock.KeyOf(l)
+	}
 	for _, o := range opts {
 		if o != nil {
 			o(e)
 		}
 	}
-	if e.key == "" || e.poll <= 0 {
-		return nil, &rlock.Error{Op: "election", Lock: l.Name(), Err: fmt.Errorf("%w: empty key or poll interval <= 0", rlock.ErrInvalidArgument)}
+	if err := e.settle(); err != nil {
+		return nil, &rlock.Error{Op: "election", Lock: l.Name(), Err: fmt.Errorf("%w: %w", rlock.ErrInvalidArgument, err)}
 	}
+	e.channel = "goredisson_election__channel:" + e.key
 	return e, nil
+}
+
+// settle completes the options: the default key, the candidate's lease.
+func (e *Election) settle() error {
+	_, onCluster := e.rdb.(*redis.ClusterClient)
+	if e.key == "" {
+		e.key = rlock.KeyOf(e.l) + ":leader"
+		if onCluster && e.lockKey != "" && cluster.Slot(e.key) != cluster.Slot(e.lockKey) {
+			e.key = "{" + e.lockKey + "}:leader"
+		}
+	}
+	if e.maxLease <= 0 {
+		return fmt.Errorf("max lease %v: must be positive", e.maxLease)
+	}
+	if onCluster && e.lockKey != "" && cluster.Slot(e.key) != cluster.Slot(e.lockKey) {
+		return fmt.Errorf("leader key %q is not in the slot of lock key %q: give it the lock's hash tag", e.key, e.lockKey)
+	}
+	lease, ok := rlock.WatchdogTimeout(e.l)
+	if !ok {
+		lease = e.maxLease // a Locker of another package: assume the longest
+	}
+	e.lease = lease
+	return nil
 }
 
 func (e *Election) fail(op string, err error) error {
@@ -97,13 +156,15 @@ func (e *Election) fail(op string, err error) error {
 }
 
 // Campaign blocks until this candidate leads with value, or ctx ends (ctx
-// bounds only the wait). It returns a context that ends, with a cause
-// wrapping rlock.ErrLockLost, when leadership is lost, and is cancelled by
-// Resign. A candidate that takes the lock without finding the previous
-// leader's Resign (a first election, a leader that stopped or was cut off,
-// Redis that lost its data) waits one lease before it leads, so that the
-// previous leader's context has ended (docs/election.md). An empty value is
-// rlock.ErrInvalidArgument.
+// bounds only the wait, as etcd's does: end it on shutdown). It returns a
+// context that ends, with a cause wrapping rlock.ErrLockLost, when
+// leadership is lost, and is cancelled by Resign. A candidate that takes
+// the lock waits out the previous leader before it leads: not at all after
+// a Resign, the lease the previous leader recorded (its watchdog timeout)
+// after a crash, a stop or a cut, and, without any record (a first
+// election, Redis that lost its data), the longest lease it knows of
+// (WithMaxLease); so the previous leader's context has ended by then
+// (docs/election.md). An empty value is rlock.ErrInvalidArgument.
 func (e *Election) Campaign(ctx context.Context, value string) (context.Context, error) {
 	switch {
 	case ctx == nil:
@@ -118,7 +179,7 @@ func (e *Election) Campaign(ctx context.Context, value string) (context.Context,
 	}
 	e.busy = true
 	e.mu.Unlock()
-	t, err := e.campaign(ctx, e.id+"\n"+value)
+	t, err := e.campaign(ctx, value)
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if err != nil {
@@ -129,16 +190,19 @@ func (e *Election) Campaign(ctx context.Context, value string) (context.Context,
 	return t.ctx, nil
 }
 
-func (e *Election) campaign(ctx context.Context, record string) (*term, error) {
+func (e *Election) campaign(ctx context.Context, value string) (*term, error) {
 	wait := ctxowner.WithID(ctx, "election:"+e.id)
 	for {
+		e.learn(ctx)
 		if err := e.l.Lock(wait); err != nil {
 			return nil, err
 		}
+		// The leadership context is the LostContext itself: its Err and
+		// Done are the loss signal's own checks.
 		lead, stop := rlock.LostContext(e.owner, e.l)
-		err := e.handover(ctx, lead, record)
+		rec, err := e.handover(ctx, lead, value)
 		if err == nil {
-			return &term{record: record, ctx: lead, stop: stop}, nil
+			return e.begin(rec, lead, stop), nil
 		}
 		stop()
 		uerr := e.l.Unlock(e.owner)
@@ -149,43 +213,118 @@ func (e *Election) campaign(ctx context.Context, record string) (*term, error) {
 	}
 }
 
-// handover marks the key pending, waits out the previous leader's lease
-// unless it resigned, and writes the record.
-func (e *Election) handover(ctx, lead context.Context, record string) error {
-	prev, err := e.rdb.SetArgs(lead, e.key, pending+record, redis.SetArgs{Get: true}).Result()
+// learn reads the leader key before the candidate waits for the lock: the
+// lease of a leader it sees is one more it knows of, should Redis lose the
+// record later.
+func (e *Election) learn(ctx context.Context) {
+	if raw, err := e.rdb.Get(ctx, e.key).Result(); err == nil {
+		if r, ok := parseRecord(raw); ok {
+			e.saw(r)
+		}
+	}
+}
+
+// saw notes the lease of a leader or pending record.
+func (e *Election) saw(r record) {
+	if r.state != stateLeader && r.state != statePending {
+		return
+	}
+	for {
+		old := e.seen.Load()
+		if int64(r.lease) <= old || e.seen.CompareAndSwap(old, int64(r.lease)) {
+			return
+		}
+	}
+}
+
+// unknownWait is the wait of a candidate that finds no record: the longest
+// lease it knows of.
+func (e *Election) unknownWait() time.Duration {
+	return max(e.maxLease, e.lease, time.Duration(e.seen.Load()))
+}
+
+// handover marks the key pending, waits out the lease the mark names, and
+// writes the leader record if the mark is still there (no other candidate
+// took the lock meanwhile).
+func (e *Election) handover(ctx, lead context.Context, value string) (record, error) {
+	raw, err := takeScript.Run(lead, e.rdb, []string{e.key}, e.holder, value, uuid.NewString(),
+		e.unknownWait().Milliseconds(), e.channel).Text()
+	if err != nil {
+		return record{}, causeOr(lead, err)
+	}
+	pend, ok := parseRecord(raw)
+	if !ok {
+		return record{}, fmt.Errorf("election: unreadable mark %q", raw)
+	}
+	e.saw(pend)
+	if err := waitOut(ctx, lead, pend.lease); err != nil {
+		return record{}, err
+	}
+	rec := pend.with(stateLeader, pend.term+1, e.lease)
+	swapped, err := e.swap(lead, pend, rec)
 	switch {
-	case errors.Is(err, redis.Nil):
-		prev, err = pending, nil // no trace: wait
-	case lead.Err() != nil:
-		return context.Cause(lead)
+	case swapped && lead.Err() != nil:
+		e.end(rec) // recorded, but the hold was lost meanwhile: say so
+		return record{}, context.Cause(lead)
 	case err != nil:
-		return err
+		return record{}, causeOr(lead, err)
+	case !swapped:
+		return record{}, fmt.Errorf("%w: another candidate took the lock during the handover", rlock.ErrLockLost)
 	}
-	if prev != resigned {
-		lease, err := e.l.RemainTTL(e.owner)
-		if err != nil {
-			if lead.Err() != nil {
-				return context.Cause(lead)
-			}
-			return err
-		}
-		if lease == rlock.NoExpiry || lease <= 0 {
-			lease = 30 * time.Second
-		}
-		t := time.NewTimer(lease)
-		defer t.Stop()
-		select {
-		case <-t.C:
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-lead.Done():
-			return context.Cause(lead)
-		}
+	return rec, nil
+}
+
+// waitOut waits lease, and the clock rate allowance of a lease both ways
+// (the previous leader's clock may run slow and this one's fast), unless
+// ctx or lead ends first.
+func waitOut(ctx, lead context.Context, lease time.Duration) error {
+	if lease <= 0 {
+		return lead.Err()
 	}
-	if err := lead.Err(); err != nil {
+	t := time.NewTimer(lease + watchdog.Allowance(lease))
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-lead.Done():
 		return context.Cause(lead)
 	}
-	return e.rdb.Set(lead, e.key, record, 0).Err()
+}
+
+// causeOr returns lead's cause once it has ended, else err.
+func causeOr(lead context.Context, err error) error {
+	if lead.Err() != nil {
+		return context.Cause(lead)
+	}
+	return err
+}
+
+func (e *Election) swap(ctx context.Context, from, to record) (bool, error) {
+	n, err := swapScript.Run(ctx, e.rdb, []string{e.key}, from.raw, to.raw, e.channel).Int()
+	return n == 1, err
+}
+
+// begin starts a term: when its context ends other than by Resign (a loss,
+// the Client closed), the record says the term ended, so that a successor
+// need not wait out its lease.
+func (e *Election) begin(rec record, lead context.Context, stop context.CancelFunc) *term {
+	t := &term{rec: rec, ctx: lead, stop: stop}
+	go func() {
+		<-lead.Done()
+		if !t.resigning.Load() {
+			e.end(rec)
+		}
+	}()
+	return t
+}
+
+// end replaces the leader record rec, whose context has ended, by its end.
+func (e *Election) end(rec record) {
+	ctx, cancel := context.WithTimeout(context.Background(), endTimeout)
+	defer cancel()
+	_, _ = e.swap(ctx, rec, rec.with(stateEnded, rec.term, 0))
 }
 
 func ignoreNotHeld(err error) error {
@@ -194,9 +333,6 @@ func ignoreNotHeld(err error) error {
 	}
 	return err
 }
-
-// resignScript leaves the resigned mark if the key still holds the record.
-var resignScript = redis.NewScript(`if redis.call('get', KEYS[1]) == ARGV[1] then redis.call('set', KEYS[1], '') return 1 end return 0`)
 
 // Resign gives up leadership: the context Campaign returned ends, the key
 // says the leader resigned (so the next leader need not wait a lease), and
@@ -214,11 +350,13 @@ func (e *Election) Resign(ctx context.Context) error {
 	}
 	e.term, e.busy = nil, false
 	e.mu.Unlock()
+	t.resigning.Store(true)
 	lost := t.ctx.Err() != nil
-	t.stop()
+	t.stop() // the context ends before the key says "resigned"
 	var errs []error
 	if !lost {
-		errs = append(errs, resignScript.Run(ctx, e.rdb, []string{e.key}, t.record).Err())
+		_, err := e.swap(ctx, t.rec, t.rec.with(stateResigned, t.rec.term, 0))
+		errs = append(errs, err)
 	}
 	uerr := e.l.Unlock(e.owner)
 	if lost || errors.Is(uerr, rlock.ErrNotHeld) {
@@ -227,55 +365,60 @@ func (e *Election) Resign(ctx context.Context) error {
 	return e.fail("resign", errors.Join(append(errs, uerr)...))
 }
 
-// Leader returns the current leader's value: ErrNoLeader when the lock is
-// free or its holder has not taken office yet.
-func (e *Election) Leader(ctx context.Context) (string, error) {
-	if ctx == nil {
-		return "", e.fail("leader", fmt.Errorf("%w: nil context", rlock.ErrInvalidArgument))
-	}
-	locked, err := e.l.IsLocked(ctx)
-	if err != nil {
-		return "", err
-	}
-	v, err := e.rdb.Get(ctx, e.key).Result()
-	switch {
-	case errors.Is(err, redis.Nil):
-		return "", e.fail("leader", ErrNoLeader)
-	case err != nil:
-		return "", e.fail("leader", err)
-	}
-	_, value, ok := strings.Cut(v, "\n")
-	if !locked || !ok || strings.HasPrefix(v, pending) {
-		return "", e.fail("leader", ErrNoLeader)
-	}
-	return value, nil
+// Term is one leader's term, as LeaderTerm and ObserveTerms report it.
+type Term struct {
+	// Value is the leader's value (Campaign's).
+	Value string
+	// Rev numbers the election's terms, as etcd's revisions do: 1 for the
+	// first leader since the leader key was made, one more for each new
+	// term, a re-election of the same candidate too. It starts again at 1
+	// if Redis loses the key (a new Epoch).
+	Rev int64
+	// Epoch identifies the leader key's life: it changes when Redis lost
+	// the key, so that terms of equal Rev are told apart.
+	Epoch string
+	// Lease is the leader's watchdog timeout: how long after its last
+	// renewal it may still believe it leads.
+	Lease time.Duration
 }
 
-// Observe returns a channel of leader values: the current one, then each
-// new one, read every poll interval (WithPollInterval); it closes when ctx
-// ends. A time without a leader sends nothing.
-func (e *Election) Observe(ctx context.Context) <-chan string {
-	ch := make(chan string)
-	go func() {
-		defer close(ch)
-		t := time.NewTicker(e.poll)
-		defer t.Stop()
-		last := ""
-		for {
-			if v, err := e.Leader(ctx); err == nil && v != last {
-				select {
-				case ch <- v:
-					last = v
-				case <-ctx.Done():
-					return
-				}
-			}
-			select {
-			case <-t.C:
-			case <-ctx.Done():
-				return
-			}
-		}
-	}()
-	return ch
+func (r record) public() Term {
+	return Term{Value: r.value, Rev: r.term, Epoch: r.epoch, Lease: r.lease}
+}
+
+// Leader returns the current leader's value: ErrNoLeader when nobody leads
+// (the lock is free, its holder has not taken office yet, or the leader
+// resigned or lost the lock).
+func (e *Election) Leader(ctx context.Context) (string, error) {
+	t, err := e.LeaderTerm(ctx)
+	return t.Value, err
+}
+
+// LeaderTerm returns the current leader's term; ErrNoLeader as Leader. For
+// a *Lock or *FencedLock it reads the record and the lock in one script, so
+// a leader whose hold is gone (taken over, force-unlocked, expired) is not
+// reported; for a MultiLock or RedLock, whose locks may live elsewhere, it
+// reads the record alone: a leader whose hold was lost shows until a
+// successor takes the lock or the leader's context ends (docs/election.md).
+func (e *Election) LeaderTerm(ctx context.Context) (Term, error) {
+	if ctx == nil {
+		return Term{}, e.fail("leader", fmt.Errorf("%w: nil context", rlock.ErrInvalidArgument))
+	}
+	keys := []string{e.key}
+	if e.lockKey != "" {
+		keys = append(keys, e.lockKey)
+	}
+	raw, err := readScript.Run(ctx, e.rdb, keys).Text()
+	switch {
+	case errors.Is(err, redis.Nil):
+		return Term{}, e.fail("leader", ErrNoLeader)
+	case err != nil:
+		return Term{}, e.fail("leader", err)
+	}
+	r, ok := parseRecord(raw)
+	if !ok || r.state != stateLeader {
+		return Term{}, e.fail("leader", ErrNoLeader)
+	}
+	e.saw(r)
+	return r.public(), nil
 }

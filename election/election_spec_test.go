@@ -2,7 +2,6 @@ package election_test
 
 import (
 	"context"
-	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -34,7 +33,7 @@ var _ = Describe("Election", func() {
 	Describe("bad input", func() {
 		It("refuses an empty value, a closed Client, a second Campaign and a Resign by a non-leader", Label("slow"), func() {
 			c := client()
-			el, err := election.New(e.Raw, c.NewLock(spectest.UniqueName("el-bad")))
+			el, err := election.New(e.Raw, c.NewLock(spectest.UniqueName("el-bad")), election.WithMaxLease(lease))
 			Expect(err).NotTo(HaveOccurred())
 			_, err = el.Campaign(ctx, "")
 			Expect(err).To(MatchError(rlock.ErrInvalidArgument))
@@ -97,9 +96,9 @@ var _ = Describe("Election", func() {
 		It("elects one leader at a time over a "+kind+", hands over at once on Resign, and is observed", Label("slow"), func() {
 			name := spectest.UniqueName("el-" + strings.ToLower(kind))
 			newLock := lockOn(name)
-			a, err := election.New(e.Raw, newLock(), election.WithPollInterval(50*time.Millisecond))
+			a, err := election.New(e.Raw, newLock(), election.WithMaxLease(lease))
 			Expect(err).NotTo(HaveOccurred())
-			b, err := election.New(e.Raw, newLock())
+			b, err := election.New(e.Raw, newLock(), election.WithMaxLease(lease))
 			Expect(err).NotTo(HaveOccurred())
 			octx, cancel := context.WithCancel(ctx)
 			defer cancel()
@@ -135,24 +134,12 @@ var _ = Describe("Election", func() {
 		})
 	}
 
-	// leaderTimes reads a helper's "leader <ns>" or "lost <ns> ..." line.
-	helperAt := func(h *spectest.HelperProc, prefix string) time.Time {
-		GinkgoHelper()
-		var line string
-		Eventually(h.Lines).WithTimeout(20 * time.Second).Should(Receive(&line))
-		f := strings.Fields(line)
-		Expect(f[0]).To(Equal(prefix), line)
-		ns, err := strconv.ParseInt(f[1], 10, 64)
-		Expect(err).NotTo(HaveOccurred())
-		return time.Unix(0, ns)
-	}
-
 	It("elects another leader when the leader's process is stopped past its lease, and the stopped leader's context has ended before the new leader leads", Label("slow", "fault"), func() {
 		name := spectest.UniqueName("el-paused")
 		h := spectest.StartHelper("leader", "HELPER_LOCK="+name, "HELPER_VALUE=paused", "HELPER_WATCHDOG_MS=2000")
 		helperAt(h, "leader")
 		c := e.Client(rlock.WithWatchdogTimeout(2 * time.Second))
-		b, err := election.New(e.Raw, c.NewLock(name))
+		b, err := election.New(e.Raw, c.NewLock(name), election.WithMaxLease(lease))
 		Expect(err).NotTo(HaveOccurred())
 		h.Signal(syscall.SIGSTOP)
 		stopped := true
@@ -187,9 +174,9 @@ var _ = Describe("Election", func() {
 		srv := spectest.StartServers(1)[0]
 		ca, rdbA := spectest.ClientAndRedis(srv.Addr, rlock.WithWatchdogTimeout(2*time.Second))
 		cb, rdbB := spectest.ClientAndRedis(srv.Addr, rlock.WithWatchdogTimeout(2*time.Second))
-		a, err := election.New(rdbA, ca.NewLock(name))
+		a, err := election.New(rdbA, ca.NewLock(name), election.WithMaxLease(lease))
 		Expect(err).NotTo(HaveOccurred())
-		b, err := election.New(rdbB, cb.NewLock(name))
+		b, err := election.New(rdbB, cb.NewLock(name), election.WithMaxLease(lease))
 		Expect(err).NotTo(HaveOccurred())
 		leadA, err := a.Campaign(ctx, "before")
 		Expect(err).NotTo(HaveOccurred())

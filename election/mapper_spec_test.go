@@ -24,9 +24,9 @@ var _ = Describe("Election under a NameMapper", func() {
 		}
 		l1, l2 := tenant("t1:").NewLock(name), tenant("t2:").NewLock(name)
 		Expect(rlock.KeyOf(l1)).To(Equal("t1:" + name))
-		el1, err := election.New(e.Raw, l1)
+		el1, err := election.New(e.Raw, l1, election.WithMaxLease(lease))
 		Expect(err).NotTo(HaveOccurred())
-		el2, err := election.New(e.Raw, l2)
+		el2, err := election.New(e.Raw, l2, election.WithMaxLease(lease))
 		Expect(err).NotTo(HaveOccurred())
 
 		_, err = el1.Campaign(ctx, "one")

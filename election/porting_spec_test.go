@@ -84,9 +84,9 @@ var _ = Describe("The elector stalled past its lease (porting scenario)", Label(
 		name := spectest.UniqueName("elector")
 		proxy := spectest.StartProxy()
 		ca, rdbA := spectest.ClientAndRedis(proxy.Addr, rlock.WithWatchdogTimeout(lockTime))
-		a, err := election.New(rdbA, ca.NewLock(name))
+		a, err := election.New(rdbA, ca.NewLock(name), election.WithMaxLease(lockTime))
 		Expect(err).NotTo(HaveOccurred())
-		b, err := election.New(e.Raw, e.Client(rlock.WithWatchdogTimeout(lockTime)).NewLock(name))
+		b, err := election.New(e.Raw, e.Client(rlock.WithWatchdogTimeout(lockTime)).NewLock(name), election.WithMaxLease(lockTime))
 		Expect(err).NotTo(HaveOccurred())
 
 		leadA, err := a.Campaign(ctx, "a")

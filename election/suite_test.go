@@ -4,6 +4,9 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"os/signal"
+	"strconv"
+	"syscall"
 	"testing"
 	"time"
 
@@ -50,7 +53,12 @@ var helpers = map[string]spectest.HelperFunc{
 	// when its leadership context ends, then stays until killed.
 	"leader": func(_ context.Context, c *rlock.Client) error {
 		rdb := redis.NewClient(&redis.Options{Addr: os.Getenv("HELPER_REDIS")})
-		e, err := election.New(rdb, c.NewLock(os.Getenv("HELPER_LOCK")))
+		var opts []election.Option
+		if ms, err := strconv.Atoi(os.Getenv("HELPER_WATCHDOG_MS")); err == nil {
+			// a first election waits this candidate's own lease
+			opts = append(opts, election.WithMaxLease(time.Duration(ms)*time.Millisecond))
+		}
+		e, err := election.New(rdb, c.NewLock(os.Getenv("HELPER_LOCK")), opts...)
 		if err != nil {
 			return err
 		}
@@ -62,5 +70,31 @@ var helpers = map[string]spectest.HelperFunc{
 		<-lead.Done()
 		fmt.Println("lost", time.Now().UnixNano(), context.Cause(lead))
 		select {}
+	},
+	// shutdown is docs/election.md's example as a program: it campaigns
+	// on HELPER_LOCK with HELPER_VALUE until SIGTERM, prints "campaign
+	// <error>" if Campaign fails, else "leader <unix ns>", runs (waits on
+	// its leadership context) until SIGTERM or a loss, resigning at
+	// SIGTERM, prints "stopped <unix ns> <cause>" and exits.
+	"shutdown": func(ctx context.Context, c *rlock.Client) error {
+		rdb := redis.NewClient(&redis.Options{Addr: os.Getenv("HELPER_REDIS")})
+		ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+		defer stop()
+		e, err := election.New(rdb, c.NewLock(os.Getenv("HELPER_LOCK")), election.WithMaxLease(time.Second))
+		if err != nil {
+			return err
+		}
+		lead, err := e.Campaign(ctx, os.Getenv("HELPER_VALUE"))
+		if err != nil {
+			fmt.Println("campaign", err)
+			return nil
+		}
+		fmt.Println("leader", time.Now().UnixNano())
+		resign := func() { _ = e.Resign(context.Background()) }
+		defer resign()
+		defer context.AfterFunc(ctx, resign)()
+		<-lead.Done() // the jobs
+		fmt.Println("stopped", time.Now().UnixNano(), context.Cause(lead))
+		return nil
 	},
 }

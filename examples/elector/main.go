@@ -2,8 +2,9 @@
 // run on one instance at a time, with package election: each pod campaigns,
 // the leader runs jobs while its leadership context lives, and then either
 // resigns (a rolling restart: the next pod leads at once) or crashes
-// without resigning (the next pod leads once the crashed pod's lease has
-// run out, and one lease more). It prints each term and exits 1 if two
+// without resigning (its Client closes: the next pod leads once the crashed
+// pod's lease has run out; a killed process would add one lease more, see
+// docs/election.md). It prints each term and exits 1 if two
 // pods ever ran jobs at the same time.
 //
 //	go run ./examples/elector [--redis ADDR] [--lease 1s]
@@ -76,7 +77,8 @@ func run(addr string, lease time.Duration) error {
 					return err
 				}
 				defer client.Close() // a second Close, after a crash, returns nil
-				e, err := election.New(rdb, client.NewLock(lockName))
+				// Every pod runs on lease: a first election waits that, not 30 s.
+				e, err := election.New(rdb, client.NewLock(lockName), election.WithMaxLease(lease))
 				if err != nil {
 					return err
 				}
