@@ -740,50 +740,53 @@ func (s *Scheduler) renewChunk(chunk []*Entry) {
 	}
 }
 
-// dueHeap orders entries by when the loop must look at them next.
-type dueHeap []*Entry
+// entryHeap is a heap of entries in the order O gives, each entry knowing
+// its position (O's index field); dueHeap orders them by when the loop must
+// look at them next, deadlineHeap by local deadline.
+type entryHeap[O entryOrder] []*Entry
 
-func (h dueHeap) Len() int           { return len(h) }
-func (h dueHeap) Less(i, j int) bool { return h[i].next().Before(h[j].next()) }
-func (h dueHeap) Swap(i, j int) {
-	h[i], h[j] = h[j], h[i]
-	h[i].index = i
-	h[j].index = j
+// entryOrder is the order of an entryHeap and the field an entry keeps its
+// position in (-1 when not in the heap).
+type entryOrder interface {
+	less(a, b *Entry) bool
+	index(e *Entry) *int
 }
-func (h *dueHeap) Push(x any) {
+
+type byNext struct{}
+
+func (byNext) less(a, b *Entry) bool { return a.next().Before(b.next()) }
+func (byNext) index(e *Entry) *int   { return &e.index }
+
+type byDeadline struct{}
+
+func (byDeadline) less(a, b *Entry) bool { return a.deadline.Before(b.deadline) }
+func (byDeadline) index(e *Entry) *int   { return &e.dindex }
+
+type (
+	dueHeap      = entryHeap[byNext]
+	deadlineHeap = entryHeap[byDeadline]
+)
+
+func (h entryHeap[O]) Len() int           { return len(h) }
+func (h entryHeap[O]) Less(i, j int) bool { var o O; return o.less(h[i], h[j]) }
+func (h entryHeap[O]) Swap(i, j int) {
+	var o O
+	h[i], h[j] = h[j], h[i]
+	*o.index(h[i]) = i
+	*o.index(h[j]) = j
+}
+func (h *entryHeap[O]) Push(x any) {
+	var o O
 	e := x.(*Entry)
-	e.index = len(*h)
+	*o.index(e) = len(*h)
 	*h = append(*h, e)
 }
-func (h *dueHeap) Pop() any {
+func (h *entryHeap[O]) Pop() any {
+	var o O
 	old := *h
 	e := old[len(old)-1]
 	old[len(old)-1] = nil
-	e.index = -1
-	*h = old[:len(old)-1]
-	return e
-}
-
-// deadlineHeap orders the watched entries by local deadline.
-type deadlineHeap []*Entry
-
-func (h deadlineHeap) Len() int           { return len(h) }
-func (h deadlineHeap) Less(i, j int) bool { return h[i].deadline.Before(h[j].deadline) }
-func (h deadlineHeap) Swap(i, j int) {
-	h[i], h[j] = h[j], h[i]
-	h[i].dindex = i
-	h[j].dindex = j
-}
-func (h *deadlineHeap) Push(x any) {
-	e := x.(*Entry)
-	e.dindex = len(*h)
-	*h = append(*h, e)
-}
-func (h *deadlineHeap) Pop() any {
-	old := *h
-	e := old[len(old)-1]
-	old[len(old)-1] = nil
-	e.dindex = -1
+	*o.index(e) = -1
 	*h = old[:len(old)-1]
 	return e
 }
