@@ -198,24 +198,28 @@ var _ = Describe("The loss signal of a paused holder", func() {
 		Expect(bad).To(BeEmpty(), "the loss signal was live after another client took the lock")
 	}
 
-	It("never shows a stopped holder's LostContext live after another client took the lock (20 runs)", Label("slow"), func() {
+	It("never shows a stopped holder's LostContext live after another client took the lock (20 runs)", Label("slow", "fault"), func() {
 		owner := ctxowner.New(ctx)
 		c := e.Client()
 		reports := pausedRuns("lock", func(string) {}, func(name string) func() {
 			l := c.NewLock(name)
-			Expect(l.Lock(owner)).To(Succeed())
+			tctx, cancel := context.WithTimeout(owner, 20*time.Second)
+			defer cancel()
+			Expect(l.Lock(tctx)).To(Succeed())
 			return func() { Expect(l.Unlock(owner)).To(Succeed()) }
 		})
 		expectNoLiveLook(reports)
 	})
 
-	It("never shows a stopped holder's kept permit live after another client took the only permit (20 runs)", Label("slow"), func() {
+	It("never shows a stopped holder's kept permit live after another client took the only permit (20 runs)", Label("slow", "fault"), func() {
 		c := e.Client()
 		reports := pausedRuns("permit", func(name string) {
 			Expect(c.NewPermitExpirableSemaphore(name).TrySetPermits(ctx, 1)).To(BeTrue())
 		}, func(name string) func() {
 			sem := c.NewPermitExpirableSemaphore(name)
-			id, err := sem.Acquire(ctx, time.Minute)
+			tctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+			defer cancel()
+			id, err := sem.Acquire(tctx, time.Minute)
 			Expect(err).NotTo(HaveOccurred())
 			return func() { Expect(sem.Release(ctx, id)).To(Succeed()) }
 		})
@@ -227,7 +231,7 @@ var _ = Describe("The loss signal of a paused holder", func() {
 	// answer, as it can in a paused process, while fixed leases pass their
 	// local deadlines. Every look after a deadline sees the loss, derived
 	// contexts end at once, and no renewal or goroutine had to run first.
-	It("ends the loss signals at the local deadline while the watchdog's goroutine waits on a hung renewal", Label("slow"), func() {
+	It("ends the loss signals at the local deadline while the watchdog's goroutine waits on a hung renewal", Label("slow", "fault"), func() {
 		const (
 			wd    = 9 * time.Second // renewed every 3 s; a hung renewal waits 3 s
 			fixed = 4500 * time.Millisecond
@@ -290,7 +294,7 @@ var _ = Describe("The loss signal of a paused holder", func() {
 			looked.Sub(after.Add(fixed)), looked.Sub(before))
 	})
 
-	It("ends a derived context at the deadline without a look, while the watchdog's goroutine waits on a hung renewal", Label("slow"), func() {
+	It("ends a derived context at the deadline without a look, while the watchdog's goroutine waits on a hung renewal", Label("slow", "fault"), func() {
 		const (
 			wd    = 9 * time.Second
 			fixed = 4500 * time.Millisecond
