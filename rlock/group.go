@@ -250,48 +250,25 @@ func (g *group) remainTTL(ctx context.Context) (time.Duration, error) {
 	return NoExpiry, err
 }
 
-// lossOf is lost when the group no longer holds: any lock of a MultiLock,
-// or more than a RedLock can spare, lost. It watches until stop is closed.
-func (g *group) lossOf(ctx context.Context, stop <-chan struct{}) (<-chan struct{}, func() error) {
+// watchLoss watches the group's holds: it is lost when the group no longer
+// holds: any lock of a MultiLock, or more than a RedLock can spare, lost.
+func (g *group) watchLoss(ctx context.Context) *lossWatch {
 	if g == nil || ctx == nil {
-		return nil, nil
+		return nil
 	}
 	ctx = ctxowner.Pin(ctx)
-	var chans []<-chan struct{}
-	var whys []func() error
+	var parts []*lossWatch
 	for _, l := range g.locks {
 		if w, ok := l.(lossWatcher); ok {
-			if ch, why := w.lossOf(ctx, stop); ch != nil {
-				chans, whys = append(chans, ch), append(whys, why)
+			if p := w.watchLoss(ctx); p != nil {
+				parts = append(parts, p)
 			}
 		}
 	}
-	if len(chans) < g.need {
-		return nil, nil
+	if len(parts) < g.need {
+		return nil
 	}
-	spare := len(chans) - g.need // losses the group survives
-	lost := make(chan struct{})
-	var cause error
-	go func() {
-		cases := make([]reflect.SelectCase, 0, len(chans)+1)
-		cases = append(cases, reflect.SelectCase{Dir: reflect.SelectRecv, Chan: reflect.ValueOf(stop)})
-		for _, ch := range chans {
-			cases = append(cases, reflect.SelectCase{Dir: reflect.SelectRecv, Chan: reflect.ValueOf(ch)})
-		}
-		for losses := 0; ; losses++ {
-			i, _, _ := reflect.Select(cases)
-			if i == 0 {
-				return
-			}
-			cause = whys[i-1]()
-			if losses == spare {
-				close(lost)
-				return
-			}
-			cases[i].Chan = reflect.ValueOf((<-chan struct{})(nil))
-		}
-	}()
-	return lost, func() error { return cause }
+	return &lossWatch{parts: parts, spare: len(parts) - g.need}
 }
 
 // lockOrder sorts locks into the order every MultiLock takes them in: by

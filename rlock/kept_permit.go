@@ -60,34 +60,20 @@ func (k *KeptPermit) ID() string {
 	return k.id
 }
 
-// LostContext returns a context that ends when the permit is lost.
+// LostContext returns a context that ends when the permit is lost, with a
+// cause wrapping ErrLockLost (or ErrClosed). As rlock.LostContext's, it is
+// live only while the permit's local deadline has not passed: every look
+// at its Err, Done or Value after it sees the loss.
 func (k *KeptPermit) LostContext(ctx context.Context) (lctx context.Context, stop context.CancelFunc) {
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	lctx, cancel := context.WithCancelCause(ctx)
 	if k == nil || k.entry == nil {
-		cancel(opErr("lostcontext", "", ErrNotHeld))
-		return lctx, func() { cancel(context.Canceled) }
+		return newLossCtx(ctx, nil, nil, opErr("lostcontext", "", ErrNotHeld))
 	}
-	stopped := make(chan struct{})
-	go func() {
-		select {
-		case <-k.entry.Lost():
-			cause := ErrLockLost
-			if k.entry.Err() == watchdog.ErrClosed {
-				cause = ErrClosed
-			}
-			cancel(opErr("lost", k.p.s.name, fmt.Errorf("%w: permit %s", cause, k.id)))
-		case <-stopped:
-		case <-lctx.Done():
-		}
-	}()
-	var once sync.Once
-	return lctx, func() {
-		once.Do(func() { close(stopped) })
-		cancel(context.Canceled)
-	}
+	return newLossCtx(ctx, &lossWatch{entry: k.entry}, func(why error) error {
+		return opErr("lost", k.p.s.name, fmt.Errorf("%w: permit %s", why, k.id))
+	}, nil)
 }
 
 // Release stops the renewals and gives the permit back. After a Release

@@ -101,6 +101,4 @@ func (m *MultiLock) RemainTTL(ctx context.Context) (time.Duration, error) {
 	return m.group().remainTTL(ctx)
 }
 
-func (m *MultiLock) lossOf(ctx context.Context, stop <-chan struct{}) (<-chan struct{}, func() error) {
-	return m.group().lossOf(ctx, stop)
-}
+func (m *MultiLock) watchLoss(ctx context.Context) *lossWatch { return m.group().watchLoss(ctx) }

@@ -159,9 +159,7 @@ func (r *RedLock) RemainTTL(ctx context.Context) (time.Duration, error) {
 	return r.group().remainTTL(ctx)
 }
 
-func (r *RedLock) lossOf(ctx context.Context, stop <-chan struct{}) (<-chan struct{}, func() error) {
-	return r.group().lossOf(ctx, stop)
-}
+func (r *RedLock) watchLoss(ctx context.Context) *lossWatch { return r.group().watchLoss(ctx) }
 
 // watchdogLeased is implemented by this package's lock types: the lease a
 // watchdog hold is given.

@@ -2,8 +2,6 @@ package rlock
 
 import (
 	"context"
-	"errors"
-	"sync"
 
 	"github.com/goredisson/goredisson/internal/layout"
 	"github.com/goredisson/goredisson/watchdog"
@@ -65,44 +63,43 @@ func (c *Client) renew(ctx context.Context, leases []watchdog.Lease) ([]watchdog
 	return out, nil
 }
 
-// LostContext returns a context that ends when ctx's owner loses l.
+// LostContext returns a context that ends when ctx's owner loses l, with a
+// cause wrapping ErrLockLost (or ErrClosed when the Client closed first); it
+// is cancelled at once, with cause ErrNotHeld, when the owner holds none.
+//
+// It is live only while the hold's local deadline (the last acquisition or
+// renewal Redis confirmed, sent at t: t + lease - 1 % - 2 ms on this
+// process's monotonic clock) has not passed: every look at its Err, Done or
+// Value, and so context.Cause, after the deadline sees the loss, whatever
+// the Go scheduler runs first after the process was paused (SIGSTOP, a
+// stopped VM, a long GC). No other client can take the lock before that
+// deadline, given clock rates within 1 % of Redis's. A renewal confirmed
+// after the deadline does not revive it. A context derived from it with
+// context.WithValue looks the same way; one derived with
+// context.WithCancel, WithTimeout or WithDeadline (or AfterFunc) ends when
+// the deadline timer fires or a look at this context sees the loss, a
+// moment later: loop on this context itself. Its Deadline is ctx's (the
+// lease's deadline moves with every renewal). stop ends it and releases
+// what it registered; after the hold is released it stays live until stop
+// or ctx's end.
 func LostContext(ctx context.Context, l Locker) (lctx context.Context, stop context.CancelFunc) {
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	lctx, cancel := context.WithCancelCause(ctx)
-	w, ok := l.(lossWatcher)
-	if !ok {
-		cancel(opErr("lostcontext", nameOf(l), ErrNotHeld))
-		return lctx, func() { cancel(context.Canceled) }
+	var w *lossWatch
+	if lw, ok := l.(lossWatcher); ok {
+		w = lw.watchLoss(ctx)
 	}
-	stopped := make(chan struct{})
-	lost, why := w.lossOf(ctx, stopped)
-	if lost == nil {
-		close(stopped)
-		cancel(opErr("lostcontext", nameOf(l), ErrNotHeld))
-		return lctx, func() { cancel(context.Canceled) }
-	}
-	go func() {
-		select {
-		case <-lost:
-			cancel(opErr("lost", nameOf(l), why()))
-		case <-stopped:
-		case <-lctx.Done():
-		}
-	}()
-	var once sync.Once
-	return lctx, func() {
-		once.Do(func() { close(stopped) })
-		cancel(context.Canceled)
-	}
+	name := nameOf(l)
+	return newLossCtx(ctx, w, func(why error) error { return opErr("lost", name, why) },
+		opErr("lostcontext", name, ErrNotHeld))
 }
 
-// lossWatcher is implemented by this package's lock types: lossOf returns a
-// channel closed when the hold of ctx's owner is lost, and the reason, or
-// nil when the owner holds none.
+// lossWatcher is implemented by this package's lock types: watchLoss
+// returns the hold of ctx's owner to watch, or nil when the owner holds
+// none.
 type lossWatcher interface {
-	lossOf(ctx context.Context, stop <-chan struct{}) (lost <-chan struct{}, why func() error)
+	watchLoss(ctx context.Context) *lossWatch
 }
 
 func nameOf(l Locker) string {
@@ -112,26 +109,17 @@ func nameOf(l Locker) string {
 	return l.Name()
 }
 
-// lossOf watches the hold of ctx's owner on the lock.
-func (h *handle) lossOf(ctx context.Context) (<-chan struct{}, func() error) {
+// watchLoss watches the hold of ctx's owner on the lock.
+func (h *handle) watchLoss(ctx context.Context) *lossWatch {
 	if h == nil || h.c == nil || ctx == nil {
-		return nil, nil
+		return nil
 	}
 	e := h.c.holds.entry(h.holdKey(h.field(ctx)))
 	if e == nil {
-		return nil, nil
+		return nil
 	}
-	return e.Lost(), func() error {
-		if errors.Is(e.Err(), watchdog.ErrClosed) {
-			return ErrClosed
-		}
-		return ErrLockLost
-	}
+	return &lossWatch{entry: e}
 }
 
-func (l *Lock) lossOf(ctx context.Context, _ <-chan struct{}) (<-chan struct{}, func() error) {
-	return l.handle().lossOf(ctx)
-}
-func (f *FencedLock) lossOf(ctx context.Context, _ <-chan struct{}) (<-chan struct{}, func() error) {
-	return f.handle().lossOf(ctx)
-}
+func (l *Lock) watchLoss(ctx context.Context) *lossWatch       { return l.handle().watchLoss(ctx) }
+func (f *FencedLock) watchLoss(ctx context.Context) *lossWatch { return f.handle().watchLoss(ctx) }

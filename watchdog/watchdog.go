@@ -2,8 +2,9 @@
 // holders when a lease is lost. It serves package rlock (one Scheduler per
 // rlock.Client) and is not meant for use on its own.
 //
-// One Scheduler serves a whole client: a single goroutine and a single timer,
-// whatever the number of leases (no goroutine or timer per lock). A renewed
+// One Scheduler serves a whole client: a single goroutine with its timer for
+// the renewals, and one timer for the deadlines, whatever the number of
+// leases (no goroutine or timer per lock). A renewed
 // lease is extended every third of its length (Redisson: lockWatchdogTimeout
 // / 3). Leases that fall due close together (within a tenth of the interval)
 // are renewed in the same batch, and a batch is handed to the RenewFunc in
@@ -16,9 +17,15 @@
 // this process's monotonic clock before which Redis cannot have expired it,
 // counted from the moment the last acquisition or renewal that Redis
 // confirmed was sent (see Deadline). When the deadline passes without a newer
-// confirmation, the lease is lost: its Lost channel closes at once, before any
-// other client can take the lock (given the clock-rate allowance of Deadline),
-// even while Redis cannot be reached. A renewal that finds the lease gone (it
+// confirmation, the lease is lost, before any other client can take the lock
+// (given the clock-rate allowance of Deadline), even while Redis cannot be
+// reached: every look at the entry after the deadline (IsLost, Lost, Err,
+// AfterLost) finds it lost, whatever goroutine the Go scheduler runs first
+// after the process was paused, and a timer of the Scheduler's own at the
+// earliest deadline closes Lost then without anyone looking (also while a
+// renewal is in flight, or the renewing goroutine waits on Redis). A
+// renewal, or a re-entry's Confirm, recorded after the deadline has passed
+// does not revive the lease. A renewal that finds the lease gone (it
 // expired, was deleted, or is held by someone else) loses it too. A lost
 // lease is final: renewal stops.
 package watchdog
@@ -28,10 +35,26 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"math"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
 )
+
+// epoch is the origin of the monotonic readings an Entry keeps in an atomic
+// (its deadline, for the lock-free look of IsLost).
+var epoch = time.Now()
+
+// mono returns t as nanoseconds since epoch on the monotonic clock (when t
+// has a monotonic reading, as every time.Now() and its sums have).
+func mono(t time.Time) int64 { return int64(t.Sub(epoch)) }
+
+// monoNow is mono(time.Now()), from the monotonic clock alone.
+func monoNow() int64 { return int64(time.Since(epoch)) }
+
+// never is the monotonic deadline of an entry stopped without a loss.
+const never = math.MaxInt64
 
 // errLost is the reason of an entry whose lease was lost: its local deadline
 // passed without a confirmed renewal, or a renewal found it gone (it expired,
@@ -95,8 +118,8 @@ const (
 // per lease in order. An error fails the whole batch.
 type RenewFunc func(ctx context.Context, leases []Lease) ([]Status, error)
 
-// Scheduler renews leases and watches their deadlines on one goroutine.
-// Create it with New.
+// Scheduler renews leases on one goroutine and watches their deadlines with
+// a timer. Create it with New.
 type Scheduler struct {
 	renew    RenewFunc
 	lease    time.Duration
@@ -115,6 +138,13 @@ type Scheduler struct {
 	rounds   int64     // RenewFunc calls made (for the package's tests)
 	armed    time.Time // when the run loop's timer fires next (zero: not armed)
 	justLost []*Entry  // lost and not yet passed to onLost
+	// byDeadline holds every watched entry (due or in flight) by local
+	// deadline; expiry, armed for expiryAt (zero: not armed), loses those
+	// whose deadline passed, independently of the run loop, which may be
+	// waiting on a renewal.
+	byDeadline deadlineHeap
+	expiry     *time.Timer
+	expiryAt   time.Time
 }
 
 // Entry is one watched lease.
@@ -124,15 +154,23 @@ type Entry struct {
 	renewed  bool      // renewed by the Scheduler (else a fixed lease)
 	deadline time.Time // local deadline (see Deadline)
 	when     time.Time // next renewal, for a renewed lease
-	index    int       // position in the heap, -1 when not in it
-	stopped  bool
-	drained  bool // given up by its holder (Drain): its loss is quiet
+	index    int       // position in the due heap, -1 when not in it
+	dindex   int       // position in byDeadline, -1 when not in it
+	stopped  bool      // no longer watched: lost, or stopped
+	drained  bool      // given up by its holder (Drain): its loss is quiet
 	// lost is Lost's channel, made on its first call (most holds never
 	// ask); gone says the lease is lost (Lost is closed), set under s.mu.
 	lost atomic.Pointer[chan struct{}]
 	gone atomic.Bool
-	err  error
+	// dl is deadline as mono gives it, for IsLost's look without s.mu
+	// (never once stopped without a loss); set under s.mu.
+	dl    atomic.Int64
+	err   error
+	after []*afterLost // AfterLost's functions, run at the loss
 }
+
+// afterLost is one function registered with AfterLost.
+type afterLost struct{ f func() }
 
 // Option configures a Scheduler.
 type Option func(*Scheduler)
@@ -175,6 +213,8 @@ func New(renew RenewFunc, lease time.Duration, opts ...Option) *Scheduler {
 	for _, o := range opts {
 		o(s)
 	}
+	s.expiry = time.AfterFunc(time.Hour, s.expire)
+	s.expiry.Stop()
 	go s.run()
 	return s
 }
@@ -185,7 +225,7 @@ func New(renew RenewFunc, lease time.Duration, opts ...Option) *Scheduler {
 // Redis confirms. On a closed Scheduler the entry is returned already lost
 // with ErrClosed.
 func (s *Scheduler) Add(l Lease, deadline time.Time, renew bool) *Entry {
-	e := &Entry{s: s, lease: l, index: -1}
+	e := &Entry{s: s, lease: l, index: -1, dindex: -1}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
@@ -196,17 +236,93 @@ func (s *Scheduler) Add(l Lease, deadline time.Time, renew bool) *Entry {
 	}
 	e.renewed = renew
 	e.deadline = deadline
+	e.dl.Store(mono(deadline))
 	e.when = time.Now().Add(s.interval)
 	heap.Push(&s.due, e)
+	heap.Push(&s.byDeadline, e)
+	s.armExpiry()
 	s.pokeFor(e)
 	return e
+}
+
+// setDeadline moves a watched entry's local deadline. Called with mu held.
+func (s *Scheduler) setDeadline(e *Entry, deadline time.Time) {
+	e.deadline = deadline
+	e.dl.Store(mono(deadline))
+	if e.dindex >= 0 {
+		heap.Fix(&s.byDeadline, e.dindex)
+		s.armExpiry()
+	}
+}
+
+// armExpiry sets the expiry timer for the earliest deadline, unless it is
+// armed for that time or earlier already. Called with mu held.
+func (s *Scheduler) armExpiry() {
+	if len(s.byDeadline) == 0 || s.closed {
+		return
+	}
+	d := s.byDeadline[0].deadline
+	if !s.expiryAt.IsZero() && !d.Before(s.expiryAt) {
+		return
+	}
+	s.expiryAt = d
+	s.expiry.Reset(time.Until(d))
+}
+
+// expire is the expiry timer's function: it loses every entry whose
+// deadline has passed, whatever the run loop is doing, and arms the timer
+// for the next deadline.
+func (s *Scheduler) expire() {
+	s.mu.Lock()
+	s.expiryAt = time.Time{}
+	if s.closed {
+		s.mu.Unlock()
+		return
+	}
+	now := time.Now()
+	for len(s.byDeadline) > 0 && s.expireLocked(s.byDeadline[0], now) {
+	}
+	s.armExpiry()
+	s.mu.Unlock()
+	s.notify()
+}
+
+// expireLocked loses e if it is watched and its deadline is not after now,
+// and reports whether it did. Called with mu held; the caller sees to
+// notify (see notifySoon).
+func (s *Scheduler) expireLocked(e *Entry, now time.Time) bool {
+	if e.stopped || e.deadline.After(now) {
+		return false
+	}
+	switch {
+	case e.drained: // given up by its holder: quiet
+	case e.renewed:
+		s.log.Warn("goredisson: lock lease ran out without a confirmed renewal; the lock is lost",
+			"key", e.lease.Key, "field", e.lease.Field)
+	default: // a fixed lease ending as asked
+		s.log.Debug("goredisson: fixed lease ended",
+			"key", e.lease.Key, "field", e.lease.Field)
+	}
+	e.lose(errLost)
+	return true
+}
+
+// notifySoon has the run loop call onLost for the entries lost so far: for
+// losses found by a caller that may hold its own locks (a ledger's), which
+// onLost may take.
+func (s *Scheduler) notifySoon() {
+	select {
+	case s.wake <- struct{}{}:
+	default:
+	}
 }
 
 // Confirm records a new acquisition of a watched lease (a re-entry) whose
 // lease lasts until deadline: the lease's deadline moves to it if that is
 // later (a re-entry extends a lease, never shortens it), and with renew set
 // the Scheduler renews it from now on (a renewed lease stays renewed). It
-// does nothing to a lease that is already lost or stopped.
+// does nothing to a lease that is already lost or stopped, and loses one
+// whose deadline has passed (a lost lease is final).
 func (e *Entry) Confirm(deadline time.Time, renew bool) {
 	s := e.s
 	s.mu.Lock()
@@ -214,8 +330,12 @@ func (e *Entry) Confirm(deadline time.Time, renew bool) {
 	if e.stopped {
 		return
 	}
+	if s.expireLocked(e, time.Now()) {
+		s.notifySoon()
+		return
+	}
 	if deadline.After(e.deadline) {
-		e.deadline = deadline
+		s.setDeadline(e, deadline)
 	}
 	if renew && !e.renewed {
 		e.renewed = true
@@ -229,8 +349,8 @@ func (e *Entry) Confirm(deadline time.Time, renew bool) {
 
 // Reset sets the deadline of a watched fixed lease to deadline, earlier or
 // later (the holder set the lease anew, see rlock's Extend). It does
-// nothing to a renewed lease, or one already lost or stopped, and reports
-// whether it was set.
+// nothing to a renewed lease, or one already lost or stopped, loses one
+// whose deadline has passed, and reports whether it was set.
 func (e *Entry) Reset(deadline time.Time) bool {
 	s := e.s
 	s.mu.Lock()
@@ -238,7 +358,11 @@ func (e *Entry) Reset(deadline time.Time) bool {
 	if e.stopped || e.renewed {
 		return false
 	}
-	e.deadline = deadline
+	if s.expireLocked(e, time.Now()) {
+		s.notifySoon()
+		return false
+	}
+	s.setDeadline(e, deadline)
 	if e.index >= 0 {
 		heap.Fix(&s.due, e.index)
 		s.pokeFor(e)
@@ -274,14 +398,30 @@ func (s *Scheduler) Len() int {
 	return len(s.due) + len(s.inflight)
 }
 
-// Stop ends the watch without signalling a loss. It is idempotent.
+// Stop ends the watch without signalling a loss, unless the lease's local
+// deadline has passed already: then it is lost (as the first look after the
+// deadline would have found it). A stopped lease is never lost: IsLost
+// stays false, Lost stays open, and AfterLost's functions are dropped. It
+// is idempotent.
 func (e *Entry) Stop() {
 	s := e.s
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if e.stopped {
+		return
+	}
+	if s.expireLocked(e, time.Now()) {
+		s.notifySoon()
+		return
+	}
 	e.stopped = true
+	e.dl.Store(never)
+	e.after = nil
 	if e.index >= 0 {
 		heap.Remove(&s.due, e.index)
+	}
+	if e.dindex >= 0 {
+		heap.Remove(&s.byDeadline, e.dindex)
 	}
 }
 
@@ -316,8 +456,10 @@ func (e *Entry) Lose() {
 }
 
 // Lost returns a channel closed when the lease is lost or the Scheduler
-// closed while the lease was still watched. It is never closed by Stop.
+// closed while the lease was still watched. It is never closed by Stop. Asked
+// after the local deadline, it is closed.
 func (e *Entry) Lost() <-chan struct{} {
+	e.IsLost()
 	if p := e.lost.Load(); p != nil {
 		return *p
 	}
@@ -334,15 +476,69 @@ func (e *Entry) Lost() <-chan struct{} {
 	return ch
 }
 
-// IsLost reports whether Lost is closed.
-func (e *Entry) IsLost() bool { return e.gone.Load() }
+// IsLost reports whether the lease is lost (Lost is closed). Once its local
+// deadline has passed it is, at the first look, whatever ran before: the
+// look loses it (as the Scheduler's timer would). It costs two atomic loads
+// and a reading of the monotonic clock while the lease is watched and its
+// deadline ahead, and is safe to call in a tight loop.
+func (e *Entry) IsLost() bool {
+	if e.gone.Load() {
+		return true
+	}
+	if monoNow() < e.dl.Load() {
+		return false
+	}
+	s := e.s
+	s.mu.Lock()
+	lost := s.expireLocked(e, time.Now())
+	s.mu.Unlock()
+	if lost {
+		s.notifySoon()
+	}
+	return e.gone.Load()
+}
 
 // Err returns why Lost was closed, or nil: ErrClosed when the Scheduler
 // closed, another error when the lease was lost.
 func (e *Entry) Err() error {
+	e.IsLost()
 	e.s.mu.Lock()
 	defer e.s.mu.Unlock()
 	return e.err
+}
+
+// AfterLost arranges for f to run on a goroutine of its own when the lease
+// is lost (at once if it is lost already, or its deadline has passed). A
+// lease stopped without a loss never runs it. The returned stop unregisters
+// f; it reports whether it stopped f from being run.
+func (e *Entry) AfterLost(f func()) (stop func() bool) {
+	no := func() bool { return false }
+	if e.IsLost() {
+		go f()
+		return no
+	}
+	s := e.s
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	switch {
+	case e.gone.Load():
+		go f()
+		return no
+	case e.stopped:
+		return no
+	}
+	a := &afterLost{f: f}
+	e.after = append(e.after, a)
+	return func() bool {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		i := slices.Index(e.after, a)
+		if i < 0 {
+			return false
+		}
+		e.after = slices.Delete(e.after, i, i+1)
+		return true
+	}
 }
 
 // Deadline returns the lease's current local deadline.
@@ -363,10 +559,17 @@ func (e *Entry) lose(err error) {
 	if e.index >= 0 {
 		heap.Remove(&e.s.due, e.index)
 	}
+	if e.dindex >= 0 {
+		heap.Remove(&e.s.byDeadline, e.dindex)
+	}
 	e.gone.Store(true)
 	if p := e.lost.Load(); p != nil {
 		close(*p)
 	}
+	for _, a := range e.after {
+		go a.f()
+	}
+	e.after = nil
 	if e.s.onLost != nil && !e.drained {
 		e.s.justLost = append(e.s.justLost, e)
 	}
@@ -399,6 +602,7 @@ func (s *Scheduler) Close() {
 	}
 	s.closed = true
 	close(s.stop)
+	s.expiry.Stop()
 	for len(s.due) > 0 {
 		s.due[0].lose(ErrClosed)
 	}
@@ -431,6 +635,7 @@ func (s *Scheduler) run() {
 		case <-s.stop:
 			return
 		case <-s.wake:
+			s.notify() // losses found by IsLost, Stop, Confirm or Reset
 			continue
 		case <-timer.C:
 		}
@@ -451,19 +656,7 @@ func (s *Scheduler) tick() {
 	var batch []*Entry
 	for len(s.due) > 0 {
 		e := s.due[0]
-		if !e.deadline.After(now) {
-			if e.drained {
-				e.lose(errLost)
-				continue
-			}
-			if e.renewed {
-				s.log.Warn("goredisson: lock lease ran out without a confirmed renewal; the lock is lost",
-					"key", e.lease.Key, "field", e.lease.Field)
-			} else { // a fixed lease ending as asked
-				s.log.Debug("goredisson: fixed lease ended",
-					"key", e.lease.Key, "field", e.lease.Field)
-			}
-			e.lose(errLost)
+		if s.expireLocked(e, now) {
 			continue
 		}
 		if !e.renewed || e.next().After(fill) || (e.next().After(horizon) && len(batch)%maxBatch == 0) {
@@ -495,9 +688,11 @@ func (s *Scheduler) renewChunk(chunk []*Entry) {
 		err = errors.New("watchdog: renew returned a wrong number of statuses")
 	}
 
-	now := time.Now()
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	// Read under mu: a renewal counts only if it is recorded before the
+	// deadline passes (IsLost's looks take mu to lose a lease).
+	now := time.Now()
 	s.rounds++
 	for i, e := range chunk {
 		delete(s.inflight, e)
@@ -510,7 +705,13 @@ func (s *Scheduler) renewChunk(chunk []*Entry) {
 		}
 		switch st {
 		case Renewed:
-			e.deadline = Deadline(sent, s.lease)
+			if s.expireLocked(e, now) {
+				// Confirmed too late (the process was paused, or the
+				// reply slow): the deadline passed first, and a look
+				// then had to see the loss. Not revived.
+				continue
+			}
+			s.setDeadline(e, Deadline(sent, s.lease))
 			e.when = now.Add(s.interval)
 		case Lost:
 			if e.drained {
@@ -522,6 +723,9 @@ func (s *Scheduler) renewChunk(chunk []*Entry) {
 			e.lose(errLost)
 			continue
 		default:
+			if s.expireLocked(e, now) {
+				continue
+			}
 			if err != nil {
 				s.log.Warn("goredisson: lease renewal failed, retrying",
 					"key", e.lease.Key, "field", e.lease.Field, "err", err)
@@ -536,26 +740,53 @@ func (s *Scheduler) renewChunk(chunk []*Entry) {
 	}
 }
 
-// dueHeap orders entries by when the loop must look at them next.
-type dueHeap []*Entry
+// entryHeap is a heap of entries in the order O gives, each entry knowing
+// its position (O's index field); dueHeap orders them by when the loop must
+// look at them next, deadlineHeap by local deadline.
+type entryHeap[O entryOrder] []*Entry
 
-func (h dueHeap) Len() int           { return len(h) }
-func (h dueHeap) Less(i, j int) bool { return h[i].next().Before(h[j].next()) }
-func (h dueHeap) Swap(i, j int) {
-	h[i], h[j] = h[j], h[i]
-	h[i].index = i
-	h[j].index = j
+// entryOrder is the order of an entryHeap and the field an entry keeps its
+// position in (-1 when not in the heap).
+type entryOrder interface {
+	less(a, b *Entry) bool
+	index(e *Entry) *int
 }
-func (h *dueHeap) Push(x any) {
+
+type byNext struct{}
+
+func (byNext) less(a, b *Entry) bool { return a.next().Before(b.next()) }
+func (byNext) index(e *Entry) *int   { return &e.index }
+
+type byDeadline struct{}
+
+func (byDeadline) less(a, b *Entry) bool { return a.deadline.Before(b.deadline) }
+func (byDeadline) index(e *Entry) *int   { return &e.dindex }
+
+type (
+	dueHeap      = entryHeap[byNext]
+	deadlineHeap = entryHeap[byDeadline]
+)
+
+func (h entryHeap[O]) Len() int           { return len(h) }
+func (h entryHeap[O]) Less(i, j int) bool { var o O; return o.less(h[i], h[j]) }
+func (h entryHeap[O]) Swap(i, j int) {
+	var o O
+	h[i], h[j] = h[j], h[i]
+	*o.index(h[i]) = i
+	*o.index(h[j]) = j
+}
+func (h *entryHeap[O]) Push(x any) {
+	var o O
 	e := x.(*Entry)
-	e.index = len(*h)
+	*o.index(e) = len(*h)
 	*h = append(*h, e)
 }
-func (h *dueHeap) Pop() any {
+func (h *entryHeap[O]) Pop() any {
+	var o O
 	old := *h
 	e := old[len(old)-1]
 	old[len(old)-1] = nil
-	e.index = -1
+	*o.index(e) = -1
 	*h = old[:len(old)-1]
 	return e
 }
