@@ -174,6 +174,9 @@ func (info *Info) classifyString(get *redis.StringCmd) {
 	info.Reason = "not a lock: a string that is not an integer counter (a SETNX or redsync lock, or another value)"
 }
 
+// neverMs is the permit expiry score Redisson writes for "never".
+const neverMs = 922337203685477
+
 // readPermits reads a permit semaphore's permits taken, with the leases
 // left at nowMs (the server's time), from perms (nil: none taken).
 func (info *Info) readPermits(perms *redis.ZSliceCmd, nowMs int64) {

@@ -22,8 +22,6 @@ const (
 	maxQueue = 100
 	// maxCounter is the longest string read as a counter (an int64).
 	maxCounter = 20
-	// neverMs is the permit expiry score Redisson writes for "never".
-	neverMs = 922337203685477
 )
 
 // Read reads many keys as Lock reads one, in a few pipelined round trips
