@@ -84,6 +84,18 @@ func Processes(ctx context.Context, rdb redis.UniversalClient, fields []string) 
 	if _, err := pipe.Exec(ctx); err != nil && ctx.Err() != nil {
 		return nil, err
 	}
+	procs := registered(gets)
+	for _, f := range fields {
+		if p := processOf(f, procs); p != nil {
+			out[f] = p
+		}
+	}
+	return out, nil
+}
+
+// registered decodes the registrations read, by Client id: a key that
+// could not be read, or whose record is not that Client's, is left out.
+func registered(gets map[string]*redis.StringCmd) map[string]*Process {
 	procs := map[string]*Process{}
 	for id, g := range gets {
 		if g.Err() != nil {
@@ -97,13 +109,16 @@ func Processes(ctx context.Context, rdb redis.UniversalClient, fields []string) 
 		p.Started, _ = time.Parse(time.RFC3339Nano, rec.Started)
 		procs[id] = p
 	}
-	for _, f := range fields {
-		for _, id := range clientIDs(f) {
-			if p := procs[id]; p != nil && strings.HasPrefix(f, id+":") {
-				out[f] = p
-				break
-			}
+	return procs
+}
+
+// processOf returns the registered process of the Client whose id the
+// holder field starts with, or nil.
+func processOf(field string, procs map[string]*Process) *Process {
+	for _, id := range clientIDs(field) {
+		if p := procs[id]; p != nil && strings.HasPrefix(field, id+":") {
+			return p
 		}
 	}
-	return out, nil
+	return nil
 }

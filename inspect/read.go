@@ -2,13 +2,9 @@ package inspect
 
 import (
 	"context"
-	"encoding/hex"
 	"errors"
 	"fmt"
-	"sort"
 	"strconv"
-	"strings"
-	"time"
 
 	"github.com/redis/go-redis/v9"
 
@@ -26,8 +22,6 @@ const (
 	maxQueue = 100
 	// maxCounter is the longest string read as a counter (an int64).
 	maxCounter = 20
-	// neverMs is the permit expiry score Redisson writes for "never".
-	neverMs = 922337203685477
 )
 
 // Read reads many keys as Lock reads one, in a few pipelined round trips
@@ -51,116 +45,39 @@ func init() {
 }
 
 // read is Read, with a fair lock's queue and timeouts read under aux[i]
-// (the name Redisson derives them from) when aux is not nil.
+// (the name Redisson derives them from) when aux is not nil. It reads
+// every key in two pipelined round trips: the first asks each key what
+// tells its layout (probe), the second what the layout it points to holds
+// (ask); then each layout's reader fills the key's Info (classify).
 func read(ctx context.Context, rdb redis.UniversalClient, names, aux []string) ([]*Info, error) {
-	switch {
-	case rdb == nil:
-		return nil, fmt.Errorf("inspect: nil redis client: %w", ErrInvalidArgument)
-	case ctx == nil:
-		return nil, fmt.Errorf("inspect: nil context: %w", ErrInvalidArgument)
-	}
-	for _, n := range names {
-		if n == "" {
-			return nil, fmt.Errorf("inspect: empty lock name: %w", ErrInvalidArgument)
-		}
+	if err := checkRead(ctx, rdb, names); err != nil {
+		return nil, err
 	}
 	if len(names) == 0 {
 		return nil, nil
 	}
-	type first struct {
-		typ      *redis.StatusCmd
-		ttl      *redis.DurationCmd
-		strlen   *redis.IntCmd
-		queue    *redis.StringSliceCmd
-		timeouts *redis.IntCmd
-		token    *redis.StringCmd
-		taken    *redis.IntCmd
-	}
+	keys := newKeys(names, aux)
 	pipe := rdb.Pipeline()
 	now := pipe.Time(ctx)
-	rs := make([]first, len(names))
-	for i, n := range names {
-		q := n
-		if aux != nil {
-			q = aux[i]
-		}
-		rs[i] = first{typ: pipe.Type(ctx, n), ttl: pipe.PTTL(ctx, n), strlen: pipe.StrLen(ctx, n),
-			queue: pipe.LRange(ctx, layout.Queue(q), 0, maxQueue-1), timeouts: pipe.Exists(ctx, layout.Timeouts(q)),
-			token: pipe.Get(ctx, layout.Token(n)), taken: pipe.ZCard(ctx, layout.PermitTimeouts(n))}
+	for _, k := range keys {
+		k.probe(ctx, pipe)
 	}
 	if err := execTolerant(ctx, pipe); err != nil {
 		return nil, err
 	}
-	infos := make([]*Info, len(names))
-	type second struct {
-		hscan *redis.ScanCmd
-		get   *redis.StringCmd
-		perms *redis.ZSliceCmd
-	}
-	ss := make([]second, len(names))
 	pipe = rdb.Pipeline()
-	for i, n := range names {
-		info := &Info{Name: n, RedisType: rs[i].typ.Val(), Queue: rs[i].queue.Val(), Taken: rs[i].taken.Val()}
-		info.Token, _ = strconv.ParseInt(rs[i].token.Val(), 10, 64)
-		infos[i] = info
-		switch info.RedisType {
-		case "hash":
-			ss[i].hscan = pipe.HScan(ctx, n, 0, "", 256)
-		case "string":
-			if rs[i].strlen.Val() <= maxCounter {
-				ss[i].get = pipe.Get(ctx, n)
-			}
-		}
-		if info.Taken > 0 {
-			ss[i].perms = pipe.ZRangeWithScores(ctx, layout.PermitTimeouts(n), 0, MaxPermits-1)
-		}
+	for _, k := range keys {
+		k.ask(ctx, pipe)
 	}
 	if err := execTolerant(ctx, pipe); err != nil {
 		return nil, err
 	}
-	nowMs := now.Val().UnixMilli()
-	for i, info := range infos {
-		switch {
-		case ss[i].hscan != nil:
-			fields, err := hashFields(ctx, rdb, info, ss[i].hscan)
-			if err != nil {
-				return nil, err
-			}
-			info.classifyHash(fields)
-		case info.RedisType == "string":
-			info.classifyString(ss[i].get)
-		case info.RedisType == "none":
-			info.Kind = KindNone
-		default:
-			info.Kind = KindForeign
-			info.Reason = "not a lock: a Redis " + info.RedisType + ", not a lock or synchronizer"
+	infos := make([]*Info, len(keys))
+	for i, k := range keys {
+		if err := k.classify(ctx, rdb, now.Val().UnixMilli()); err != nil {
+			return nil, err
 		}
-		if info.Kind == KindReentrant || info.Kind == KindNone {
-			switch {
-			case len(info.Queue) > 0 || rs[i].timeouts.Val() > 0:
-				info.Kind = KindFair
-			case info.Token > 0 && info.Kind == KindReentrant:
-				info.Kind = KindFenced
-			}
-		}
-		if layout.Auxiliary(info.Name) && info.Kind != KindNone {
-			info.Kind = KindForeign
-			info.Holders = nil
-			info.Reason = "not a lock: an auxiliary key of a lock or synchronizer (docs/layout.md): ask for the lock's own name"
-		}
-		info.setTTL(rs[i].ttl.Val())
-		if info.Kind.IsLock() && info.TTL == NoExpiry {
-			info.notALock("a hash without a TTL (every lock's hash carries its lease as its TTL)")
-		}
-		if ss[i].perms != nil {
-			for _, z := range ss[i].perms.Val() {
-				p := Permit{ID: hex.EncodeToString([]byte(fmt.Sprint(z.Member))), Lease: NoExpiry}
-				if z.Score < neverMs {
-					p.Lease = time.Duration(int64(z.Score)-nowMs) * time.Millisecond
-				}
-				info.Permits = append(info.Permits, p)
-			}
-		}
+		infos[i] = k.info
 	}
 	if err := countSubscribers(ctx, rdb, infos); err != nil {
 		return nil, err
@@ -169,6 +86,121 @@ func read(ctx context.Context, rdb redis.UniversalClient, names, aux []string) (
 		info.tell()
 	}
 	return infos, nil
+}
+
+// checkRead refuses bad input to read before any command.
+func checkRead(ctx context.Context, rdb redis.UniversalClient, names []string) error {
+	switch {
+	case rdb == nil:
+		return fmt.Errorf("inspect: nil redis client: %w", ErrInvalidArgument)
+	case ctx == nil:
+		return fmt.Errorf("inspect: nil context: %w", ErrInvalidArgument)
+	}
+	for _, n := range names {
+		if n == "" {
+			return fmt.Errorf("inspect: empty lock name: %w", ErrInvalidArgument)
+		}
+	}
+	return nil
+}
+
+// newKeys returns the keys to read, a fair lock's queue and timeouts
+// under aux[i] when aux is not nil.
+func newKeys(names, aux []string) []*key {
+	keys := make([]*key, len(names))
+	for i, n := range names {
+		q := n
+		if aux != nil {
+			q = aux[i]
+		}
+		keys[i] = &key{info: &Info{Name: n}, queueName: q}
+	}
+	return keys
+}
+
+// key is one key that read reads: its Info, and the replies of both round
+// trips.
+type key struct {
+	info *Info
+	// queueName is the name a fair lock's queue and timeouts derive from.
+	queueName string
+
+	// The first round trip, asked of every key: its type, TTL and length
+	// (a counter is a short string), a fair lock's queue and timeouts, the
+	// fencing token, the permits taken of a permit semaphore.
+	typ      *redis.StatusCmd
+	ttl      *redis.DurationCmd
+	strlen   *redis.IntCmd
+	queue    *redis.StringSliceCmd
+	timeouts *redis.IntCmd
+	token    *redis.StringCmd
+	taken    *redis.IntCmd
+
+	// The second round trip, asked by the layouts the first points to: a
+	// hash's fields, a counter's value, the permits' leases.
+	hscan *redis.ScanCmd
+	get   *redis.StringCmd
+	perms *redis.ZSliceCmd
+}
+
+// probe queues the first round trip's reads of k.
+func (k *key) probe(ctx context.Context, pipe redis.Pipeliner) {
+	n, q := k.info.Name, k.queueName
+	k.typ, k.ttl, k.strlen = pipe.Type(ctx, n), pipe.PTTL(ctx, n), pipe.StrLen(ctx, n)
+	k.queue, k.timeouts = pipe.LRange(ctx, layout.Queue(q), 0, maxQueue-1), pipe.Exists(ctx, layout.Timeouts(q))
+	k.token, k.taken = pipe.Get(ctx, layout.Token(n)), pipe.ZCard(ctx, layout.PermitTimeouts(n))
+}
+
+// ask notes the first round trip's answers in k's Info and queues the
+// second round trip's reads: a hash's fields, a short string's value, the
+// permits taken.
+func (k *key) ask(ctx context.Context, pipe redis.Pipeliner) {
+	info := k.info
+	info.RedisType, info.Queue, info.Taken = k.typ.Val(), k.queue.Val(), k.taken.Val()
+	info.Token, _ = strconv.ParseInt(k.token.Val(), 10, 64)
+	switch info.RedisType {
+	case "hash":
+		k.hscan = pipe.HScan(ctx, info.Name, 0, "", 256)
+	case "string":
+		if k.strlen.Val() <= maxCounter {
+			k.get = pipe.Get(ctx, info.Name)
+		}
+	}
+	if info.Taken > 0 {
+		k.perms = pipe.ZRangeWithScores(ctx, layout.PermitTimeouts(info.Name), 0, MaxPermits-1)
+	}
+}
+
+// classify fills k's Info from both round trips, one layout after the
+// other: the key's own (a lock's hash, a synchronizer's counter, none or
+// foreign), then what the keys beside it add (a fair lock's queue, a
+// fenced lock's token, a permit semaphore's permits). nowMs is the
+// server's time of the first round trip.
+func (k *key) classify(ctx context.Context, rdb redis.UniversalClient, nowMs int64) error {
+	info := k.info
+	switch {
+	case k.hscan != nil:
+		fields, err := hashFields(ctx, rdb, info, k.hscan)
+		if err != nil {
+			return err
+		}
+		info.classifyHash(fields)
+	case info.RedisType == "string":
+		info.classifyString(k.get)
+	case info.RedisType == "none":
+		info.Kind = KindNone
+	default:
+		info.Kind = KindForeign
+		info.Reason = "not a lock: a Redis " + info.RedisType + ", not a lock or synchronizer"
+	}
+	info.classifyFairOrFenced(k.timeouts.Val())
+	info.classifyAuxiliary()
+	info.setTTL(k.ttl.Val())
+	if info.Kind.IsLock() && info.TTL == NoExpiry {
+		info.notALock("a hash without a TTL (every lock's hash carries its lease as its TTL)")
+	}
+	info.readPermits(k.perms, nowMs)
+	return nil
 }
 
 // execTolerant runs a pipeline of reads; a missing key (redis.Nil) or a
@@ -209,132 +241,6 @@ func hashFields(ctx context.Context, rdb redis.UniversalClient, info *Info, firs
 			}
 			return nil, err
 		}
-	}
-}
-
-// holderField reports whether f reads as "<client id>:<owner id>".
-func holderField(f string) bool {
-	i := strings.IndexByte(f, ':')
-	return i > 0 && i < len(f)-1
-}
-
-// holdCount parses a hold count: a positive integer.
-func holdCount(v string) (int, bool) {
-	n, err := strconv.Atoi(v)
-	return n, err == nil && n > 0
-}
-
-// notALock marks the key foreign, saying why.
-func (info *Info) notALock(format string, args ...any) {
-	info.Kind, info.Mode, info.Holders = KindForeign, "", nil
-	info.Reason = "not a lock: " + fmt.Sprintf(format, args...)
-}
-
-// classifyHash sets the kind, mode and holders of a hash: a read-write lock
-// (a "mode" field), a faster multilock's group, or a lock whose every field
-// is "<client id>:<owner id>" with a positive hold count; anything else is
-// not a lock.
-func (info *Info) classifyHash(fields map[string]string) {
-	keys := make([]string, 0, len(fields))
-	for f := range fields {
-		keys = append(keys, f)
-	}
-	sort.Strings(keys)
-	info.Kind = KindReentrant
-	if mode, ok := fields["mode"]; ok {
-		if mode != "read" && mode != "write" {
-			info.notALock("a hash whose field \"mode\" is %q, not read or write", mode)
-			return
-		}
-		info.Kind, info.Mode = KindReadWrite, mode
-	} else {
-		for _, f := range keys {
-			if strings.HasSuffix(f, ":expire_time") || strings.HasSuffix(f, ":lock_count") {
-				info.classifyFaster(fields, keys)
-				return
-			}
-		}
-	}
-	for _, f := range keys {
-		if f == "mode" && info.Kind == KindReadWrite {
-			continue
-		}
-		n, ok := holdCount(fields[f])
-		switch {
-		case !holderField(f):
-			info.notALock("a hash whose field %q is not <client id>:<owner id>", f)
-			return
-		case !ok:
-			info.notALock("a hash whose field %q holds %q, not a hold count", f, fields[f])
-			return
-		}
-		info.Holders = append(info.Holders, Holder{Field: f, Count: n})
-	}
-}
-
-// classifyFaster reads a faster multilock's group hash: a value field
-// holds its holder's field, with <value>:<holder>:expire_time and
-// <value>:<holder>:lock_count beside it. A holder's Count is the number of
-// values it holds.
-func (info *Info) classifyFaster(fields map[string]string, keys []string) {
-	info.Kind = KindFasterMulti
-	values := map[string]int{}
-	for _, f := range keys {
-		v := fields[f]
-		if strings.HasSuffix(f, ":expire_time") || strings.HasSuffix(f, ":lock_count") {
-			if _, err := strconv.ParseInt(v, 10, 64); err != nil {
-				info.notALock("a hash whose field %q holds %q, not a number", f, v)
-				return
-			}
-			continue
-		}
-		if !holderField(v) {
-			info.notALock("a hash whose field %q holds %q, not a holder field <client id>:<owner id>", f, v)
-			return
-		}
-		values[v]++
-	}
-	for h, n := range values {
-		info.Holders = append(info.Holders, Holder{Field: h, Count: n})
-	}
-	sort.Slice(info.Holders, func(a, b int) bool { return info.Holders[a].Field < info.Holders[b].Field })
-}
-
-// classifyString reads a string: an integer is a synchronizer's counter
-// (which one, tell decides), anything else is not a lock.
-func (info *Info) classifyString(get *redis.StringCmd) {
-	if get != nil {
-		if n, err := strconv.ParseInt(get.Val(), 10, 64); err == nil {
-			info.Counter = n
-			info.Kind = KindSemaphoreOrLatch
-			if info.Taken > 0 {
-				info.Kind = KindPermitSemaphore
-			}
-			return
-		}
-	}
-	info.Kind = KindForeign
-	info.Reason = "not a lock: a string that is not an integer counter (a SETNX or redsync lock, or another value)"
-}
-
-// tell decides what a counter is, as far as the data allows: Redisson's
-// latch never has a TTL; waiters show on their type's channel.
-func (info *Info) tell() {
-	if info.Kind != KindSemaphoreOrLatch {
-		return
-	}
-	switch {
-	case info.TTL > 0:
-		info.Kind, info.Reason = KindSemaphore, "a counter with a TTL (Redisson's latch has none)"
-	case info.semSubs > 0 && info.latchSubs == 0:
-		info.Kind, info.Reason = KindSemaphore, "waiters on its semaphore channel"
-	case info.latchSubs > 0 && info.semSubs == 0:
-		info.Kind, info.Reason = KindLatch, "waiters on its latch channel"
-	default:
-		info.Reason = "an integer counter: a Semaphore, a CountDownLatch and a PermitExpirableSemaphore with no permit taken look the same in Redis"
-	}
-	if info.Kind == KindSemaphore {
-		info.Reason += "; a PermitExpirableSemaphore with no permit taken looks the same"
 	}
 }
 

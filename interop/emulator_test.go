@@ -160,15 +160,9 @@ func (r *redissonEmu) newLock(kind lockKind, name string) *emuLock {
 	return &emuLock{r: r, kind: kind, name: name, internalLease: r.watchdog}
 }
 
-func (r *redissonEmu) getLock(name string) *emuLock       { return r.newLock(kindLock, name) }
-func (r *redissonEmu) getFairLock(name string) *emuLock   { return r.newLock(kindFair, name) }
-func (r *redissonEmu) getFencedLock(name string) *emuLock { return r.newLock(kindFenced, name) }
-func (r *redissonEmu) getSpinLock(name string) *emuLock   { return r.newLock(kindSpin, name) }
-
-// getReadWriteLock returns the read and the write side of one name.
-func (r *redissonEmu) getReadWriteLock(name string) (read, write *emuLock) {
-	return r.newLock(kindRead, name), r.newLock(kindWrite, name)
-}
+// getFairLock is redisson.getFairLock(name); the specs make the other
+// kinds with newLock.
+func (r *redissonEmu) getFairLock(name string) *emuLock { return r.newLock(kindFair, name) }
 
 // field is the hash field the thread holds this lock under.
 func (l *emuLock) field(tid int64) string {
@@ -283,7 +277,7 @@ func (l *emuLock) Lock(ctx context.Context, tid int64, lease time.Duration) erro
 		_, _, err := l.TryLockToken(ctx, tid, -1, lease)
 		return err
 	}
-	held, ttl, _, err := l.attempt(ctx, tid, -1, lease)
+	held, _, _, err := l.attempt(ctx, tid, -1, lease)
 	if err != nil || held {
 		return err
 	}
@@ -293,7 +287,7 @@ func (l *emuLock) Lock(ctx context.Context, tid int64, lease time.Duration) erro
 	}
 	defer l.r.pubsub.unsubscribe(entry)
 	for {
-		held, ttl, _, err = l.attempt(ctx, tid, -1, lease)
+		held, ttl, _, err := l.attempt(ctx, tid, -1, lease)
 		if err != nil || held {
 			return err
 		}
@@ -322,7 +316,7 @@ func (l *emuLock) TryLock(ctx context.Context, tid int64, wait, lease time.Durat
 	}
 	remain := wait
 	start := time.Now()
-	held, ttl, _, err := l.attempt(ctx, tid, wait, lease)
+	held, _, _, err := l.attempt(ctx, tid, wait, lease)
 	if err != nil || held {
 		return held, err
 	}
@@ -342,7 +336,7 @@ func (l *emuLock) TryLock(ctx context.Context, tid int64, wait, lease time.Durat
 	}
 	for {
 		start = time.Now()
-		held, ttl, _, err = l.attempt(ctx, tid, wait, lease)
+		held, ttl, _, err := l.attempt(ctx, tid, wait, lease)
 		if err != nil || held {
 			return held, err
 		}
@@ -374,7 +368,7 @@ func (l *emuLock) TryLockToken(ctx context.Context, tid int64, wait, lease time.
 		remain = time.Duration(1<<63 - 1)
 	}
 	start := time.Now()
-	held, ttl, token, err := l.attempt(ctx, tid, wait, lease)
+	held, _, token, err := l.attempt(ctx, tid, wait, lease)
 	if err != nil || held {
 		return token, held, err
 	}
@@ -388,7 +382,7 @@ func (l *emuLock) TryLockToken(ctx context.Context, tid int64, wait, lease time.
 	defer l.r.pubsub.unsubscribe(entry)
 	for {
 		start = time.Now()
-		held, ttl, token, err = l.attempt(ctx, tid, wait, lease)
+		held, ttl, token, err := l.attempt(ctx, tid, wait, lease)
 		if err != nil || held {
 			return token, held, err
 		}

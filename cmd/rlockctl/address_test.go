@@ -80,7 +80,7 @@ var _ = Describe("rlockctl addresses and flags", func() {
 			Expect(admin.Do(ctx, "ACL", "SETUSER", "default", "off").Err()).To(Succeed())
 			name := lockName()
 
-			s := rlockctl("run", "--redis", "redis://alice:s3cret-pw@"+own.Addr(), "--lock", name, "--wait", "0", "--", "true")
+			s := process("run", "--redis", "redis://alice:s3cret-pw@"+own.Addr(), "--lock", name, "--wait", "0", "--", "true")
 			exits(s, 0)
 
 			s = rlockctl("status", "--redis", "redis://alice:wrong-pw@"+own.Addr(), name)
@@ -156,7 +156,7 @@ var _ = Describe("rlockctl addresses and flags", func() {
 			s := rlockctl("run", "true", "--lock", "x")
 			exits(s, 2)
 			Expect(string(s.Err.Contents())).To(ContainSubstring("flags go before CMD: rlockctl run --lock NAME [flags] -- CMD ARGS..."))
-			s = rlockctl("run", "--lock", lockName(), "--wait", "0", "--", "sh", "-c", `test "$1" = --lock`, "sh", "--lock")
+			s = process("run", "--lock", lockName(), "--wait", "0", "--", "sh", "-c", `test "$1" = --lock`, "sh", "--lock")
 			exits(s, 0)
 		})
 

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"os"
 	"strconv"
@@ -27,14 +28,11 @@ func runDemo(ctx context.Context, env *cli, args []string) error {
 	fs.IntVar(&sale.Coupons, "coupons", sale.Coupons, "coupons for sale")
 	fs.IntVar(&sale.Buyers, "buyers", sale.Buyers, "buyers (each clicks twice)")
 	fs.IntVar(&sale.Workers, "workers", sale.Workers, "goroutines per instance")
-	if err := parse(fs, args); err != nil {
+	if err := env.parse(fs, args); err != nil {
 		return err
 	}
-	if fs.NArg() > 0 {
-		return fail(exitUsage, "unexpected arguments %q", fs.Args())
-	}
-	if sale.Coupons <= 0 || sale.Buyers <= 0 || sale.Workers <= 0 {
-		return fail(exitUsage, "--coupons, --buyers and --workers must be positive")
+	if err := checkSale(fs, &sale); err != nil {
+		return err
 	}
 	var ropt *redis.Options
 	if *addr != "" {
@@ -78,11 +76,28 @@ func runDemo(ctx context.Context, env *cli, args []string) error {
 		}
 		results = append(results, res)
 	}
+	return env.saleReport(&sale, results[0], results[1])
+}
+
+// checkSale refuses bad usage of demo: arguments, or a count that is not
+// positive.
+func checkSale(fs *flag.FlagSet, sale *scenario.FlashSale) error {
+	if fs.NArg() > 0 {
+		return fail(exitUsage, "unexpected arguments %q", fs.Args())
+	}
+	if sale.Coupons <= 0 || sale.Buyers <= 0 || sale.Workers <= 0 {
+		return fail(exitUsage, "--coupons, --buyers and --workers must be positive")
+	}
+	return nil
+}
+
+// saleReport prints the two runs' table and verdicts, and fails when the
+// locked run sold other than it should.
+func (env *cli) saleReport(sale *scenario.FlashSale, bare, locked scenario.SaleResult) error {
 	fmt.Fprintln(env.stdout)
-	if err := scenario.WriteSaleTable(env.stdout, sale.Coupons, results...); err != nil {
+	if err := scenario.WriteSaleTable(env.stdout, sale.Coupons, bare, locked); err != nil {
 		return err
 	}
-	bare, locked := results[0], results[1]
 	fmt.Fprintf(env.stdout, "\nWithout a lock: %d coupon(s) oversold, %d buyer(s) with more than one order.\n", bare.Oversold, bare.DuplicateBuyers)
 	fmt.Fprintf(env.stdout, "With goredisson: %d orders for %d coupons, %d oversold, %d duplicate buyers; stock lock handed over in %s (p50).\n",
 		locked.Orders, sale.Coupons, locked.Oversold, locked.DuplicateBuyers, locked.HandoffP50.Round(time.Microsecond))

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -39,26 +40,12 @@ func runList(ctx context.Context, env *cli, args []string) error {
 	all := fs.Bool("all", false, "also show the keys that are not locks or synchronizers")
 	asJSON := fs.Bool("json", false, "print JSON")
 	every := fs.Duration("progress", time.Second, "print progress on stderr every `interval` of a long scan (0: never)")
-	if err := parse(fs, args); err != nil {
+	if err := env.parse(fs, args); err != nil {
 		return err
 	}
-	pattern := "*"
-	switch {
-	case fs.NArg() == 1 && fs.Arg(0) != "":
-		pattern = fs.Arg(0)
-	case fs.NArg() > 1:
-		if f := flagAfter(fs); f != "" {
-			return fail(exitUsage, "flags go before PATTERN: %s [flags] PATTERN; got %q after %q", fs.Name(), f, fs.Arg(0))
-		}
-		return fail(exitUsage, "one pattern expected, got %q", fs.Args())
-	}
-	switch {
-	case *limit < 1:
-		return fail(exitUsage, "--limit must be at least 1")
-	case *count < 1:
-		return fail(exitUsage, "--count must be at least 1")
-	case *every < 0:
-		return fail(exitUsage, "--progress must be >= 0 (0: never)")
+	pattern, err := listPattern(fs, *limit, *count, *every)
+	if err != nil {
+		return err
 	}
 
 	ctx, cancel := context.WithCancelCause(ctx)
@@ -85,13 +72,7 @@ func runList(ctx context.Context, env *cli, args []string) error {
 		return fail(exitUnavailable, "finding the masters: %s", plain(err))
 	}
 	defer closeCluster()
-	l.started, l.last = time.Now(), time.Now()
-	for _, node := range nodes {
-		if err = l.scan(ctx, reader, node); err != nil {
-			break
-		}
-		l.nodes++
-	}
+	err = l.scanAll(ctx, reader, nodes)
 	var sig signalled
 	interrupted := errors.As(context.Cause(ctx), &sig)
 	if err != nil && !interrupted {
@@ -110,6 +91,30 @@ func runList(ctx context.Context, env *cli, args []string) error {
 		return fail(128+int(sig.s), "%v after scanning %d keys: the list is incomplete", sig.s, l.scanned)
 	}
 	return nil
+}
+
+// listPattern returns list's pattern (default *) and refuses bad usage:
+// more than one pattern, or --limit, --count or --progress out of range.
+func listPattern(fs *flag.FlagSet, limit int, count int64, every time.Duration) (string, error) {
+	pattern := "*"
+	switch {
+	case fs.NArg() == 1 && fs.Arg(0) != "":
+		pattern = fs.Arg(0)
+	case fs.NArg() > 1:
+		if f := flagAfter(fs); f != "" {
+			return "", fail(exitUsage, "flags go before PATTERN: %s [flags] PATTERN; got %q after %q", fs.Name(), f, fs.Arg(0))
+		}
+		return "", fail(exitUsage, "one pattern expected, got %q", fs.Args())
+	}
+	switch {
+	case limit < 1:
+		return "", fail(exitUsage, "--limit must be at least 1")
+	case count < 1:
+		return "", fail(exitUsage, "--count must be at least 1")
+	case every < 0:
+		return "", fail(exitUsage, "--progress must be >= 0 (0: never)")
+	}
+	return pattern, nil
 }
 
 // signalled is the cause of a scan stopped by a signal.
@@ -167,6 +172,18 @@ type lister struct {
 	scanned, aux, skipped, more int64
 	nodes                       int
 	started, last               time.Time
+}
+
+// scanAll scans the nodes one after the other, until one fails.
+func (l *lister) scanAll(ctx context.Context, reader redis.UniversalClient, nodes []*redis.Client) error {
+	l.started, l.last = time.Now(), time.Now()
+	for _, node := range nodes {
+		if err := l.scan(ctx, reader, node); err != nil {
+			return err
+		}
+		l.nodes++
+	}
+	return nil
 }
 
 // scan walks one node's keyspace with SCAN and reads the keys it returns

@@ -134,7 +134,7 @@ var _ = Describe("rlockctl list, status of synchronizers, and the client registr
 
 		It("traces a lock held by rlockctl run to its process; a killed process's registration ends with its TTL", Label("slow"), func() {
 			name := lockName()
-			s := rlockctl("run", "--lock", name, "--watchdog", "1s", "--", "sh", "-c", "echo $$; exec sleep 30")
+			s := process("run", "--lock", name, "--watchdog", "1s", "--", "sh", "-c", "echo $$; exec sleep 30")
 			Eventually(s.Out).Should(gbytes.Say(`\d+`))
 			child, err := strconv.Atoi(string(regexp.MustCompile(`\d+`).Find(s.Out.Contents())))
 			Expect(err).NotTo(HaveOccurred())
@@ -286,7 +286,7 @@ var _ = Describe("rlockctl list, status of synchronizers, and the client registr
 			}
 			_, err := pipe.Exec(ctx)
 			Expect(err).NotTo(HaveOccurred())
-			s := rlockctl("list", "--count", "1", "--limit", "100000", "--progress", "1ms", p+"*")
+			s := process("list", "--count", "1", "--limit", "100000", "--progress", "1ms", p+"*")
 			Eventually(s.Err).Should(gbytes.Say(`keys scanned`))
 			s.Interrupt()
 			exits(s, 130)

@@ -91,8 +91,9 @@ var commands = map[string]command{
 
 var order = []string{"demo", "list", "run", "status", "unlock", "watch"}
 
-// cli is what subcommands share: where to write and how to exit.
+// cli is what subcommands share: where to read and write.
 type cli struct {
+	stdin          io.Reader
 	stdout, stderr io.Writer
 }
 
@@ -104,8 +105,16 @@ func (quiet) Printf(context.Context, string, ...any) {}
 
 func main() {
 	redis.SetLogger(quiet{})
-	env := &cli{stdout: os.Stdout, stderr: os.Stderr}
-	os.Exit(env.main(context.Background(), os.Args[1:]))
+	os.Exit(run(context.Background(), os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+}
+
+// run runs rlockctl with args (what follows the program's name) and
+// returns its exit code: main with the process's standard streams, the
+// specs in their own process with buffers. A subcommand stops early when
+// ctx ends, as it does at a signal it handles.
+func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	env := &cli{stdin: stdin, stdout: stdout, stderr: stderr}
+	return env.main(ctx, args)
 }
 
 func (env *cli) main(ctx context.Context, args []string) int {
@@ -182,7 +191,7 @@ func (env *cli) flags(name, args, about string, redisDefault string) (*flag.Flag
 // parse parses args, mapping bad usage to exit code 2 and --help to 0.
 // Asked-for help prints the usage to stdout; a bad flag or flag value is
 // one line that points to --help, not the whole usage.
-func parse(fs *flag.FlagSet, args []string) error {
+func (env *cli) parse(fs *flag.FlagSet, args []string) error {
 	out, usage := fs.Output(), fs.Usage
 	fs.SetOutput(io.Discard)
 	fs.Usage = func() {}
@@ -193,7 +202,7 @@ func parse(fs *flag.FlagSet, args []string) error {
 	case err == nil:
 		return nil
 	case errors.Is(err, flag.ErrHelp):
-		fs.SetOutput(os.Stdout)
+		fs.SetOutput(env.stdout)
 		fs.Usage()
 		fs.SetOutput(out)
 		return flag.ErrHelp
@@ -314,8 +323,8 @@ func flagAfter(fs *flag.FlagSet) string {
 }
 
 // parseNamed parses args of a subcommand that takes one lock name.
-func parseNamed(fs *flag.FlagSet, args []string) (string, error) {
-	if err := parse(fs, args); err != nil {
+func (env *cli) parseNamed(fs *flag.FlagSet, args []string) (string, error) {
+	if err := env.parse(fs, args); err != nil {
 		return "", err
 	}
 	return lockName(fs)

@@ -3,6 +3,7 @@ package main_test
 import (
 	"context"
 	"encoding/json"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -19,51 +20,116 @@ import (
 	. "github.com/onsi/gomega"
 	"github.com/onsi/gomega/gbytes"
 	"github.com/onsi/gomega/gexec"
+	"github.com/onsi/gomega/gleak"
 
+	cli "github.com/goredisson/goredisson/cmd/rlockctl"
 	"github.com/goredisson/goredisson/ctxowner"
 	"github.com/goredisson/goredisson/rlock"
 	"github.com/goredisson/goredisson/rlocktest"
 	"github.com/redis/go-redis/v9"
 )
 
-// rlockctl is driven as a user drives it: the suite builds the binary and
-// runs its subcommands against a throwaway redis-server, checking output and
-// exit codes.
+// rlockctl is driven as a user drives it, through its arguments, output and
+// exit codes, against a throwaway redis-server. Most specs run it in their
+// own process (rlockctl: its run function with buffers for stdout and
+// stderr); those that need it in a process of its own (process, start: a
+// command run under a lock, signals, its pid, an environment of its own)
+// run the test binary as rlockctl (export_test.go), not a build of it.
 
 func TestRlockctl(t *testing.T) {
 	suite.Run(t, "rlockctl")
 }
 
-var (
-	bin string
-	srv *rlocktest.Server
-)
+var srv *rlocktest.Server
 
 var _ = BeforeSuite(func() {
-	var err error
-	bin, err = gexec.Build("github.com/goredisson/goredisson/cmd/rlockctl")
-	Expect(err).NotTo(HaveOccurred())
-	DeferCleanup(gexec.CleanupBuildArtifacts)
 	srv = rlocktest.StartForSpec()
+	// rlockctl's default address, in this process and the processes of
+	// start.
+	was, had := os.LookupEnv("REDIS_ADDR")
+	Expect(os.Setenv("REDIS_ADDR", srv.Addr())).To(Succeed())
+	DeferCleanup(func() {
+		if had {
+			_ = os.Setenv("REDIS_ADDR", was)
+		} else {
+			_ = os.Unsetenv("REDIS_ADDR")
+		}
+	})
+	// What rlockctl starts in this process ends with its run (as a
+	// process, its exit ended all of it). go-redis v9.23 leaves a circuit
+	// breaker's cleanup loop of its maintenance notifications behind some
+	// closed clients, the specs' own too: not rlockctl's.
+	before := gleak.Goroutines()
+	DeferCleanup(func() {
+		Eventually(gleak.Goroutines).WithTimeout(10 * time.Second).ShouldNot(gleak.HaveLeaked(before,
+			gleak.IgnoringTopFunction("github.com/redis/go-redis/v9/maintnotifications.(*CircuitBreakerManager).cleanupLoop")))
+	})
 })
 
-// rlockctl starts the CLI with args (--redis is added after the subcommand
-// unless noRedis) and returns the session.
-func start(env []string, args ...string) *gexec.Session {
+// session is one run of rlockctl: in this process, or in a process of its
+// own (the embedded gexec.Session, nil in this process).
+type session struct {
+	*gexec.Session
+	Out, Err *gbytes.Buffer
+
+	done chan struct{} // closed when the run in this process returned
+	code int
+}
+
+// ExitCode is the exit code, -1 while rlockctl runs (gexec.Exit matches
+// it).
+func (s *session) ExitCode() int {
+	if s.Session != nil {
+		return s.Session.ExitCode()
+	}
+	select {
+	case <-s.done:
+		return s.code
+	default:
+		return -1
+	}
+}
+
+// rlockctl runs rlockctl with args in this process (its default --redis is
+// the suite's server) and returns the session; a run still going at
+// cleanup is stopped as a signal would (its context is cancelled).
+func rlockctl(args ...string) *session {
 	GinkgoHelper()
-	cmd := exec.Command(bin, args...)
-	cmd.Env = append(os.Environ(), "REDIS_ADDR="+srv.Addr())
+	s := &session{Out: gbytes.NewBuffer(), Err: gbytes.NewBuffer(), done: make(chan struct{})}
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() {
+		defer GinkgoRecover()
+		defer close(s.done)
+		s.code = cli.Run(ctx, args, nil, io.MultiWriter(s.Out, GinkgoWriter), io.MultiWriter(s.Err, GinkgoWriter))
+	}()
+	DeferCleanup(func() {
+		cancel()
+		Eventually(s.done).WithTimeout(10 * time.Second).Should(BeClosed())
+	})
+	return s
+}
+
+// start runs rlockctl with args in a process of its own (the test binary
+// as rlockctl), with env added to this process's environment, and returns
+// the session; the process is killed at cleanup.
+func start(env []string, args ...string) *session {
+	GinkgoHelper()
+	self, err := os.Executable()
+	Expect(err).NotTo(HaveOccurred())
+	cmd := exec.Command(self, args...)
+	cmd.Env = append(os.Environ(), cli.AsRlockctl+"=1")
 	cmd.Env = append(cmd.Env, env...)
 	s, err := gexec.Start(cmd, GinkgoWriter, GinkgoWriter)
 	Expect(err).NotTo(HaveOccurred())
 	DeferCleanup(func() { s.Kill().Wait(5 * time.Second) })
-	return s
+	return &session{Session: s, Out: s.Out, Err: s.Err}
 }
 
-func rlockctl(args ...string) *gexec.Session { GinkgoHelper(); return start(nil, args...) }
+// process runs rlockctl with args in a process of its own.
+func process(args ...string) *session { GinkgoHelper(); return start(nil, args...) }
 
 // exits waits for the session to end with code.
-func exits(s *gexec.Session, code int) {
+func exits(s *session, code int) {
 	GinkgoHelper()
 	Eventually(s).WithTimeout(time.Minute).Should(gexec.Exit(code), "stdout:\n%s\nstderr:\n%s", s.Out.Contents(), s.Err.Contents())
 }
@@ -253,7 +319,7 @@ var _ = Describe("rlockctl", func() {
 		It("runs the command holding the lock, returns its exit code and releases the lock", func() {
 			name := lockName()
 			c := newClient()
-			s := rlockctl("run", "--lock", name, "--", "sh", "-c", "echo inside; sleep 0.3; exit 3")
+			s := process("run", "--lock", name, "--", "sh", "-c", "echo inside; sleep 0.3; exit 3")
 			Eventually(s.Out).Should(gbytes.Say("inside"))
 			Expect(c.NewLock(name)).To(rlocktest.BeLocked())
 			Expect(c.NewLock(name)).To(rlocktest.HaveTTLWithin(30 * time.Second))
@@ -268,12 +334,12 @@ var _ = Describe("rlockctl", func() {
 			// Each command holds the lock until the spec creates go-on (no
 			// sleep that a loaded machine could outlast).
 			step := `echo "start $0" >> ` + log + `; while [ ! -e ` + goOn + ` ]; do sleep 0.01; done; echo "end $0" >> ` + log
-			first := rlockctl("run", "--lock", name, "--", "sh", "-c", step, "one")
+			first := process("run", "--lock", name, "--", "sh", "-c", step, "one")
 			Eventually(func() (string, error) { b, err := os.ReadFile(log); return string(b), err }).Should(Equal("start one\n"))
-			busy := rlockctl("run", "--lock", name, "--wait", "0", "--", "true")
+			busy := process("run", "--lock", name, "--wait", "0", "--", "true")
 			exits(busy, 75)
 			Expect(string(busy.Err.Contents())).To(ContainSubstring("lock " + name + " not acquired: another owner holds it (--wait 0: one attempt)"))
-			second := rlockctl("run", "--lock", name, "--wait", "10", "--", "sh", "-c", step, "two") // seconds, as flock -w
+			second := process("run", "--lock", name, "--wait", "10", "--", "sh", "-c", step, "two") // seconds, as flock -w
 			Consistently(func() (string, error) { b, err := os.ReadFile(log); return string(b), err }).
 				WithTimeout(300*time.Millisecond).Should(Equal("start one\n"), "the second run waits")
 			Expect(os.WriteFile(goOn, nil, 0o600)).To(Succeed())
@@ -291,7 +357,7 @@ var _ = Describe("rlockctl", func() {
 			lock := c.NewLock(name)
 			Expect(lock.Lock(holder)).To(Succeed())
 			DeferCleanup(func() { _, _ = lock.ForceUnlock(ctx) })
-			s := rlockctl("run", "--lock", name, "--", "echo", "ran")
+			s := process("run", "--lock", name, "--", "echo", "ran")
 			Consistently(s).WithTimeout(1500 * time.Millisecond).ShouldNot(gexec.Exit())
 			Expect(lock.Unlock(holder)).To(Succeed())
 			exits(s, 0)
@@ -310,7 +376,7 @@ var _ = Describe("rlockctl", func() {
 			Expect(lock.Lock(ctx)).To(Succeed())
 			DeferCleanup(func() { _, _ = lock.ForceUnlock(ctx) })
 			began := time.Now()
-			s := rlockctl("run", "--lock", name, "--wait", "1s", "--", "true")
+			s := process("run", "--lock", name, "--wait", "1s", "--", "true")
 			exits(s, 75)
 			Expect(time.Since(began)).To(BeNumerically(">=", time.Second))
 			Expect(string(s.Err.Contents())).To(ContainSubstring("lock " + name + " not acquired within --wait 1s"))
@@ -318,7 +384,7 @@ var _ = Describe("rlockctl", func() {
 
 		It("passes signals to the command and returns its status", func() {
 			name := lockName()
-			s := rlockctl("run", "--lock", name, "--", "sh", "-c", `trap 'echo got TERM; exit 5' TERM; echo ready; while true; do sleep 0.05; done`)
+			s := process("run", "--lock", name, "--", "sh", "-c", `trap 'echo got TERM; exit 5' TERM; echo ready; while true; do sleep 0.05; done`)
 			Eventually(s.Out).Should(gbytes.Say("ready"))
 			s.Signal(syscall.SIGTERM)
 			exits(s, 5)
@@ -328,7 +394,7 @@ var _ = Describe("rlockctl", func() {
 
 		It("releases the lock and exits 128+9 when the command is killed", func() {
 			name := lockName()
-			s := rlockctl("run", "--lock", name, "--", "sh", "-c", `echo $$; exec sleep 30`)
+			s := process("run", "--lock", name, "--", "sh", "-c", `echo $$; exec sleep 30`)
 			Eventually(s.Out).Should(gbytes.Say(`\d+`))
 			pid, err := strconv.Atoi(strings.TrimSpace(string(s.Out.Contents())))
 			Expect(err).NotTo(HaveOccurred())
@@ -341,7 +407,7 @@ var _ = Describe("rlockctl", func() {
 
 		It("signals a command that outlives a force-unlock and exits 77", Label("slow"), func() {
 			name := lockName()
-			s := rlockctl("run", "--lock", name, "--watchdog", "1s", "--", "sh", "-c",
+			s := process("run", "--lock", name, "--watchdog", "1s", "--", "sh", "-c",
 				`trap 'echo got TERM; exit 0' TERM; echo ready; while true; do sleep 0.05; done`)
 			Eventually(s.Out).Should(gbytes.Say("ready"))
 			u := rlockctl("unlock", "--force", name)
@@ -353,7 +419,7 @@ var _ = Describe("rlockctl", func() {
 
 		It("kills a command that ignores SIGTERM after --kill-after when the lock is lost", Label("slow"), func() {
 			name := lockName()
-			s := rlockctl("run", "--lock", name, "--lease", "500ms", "--kill-after", "200ms", "--", "sh", "-c",
+			s := process("run", "--lock", name, "--lease", "500ms", "--kill-after", "200ms", "--", "sh", "-c",
 				`trap '' TERM; echo ready; while true; do sleep 0.05; done`)
 			Eventually(s.Out).Should(gbytes.Say("ready"))
 			exits(s, 77)
@@ -362,7 +428,7 @@ var _ = Describe("rlockctl", func() {
 
 		It("says 127 for a command that does not exist and gives the lock back", func() {
 			name := lockName()
-			s := rlockctl("run", "--lock", name, "--", "/nonexistent/cmd")
+			s := process("run", "--lock", name, "--", "/nonexistent/cmd")
 			exits(s, 127)
 			Expect(newClient().NewLock(name)).NotTo(rlocktest.BeLocked())
 		})

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"os"
 	"os/exec"
@@ -39,22 +40,11 @@ func runRun(ctx context.Context, env *cli, args []string) error {
 	lease := fs.Duration("lease", 0, "fixed lease; 0 keeps a watchdog lease renewed while CMD runs")
 	wd := fs.Duration("watchdog", 30*time.Second, "watchdog lease, renewed every third of it")
 	killAfter := fs.Duration("kill-after", 5*time.Second, "after a lost lock, SIGKILL CMD this long after SIGTERM")
-	if err := parse(fs, args); err != nil {
+	if err := env.parse(fs, args); err != nil {
 		return err
 	}
-	switch {
-	case *name == "" && lockFlagAfter(fs.Args()):
-		return fail(exitUsage, "flags go before CMD: rlockctl run --lock NAME [flags] -- CMD ARGS...; got %q", fs.Args())
-	case *name == "":
-		return fail(exitUsage, "missing --lock NAME (see rlockctl run --help)")
-	case fs.NArg() == 0:
-		return fail(exitUsage, "missing command: rlockctl run --lock NAME -- CMD ARGS... (see rlockctl run --help)")
-	case *lease < 0:
-		return fail(exitUsage, "--lease must be >= 0 (0: watchdog)")
-	case *lease > 0 && *lease < time.Millisecond:
-		return fail(exitUsage, "--lease %v is below Redis's 1ms resolution (0: watchdog)", *lease)
-	case *killAfter <= 0:
-		return fail(exitUsage, "--kill-after must be > 0")
+	if err := checkRun(fs, *name, *lease, *killAfter); err != nil {
+		return err
 	}
 	_, c, closeAll, err := connect(ctx, *addr, rlock.WithWatchdogTimeout(*wd),
 		rlock.WithClientRegistry(true), rlock.WithClientName(clientName(*name, fs.Args())))
@@ -77,7 +67,7 @@ func runRun(ctx context.Context, env *cli, args []string) error {
 	defer stopLost()
 
 	cmd := exec.Command(fs.Arg(0), fs.Args()[1:]...)
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, env.stdout, env.stderr
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = env.stdin, env.stdout, env.stderr
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := cmd.Start(); err != nil {
 		release(owner, lock, env)
@@ -87,36 +77,88 @@ func runRun(ctx context.Context, env *cli, args []string) error {
 		}
 		return fail(code, "%v", err)
 	}
+	k := &keeper{env: env, cmd: cmd, owner: owner, lock: lock, lease: *lease, killAfter: *killAfter}
+	return k.supervise(lost, sigs)
+}
+
+// checkRun refuses bad usage of run: a missing lock name or command, or a
+// lease or --kill-after out of range.
+func checkRun(fs *flag.FlagSet, name string, lease, killAfter time.Duration) error {
+	switch {
+	case name == "" && lockFlagAfter(fs.Args()):
+		return fail(exitUsage, "flags go before CMD: rlockctl run --lock NAME [flags] -- CMD ARGS...; got %q", fs.Args())
+	case name == "":
+		return fail(exitUsage, "missing --lock NAME (see rlockctl run --help)")
+	case fs.NArg() == 0:
+		return fail(exitUsage, "missing command: rlockctl run --lock NAME -- CMD ARGS... (see rlockctl run --help)")
+	case lease < 0:
+		return fail(exitUsage, "--lease must be >= 0 (0: watchdog)")
+	case lease > 0 && lease < time.Millisecond:
+		return fail(exitUsage, "--lease %v is below Redis's 1ms resolution (0: watchdog)", lease)
+	case killAfter <= 0:
+		return fail(exitUsage, "--kill-after must be > 0")
+	}
+	return nil
+}
+
+// keeper is run's command while it runs under the lock.
+type keeper struct {
+	env       *cli
+	cmd       *exec.Cmd
+	owner     context.Context
+	lock      *rlock.Lock
+	lease     time.Duration
+	killAfter time.Duration
+}
+
+// supervise waits for the started command to end, passing it the
+// forwarded signals; when the lock is lost (lost ends) it sends the
+// command SIGTERM, and SIGKILL --kill-after later. It releases the lock
+// after the command ended and returns run's exit status.
+func (k *keeper) supervise(lost context.Context, sigs <-chan os.Signal) error {
 	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
+	go func() { exited <- k.cmd.Wait() }()
 
 	var lostErr error
 	var kill <-chan time.Time
 	for {
 		select {
 		case s := <-sigs:
-			_ = cmd.Process.Signal(s)
+			_ = k.cmd.Process.Signal(s)
 		case <-lost.Done():
-			lostErr = context.Cause(lost)
-			if *lease > 0 {
-				lostErr = fmt.Errorf("fixed lease of %v ran out: %w", *lease, lostErr)
-			}
-			fmt.Fprintf(env.stderr, "rlockctl run: lock %s lost (%s): sending SIGTERM to %s (pid %d)\n", *name, plain(lostErr), fs.Arg(0), cmd.Process.Pid)
-			_ = cmd.Process.Signal(syscall.SIGTERM)
-			kill = time.After(*killAfter)
+			lostErr = k.stop(context.Cause(lost))
+			kill = time.After(k.killAfter)
 			lost = context.Background() // Done() of Background is nil: never again
 		case <-kill:
-			_ = cmd.Process.Kill()
+			_ = k.cmd.Process.Kill()
 		case err := <-exited:
-			if lostErr != nil {
-				return fail(exitLost, "%s stopped after the lock was lost", fs.Arg(0))
-			}
-			if uerr := release(owner, lock, env); errors.Is(uerr, rlock.ErrNotHeld) {
-				return fail(exitLost, "%s finished, but the lock had been lost meanwhile (another owner may have run at the same time)", fs.Arg(0))
-			}
-			return childStatus(err)
+			return k.ended(err, lostErr)
 		}
 	}
+}
+
+// stop tells the user that the lock was lost (cause) and sends the command
+// SIGTERM; it returns the loss as reported.
+func (k *keeper) stop(cause error) error {
+	lostErr := cause
+	if k.lease > 0 {
+		lostErr = fmt.Errorf("fixed lease of %v ran out: %w", k.lease, lostErr)
+	}
+	fmt.Fprintf(k.env.stderr, "rlockctl run: lock %s lost (%s): sending SIGTERM to %s (pid %d)\n", k.lock.Name(), plain(lostErr), k.cmd.Args[0], k.cmd.Process.Pid)
+	_ = k.cmd.Process.Signal(syscall.SIGTERM)
+	return lostErr
+}
+
+// ended maps the command's end (err from Wait) to run's exit status,
+// releasing the lock unless it was lost (lostErr).
+func (k *keeper) ended(err, lostErr error) error {
+	if lostErr != nil {
+		return fail(exitLost, "%s stopped after the lock was lost", k.cmd.Args[0])
+	}
+	if uerr := release(k.owner, k.lock, k.env); errors.Is(uerr, rlock.ErrNotHeld) {
+		return fail(exitLost, "%s finished, but the lock had been lost meanwhile (another owner may have run at the same time)", k.cmd.Args[0])
+	}
+	return childStatus(err)
 }
 
 // waitFlag is run's --wait: forever (the default, flock(1) without -w)

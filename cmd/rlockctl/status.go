@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -24,7 +25,7 @@ func runStatus(ctx context.Context, env *cli, args []string) error {
 			"TTL, a fair lock's queued waiters, and the connections subscribed to its\n"+
 			"channels. Works for locks taken by Redisson too.", defaultAddr())
 	asJSON := fs.Bool("json", false, "print JSON")
-	name, err := parseNamed(fs, args)
+	name, err := env.parseNamed(fs, args)
 	if err != nil {
 		return err
 	}
@@ -44,18 +45,7 @@ func runStatus(ctx context.Context, env *cli, args []string) error {
 	}
 	tw := tabwriter.NewWriter(env.stdout, 0, 0, 2, ' ', 0)
 	fmt.Fprintf(tw, "name:\t%s\n", info.Name)
-	switch {
-	case info.Kind == inspect.KindNone:
-		fmt.Fprintf(tw, "kind:\t%s (no key %q in Redis)\n", inspect.KindNone, info.Name)
-	case info.Kind == inspect.KindForeign:
-		fmt.Fprintf(tw, "kind:\t%s\n", info.Kind)
-		fmt.Fprintf(tw, "note:\tthe key is a Redis %s: %s\n", info.RedisType, info.Reason)
-	case info.Reason != "":
-		fmt.Fprintf(tw, "kind:\t%s\n", info.Kind)
-		fmt.Fprintf(tw, "note:\t%s\n", info.Reason)
-	default:
-		fmt.Fprintf(tw, "kind:\t%s\n", info.Kind)
-	}
+	printKind(tw, info)
 	if !info.Kind.IsSynchronizer() {
 		fmt.Fprintf(tw, "state:\t%s\n", lockState(info))
 	}
@@ -82,6 +72,23 @@ func runStatus(ctx context.Context, env *cli, args []string) error {
 		fmt.Fprintf(tw, "token:\t%d (last fencing token issued)\n", info.Token)
 	}
 	return tw.Flush()
+}
+
+// printKind prints status's kind line, and the note that says why a key
+// is not a lock or how a counter's kind was told.
+func printKind(w io.Writer, info *inspect.Info) {
+	switch {
+	case info.Kind == inspect.KindNone:
+		fmt.Fprintf(w, "kind:\t%s (no key %q in Redis)\n", inspect.KindNone, info.Name)
+	case info.Kind == inspect.KindForeign:
+		fmt.Fprintf(w, "kind:\t%s\n", info.Kind)
+		fmt.Fprintf(w, "note:\tthe key is a Redis %s: %s\n", info.RedisType, info.Reason)
+	case info.Reason != "":
+		fmt.Fprintf(w, "kind:\t%s\n", info.Kind)
+		fmt.Fprintf(w, "note:\t%s\n", info.Reason)
+	default:
+		fmt.Fprintf(w, "kind:\t%s\n", info.Kind)
+	}
 }
 
 // unregistered is what status and list show for a holder whose Client has
@@ -226,7 +233,7 @@ func runUnlock(ctx context.Context, env *cli, args []string) error {
 			"holds no lock of its own to release, so --force is required. Exits 1 when\n"+
 			"there was no lock.", defaultAddr())
 	force := fs.Bool("force", false, "required: delete the lock whoever holds it")
-	name, err := parseNamed(fs, args)
+	name, err := env.parseNamed(fs, args)
 	if err != nil {
 		return err
 	}

@@ -30,7 +30,7 @@ func runWatch(ctx context.Context, env *cli, args []string) error {
 	duration := fs.Duration("for", 0, "stop after this long (0: no limit)")
 	interval := fs.Duration("interval", 100*time.Millisecond, "read the lock at least this often")
 	notify := fs.Bool("notify", false, "turn on keyspace notifications for hashes, generic and expired events (CONFIG SET notify-keyspace-events)")
-	name, err := parseNamed(fs, args)
+	name, err := env.parseNamed(fs, args)
 	if err != nil {
 		return err
 	}
@@ -55,15 +55,11 @@ func runWatch(ctx context.Context, env *cli, args []string) error {
 		}
 	}
 	keyspace := fmt.Sprintf("__keyspace@%d__:%s", rdb.Options().DB, name)
-	lockCh, rwCh := layout.Channel(name), layout.RWChannel(name)
-	sub := rdb.Subscribe(ctx, lockCh, rwCh, keyspace)
+	sub, err := subscribe(ctx, rdb, name, keyspace)
+	if err != nil {
+		return err
+	}
 	defer sub.Close()
-	if err := sub.PSubscribe(ctx, lockCh+":*"); err != nil {
-		return fail(exitUnavailable, "subscribing: %v", err)
-	}
-	if _, err := sub.Receive(ctx); err != nil { // wait for the subscription to be in place
-		return fail(exitUnavailable, "subscribing: %v", err)
-	}
 	cfg, _ := rdb.ConfigGet(ctx, "notify-keyspace-events").Result()
 	w := &watcher{env: env, rdb: rdb, name: name, limit: *count, notified: notifiesHolders(cfg["notify-keyspace-events"])}
 	fmt.Fprintf(env.stdout, "watching %s on %s; keyspace notifications %s\n", name, redact(*addr),
@@ -77,7 +73,31 @@ func runWatch(ctx context.Context, env *cli, args []string) error {
 		defer ticker.Stop()
 		tick = ticker.C
 	}
-	msgs := sub.Channel()
+	return w.watch(ctx, sub.Channel(), tick, keyspace)
+}
+
+// subscribe subscribes to the lock's channels (plain, read-write, and
+// fair per-waiter by pattern) and to its keyspace channel, and waits until
+// the subscription is in place.
+func subscribe(ctx context.Context, rdb *redis.Client, name, keyspace string) (*redis.PubSub, error) {
+	lockCh, rwCh := layout.Channel(name), layout.RWChannel(name)
+	sub := rdb.Subscribe(ctx, lockCh, rwCh, keyspace)
+	if err := sub.PSubscribe(ctx, lockCh+":*"); err != nil {
+		_ = sub.Close()
+		return nil, fail(exitUnavailable, "subscribing: %v", err)
+	}
+	if _, err := sub.Receive(ctx); err != nil { // wait for the subscription to be in place
+		_ = sub.Close()
+		return nil, fail(exitUnavailable, "subscribing: %v", err)
+	}
+	return sub, nil
+}
+
+// watch reports the lock's events until ctx ends or --count events were
+// printed: an unlock message, a keyspace event (on the keyspace channel)
+// or a tick makes it read the lock again.
+func (w *watcher) watch(ctx context.Context, msgs <-chan *redis.Message, tick <-chan time.Time, keyspace string) error {
+	var err error
 	for !w.done() {
 		select {
 		case <-ctx.Done():
@@ -97,7 +117,7 @@ func runWatch(ctx context.Context, env *cli, args []string) error {
 			err = w.refresh(ctx, "")
 		}
 		if err != nil && ctx.Err() == nil {
-			return fail(exitUnavailable, "reading lock %s: %s", name, plain(err))
+			return fail(exitUnavailable, "reading lock %s: %s", w.name, plain(err))
 		}
 	}
 	return nil
@@ -204,6 +224,14 @@ func (w *watcher) refresh(ctx context.Context, why string) error {
 		fmt.Fprintf(w.env.stdout, "state: %s\n", describe(info))
 		return nil
 	}
+	w.changes(info, prev, now, kept, gone)
+	return nil
+}
+
+// changes reports the holders of prev that are gone from now (each as gone
+// reports it when all vanished at once, as "left" when kept others stay)
+// and those that came or whose counts changed.
+func (w *watcher) changes(info *inspect.Info, prev, now map[string]int, kept int, gone func(field string)) {
 	for f := range prev {
 		if _, still := now[f]; !still && kept > 0 {
 			w.event("left", f)
@@ -223,7 +251,6 @@ func (w *watcher) refresh(ctx context.Context, why string) error {
 			w.event("released", fmt.Sprintf("one hold of %s (holds %d)", f, n))
 		}
 	}
-	return nil
 }
 
 // endsHolds reports whether a keyspace event can end a hold: the hash
