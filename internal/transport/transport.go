@@ -439,7 +439,7 @@ func (e notSentError) Unwrap() error { return e.err }
 // forgotten (Sender.afterError).
 type unwrittenError struct{ err error }
 
-func (e unwrittenError) Error() string { return e.err.Error() }
+func (e unwrittenError) Error() string { return "not sent: " + e.err.Error() }
 func (e unwrittenError) Unwrap() error { return e.err }
 
 // batcher sends ops to one Redis node (or through one go-redis client),
