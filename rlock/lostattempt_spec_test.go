@@ -180,19 +180,37 @@ var _ = Describe("issue 39: calls lost to a server stall", Label("fault", "slow"
 		return out
 	}
 
-	It("settles a lost single-attempt TryLock within the clean-up bound with no further call of its owner", func() {
-		name := spectest.UniqueName("lost-trylock")
-		warm(name)
-		ev := events(name)
-		owner := ctxowner.New(ctx) // an owner per request: it makes no other call
-		l := c.NewLock(name)
-		woke := stall(3 * time.Second)
-		ok, err := l.TryLock(owner, 0, 0)
-		failed := time.Now()
+	// loseTryLock has a new owner (an owner per request, which makes no
+	// other call) try the lock once while the server sleeps 3 s: the
+	// TryLock's reply is lost. It returns the lock, the owner, the lock
+	// key's keyspace events, the end of the stall and when TryLock failed.
+	type lostTry struct {
+		name   string
+		l      *rlock.Lock
+		owner  context.Context
+		ev     <-chan string
+		woke   <-chan struct{}
+		failed time.Time
+	}
+	loseTryLock := func(prefix string) lostTry {
+		GinkgoHelper()
+		t := lostTry{name: spectest.UniqueName(prefix), owner: ctxowner.New(ctx)}
+		warm(t.name)
+		t.ev = events(t.name)
+		t.l = c.NewLock(t.name)
+		t.woke = stall(3 * time.Second)
+		ok, err := t.l.TryLock(t.owner, 0, 0)
+		t.failed = time.Now()
 		Expect(err).To(HaveOccurred(), "the TryLock's reply was not lost: nothing to specify")
 		Expect(ok).To(BeFalse())
 		GinkgoWriter.Printf("TryLock during the stall: %v\n", err)
-		Eventually(woke).WithTimeout(10 * time.Second).Should(BeClosed())
+		return t
+	}
+
+	It("settles a lost single-attempt TryLock within the clean-up bound with no further call of its owner", func() {
+		t := loseTryLock("lost-trylock")
+		name, l, owner, ev, failed := t.name, t.l, t.owner, t.ev, t.failed
+		Eventually(t.woke).WithTimeout(10 * time.Second).Should(BeClosed())
 		// The lost acquire ran when the server woke: it took the lock.
 		Eventually(ev).WithTimeout(5*time.Second).Should(Receive(Equal("hincrby")), "the lost acquire never ran")
 		// Its settle gives it back within the bound, without another call.
@@ -210,17 +228,10 @@ var _ = Describe("issue 39: calls lost to a server stall", Label("fault", "slow"
 	})
 
 	It("never says the owner of a lost single-attempt TryLock holds the lock, at any look after the error", func() {
-		name := spectest.UniqueName("lost-trylock-looks")
-		warm(name)
-		ev := events(name)
-		owner := ctxowner.New(ctx)
-		l := c.NewLock(name)
-		woke := stall(3 * time.Second)
-		ok, err := l.TryLock(owner, 0, 0)
-		Expect(err).To(HaveOccurred(), "the TryLock's reply was not lost: nothing to specify")
-		Expect(ok).To(BeFalse())
-		count, stopLooking := lookFrom(l, owner)
-		Eventually(woke).WithTimeout(10 * time.Second).Should(BeClosed())
+		t := loseTryLock("lost-trylock-looks")
+		name, ev := t.name, t.ev
+		count, stopLooking := lookFrom(t.l, t.owner)
+		Eventually(t.woke).WithTimeout(10 * time.Second).Should(BeClosed())
 		Eventually(ev).WithTimeout(5*time.Second).Should(Receive(Equal("hincrby")), "the lost acquire never ran")
 		Eventually(func() int64 { return raw.Exists(ctx, name).Val() }).WithTimeout(bound + slack).Should(BeZero())
 		more := count() + 6 // two more rounds of looks with the lock free
