@@ -96,13 +96,14 @@ var _ = Describe("issue 39: calls lost to a server stall", Label("fault", "slow"
 		return woke
 	}
 
-	// warm makes a first acquisition and release on the Client, so that
-	// the server has the scripts and the lane keeps a connection: the
-	// next call goes out at once.
-	warm := func(name string) {
+	// warm makes a first acquisition and release of a lock made by mk on
+	// the Client, so that the server has its scripts (an EVALSHA lost to
+	// the stall would come back NOSCRIPT, not run) and the lane keeps a
+	// connection: the next call goes out at once.
+	warm := func(name string, mk func(*rlock.Client, string) rlock.Locker) {
 		GinkgoHelper()
 		w := ctxowner.New(ctx)
-		l := c.NewLock(name + ":warm")
+		l := mk(c, name+":warm")
 		Expect(l.TryLock(w, 0, 0)).To(BeTrue())
 		Expect(l.Unlock(w)).To(Succeed())
 	}
@@ -131,7 +132,7 @@ var _ = Describe("issue 39: calls lost to a server stall", Label("fault", "slow"
 		held bool
 		err  error
 	}
-	lookFrom := func(l *rlock.Lock, owner context.Context) (count func() int, stop func() []look) {
+	lookFrom := func(l rlock.Locker, owner context.Context) (count func() int, stop func() []look) {
 		var mu sync.Mutex
 		var seen []look
 		quit, done := make(chan struct{}), make(chan struct{})
@@ -147,7 +148,7 @@ var _ = Describe("issue 39: calls lost to a server stall", Label("fault", "slow"
 				lctx, cancel := context.WithTimeout(owner, 2*bound)
 				n, err := l.HoldCount(lctx)
 				cur, cerr := l.IsHeldByCurrent(lctx)
-				by, berr := l.IsHeldByOwner(lctx, ctxowner.Of(owner))
+				by, berr := l.(ownerLooker).IsHeldByOwner(lctx, ctxowner.Of(owner))
 				cancel()
 				mu.Lock()
 				seen = append(seen, look{"HoldCount", n > 0, err}, look{"IsHeldByCurrent", cur, cerr}, look{"IsHeldByOwner", by, berr})
@@ -181,23 +182,23 @@ var _ = Describe("issue 39: calls lost to a server stall", Label("fault", "slow"
 	}
 
 	// loseTryLock has a new owner (an owner per request, which makes no
-	// other call) try the lock once while the server sleeps 3 s: the
+	// other call) try a lock made by mk once while the server sleeps 3 s: the
 	// TryLock's reply is lost. It returns the lock, the owner, the lock
 	// key's keyspace events, the end of the stall and when TryLock failed.
 	type lostTry struct {
 		name   string
-		l      *rlock.Lock
+		l      rlock.Locker
 		owner  context.Context
 		ev     <-chan string
 		woke   <-chan struct{}
 		failed time.Time
 	}
-	loseTryLock := func(prefix string) lostTry {
+	loseTryLock := func(prefix string, mk func(*rlock.Client, string) rlock.Locker) lostTry {
 		GinkgoHelper()
 		t := lostTry{name: spectest.UniqueName(prefix), owner: ctxowner.New(ctx)}
-		warm(t.name)
+		warm(t.name, mk)
 		t.ev = events(t.name)
-		t.l = c.NewLock(t.name)
+		t.l = mk(c, t.name)
 		t.woke = stall(3 * time.Second)
 		ok, err := t.l.TryLock(t.owner, 0, 0)
 		t.failed = time.Now()
@@ -207,28 +208,31 @@ var _ = Describe("issue 39: calls lost to a server stall", Label("fault", "slow"
 		return t
 	}
 
-	It("settles a lost single-attempt TryLock within the clean-up bound with no further call of its owner", func() {
-		t := loseTryLock("lost-trylock")
-		name, l, owner, ev, failed := t.name, t.l, t.owner, t.ev, t.failed
-		Eventually(t.woke).WithTimeout(10 * time.Second).Should(BeClosed())
-		// The lost acquire ran when the server woke: it took the lock.
-		Eventually(ev).WithTimeout(5*time.Second).Should(Receive(Equal("hincrby")), "the lost acquire never ran")
-		// Its settle gives it back within the bound, without another call.
-		Eventually(ev).WithTimeout(time.Until(failed.Add(bound+slack))).Should(Receive(Equal("del")),
-			"the lock taken by the lost acquire was not given back within the clean-up bound")
-		GinkgoWriter.Printf("the lost hold was given back %v after TryLock failed\n", time.Since(failed))
-		Expect(raw.Exists(ctx, name).Val()).To(BeZero())
-		Expect(l.HoldCount(owner)).To(BeZero())
-		Expect(l.IsHeldByCurrent(owner)).To(BeFalse())
-		Expect(l.IsHeldByOwner(ctx, ctxowner.Of(owner))).To(BeFalse())
-		// Another owner takes it at once, not a lease later.
-		other := ctxowner.New(ctx)
-		Expect(c.NewLock(name).TryLock(other, 0, 0)).To(BeTrue())
-		Expect(c.NewLock(name).Unlock(other)).To(Succeed())
-	})
+	for _, kind := range []string{"Lock", "FencedLock", "FairLock", "SpinLock", "ReadLock", "WriteLock"} {
+		It("settles a lost single-attempt TryLock of a "+kind+" within the clean-up bound with no further call of its owner", func() {
+			t := loseTryLock("lost-trylock", singleKeyKinds[kind])
+			name, l, owner, ev, failed := t.name, t.l, t.owner, t.ev, t.failed
+			Eventually(t.woke).WithTimeout(10 * time.Second).Should(BeClosed())
+			// The lost acquire ran when the server woke: it took the lock
+			// (hincrby, or hset for a read-write lock's mode).
+			Eventually(ev).WithTimeout(5*time.Second).Should(Receive(BeElementOf("hincrby", "hset")), "the lost acquire never ran")
+			// Its settle gives it back within the bound, without another call.
+			Eventually(ev).WithTimeout(time.Until(failed.Add(bound+slack))).Should(Receive(Equal("del")),
+				"the lock taken by the lost acquire was not given back within the clean-up bound")
+			GinkgoWriter.Printf("%s: the lost hold was given back %v after TryLock failed\n", kind, time.Since(failed))
+			Expect(raw.Exists(ctx, name).Val()).To(BeZero())
+			Expect(l.HoldCount(owner)).To(BeZero())
+			Expect(l.IsHeldByCurrent(owner)).To(BeFalse())
+			Expect(l.(ownerLooker).IsHeldByOwner(ctx, ctxowner.Of(owner))).To(BeFalse())
+			// Another owner takes it at once, not a lease later.
+			other, o := singleKeyKinds[otherKind(kind)](c, name), ctxowner.New(ctx)
+			Expect(other.TryLock(o, 0, 0)).To(BeTrue())
+			Expect(other.Unlock(o)).To(Succeed())
+		})
+	}
 
 	It("never says the owner of a lost single-attempt TryLock holds the lock, at any look after the error", func() {
-		t := loseTryLock("lost-trylock-looks")
+		t := loseTryLock("lost-trylock-looks", singleKeyKinds["Lock"])
 		name, ev := t.name, t.ev
 		count, stopLooking := lookFrom(t.l, t.owner)
 		Eventually(t.woke).WithTimeout(10 * time.Second).Should(BeClosed())
@@ -250,7 +254,7 @@ var _ = Describe("issue 39: calls lost to a server stall", Label("fault", "slow"
 
 	It("tells the truth when the settle of a lost TryLock cannot reach Redis within its bound", func() {
 		name := spectest.UniqueName("lost-trylock-stopped")
-		warm(name)
+		warm(name, singleKeyKinds["Lock"])
 		ev := events(name)
 		owner := ctxowner.New(ctx)
 		l := c.NewLock(name)
@@ -280,7 +284,7 @@ var _ = Describe("issue 39: calls lost to a server stall", Label("fault", "slow"
 
 	It("settles an Unlock whose reply is lost to a stall within its bound and reports it done", func() {
 		name := spectest.UniqueName("lost-unlock")
-		warm(name)
+		warm(name, singleKeyKinds["Lock"])
 		owner := ctxowner.New(ctx)
 		l := c.NewLock(name)
 		Expect(l.Lock(owner)).To(Succeed())
@@ -296,7 +300,7 @@ var _ = Describe("issue 39: calls lost to a server stall", Label("fault", "slow"
 
 	It("reports an Unlock that never went out (its connection's HELLO unanswered) as failed, not of unknown outcome", func() {
 		name := spectest.UniqueName("unsent-unlock")
-		warm(name)
+		warm(name, singleKeyKinds["Lock"])
 		owner := ctxowner.New(ctx)
 		l := c.NewLock(name)
 		// A fixed lease: no renewal runs a script meanwhile.
@@ -318,3 +322,9 @@ var _ = Describe("issue 39: calls lost to a server stall", Label("fault", "slow"
 		Expect(raw.Exists(ctx, name).Val()).To(BeZero())
 	})
 })
+
+// ownerLooker is what every single-key lock has besides Locker: Redisson's
+// isHeldByThread.
+type ownerLooker interface {
+	IsHeldByOwner(ctx context.Context, owner string) (bool, error)
+}
