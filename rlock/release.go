@@ -323,6 +323,7 @@ func (c *Client) awaitLostThenSettle(ctx context.Context, lost *op) bool {
 	return c.awaitLostFor(ctx, lost, t.C)
 }
 
+// awaitLostFor is awaitLost ending also when limit fires (nil: never).
 func (c *Client) awaitLostFor(ctx context.Context, lost *op, limit <-chan time.Time) bool {
 	select {
 	case <-lost.Done():
