@@ -52,14 +52,15 @@ func (h *handle) isLockedOp(ctx context.Context) (bool, error) {
 }
 
 // holdCount returns how many holds ctx's owner has, read from Redis once no
-// call of that owner on the lock is in flight (or being settled).
+// call of that owner on the lock is in flight (or being settled) and its
+// kept settles ran (see Client.lookAt).
 func (h *handle) holdCount(ctx context.Context, op string) (int, error) {
 	if err := h.check(ctx, op); err != nil {
 		return 0, err
 	}
 	c := h.c
 	k := h.holdKey(h.field(ctx))
-	hs, err := c.holds.enter(ctx, k, c.done)
+	hs, err := c.lookAt(ctx, k)
 	if err != nil {
 		return 0, opErr(h.opName(op), h.name, err)
 	}

@@ -332,10 +332,30 @@ func (c *Client) releaseLease(h *hold) time.Duration {
 	return 0
 }
 
+// lookAt enters the owner's hold k for a look at it in Redis (HoldCount,
+// IsHeldByCurrent, IsHeldByOwner) and runs the kept settles of its lost or
+// failed calls first: a hold that a lost acquire took in Redis after its
+// caller was told it failed is given back before anything is read, and an
+// answer is given only once it is true (a settle that cannot reach Redis
+// is the look's error). The caller calls exit.
+func (c *Client) lookAt(ctx context.Context, k holdKey) (*hold, error) {
+	hs, err := c.holds.enter(ctx, k, c.done)
+	if err != nil {
+		return nil, err
+	}
+	if err := c.runUnsettled(ctx, k, hs); err != nil {
+		c.holds.exit(k, hs)
+		return nil, err
+	}
+	return hs, nil
+}
+
 // runUnsettled runs the kept settles of the owner's lost or failed calls on the lock,
 // in order, and fails (keeping the rest) when one still cannot reach Redis:
-// until they are done, a new call could count a hold twice. The caller has
-// entered the hold.
+// until they are done, a new call could count a hold twice, and a look
+// could report a hold the owner was told it did not get. Each is sent
+// again while its clean-up bound lasts (ctx's deadline, at most
+// cleanupTimeout: see sendAgain). The caller has entered the hold.
 func (c *Client) runUnsettled(ctx context.Context, k holdKey, h *hold) error {
 	for len(h.unsettled) > 0 {
 		if err := h.unsettled[0](ctx); err != nil {

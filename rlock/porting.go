@@ -34,7 +34,8 @@ func (m *MultiLock) IsHeldByOwner(ctx context.Context, owner string) (bool, erro
 
 // isHeldByOwner reads whether the hash field "<client id>:<owner>" (with a
 // write lock's ":write") holds the lock, as Redisson's HEXISTS of
-// getLockName(threadId) does.
+// getLockName(threadId) does, once no call of that owner on the lock is in
+// flight (or being settled) and its kept settles ran (see Client.lookAt).
 func (h *handle) isHeldByOwner(ctx context.Context, owner string) (bool, error) {
 	if err := h.check(ctx, "isheldbyowner"); err != nil {
 		return false, err
@@ -42,7 +43,13 @@ func (h *handle) isHeldByOwner(ctx context.Context, owner string) (bool, error) 
 	if owner == "" {
 		return false, opErr(h.opName("isheldbyowner"), h.name, fmt.Errorf("%w: empty owner id", ErrInvalidArgument))
 	}
-	n, err := h.holds(ctx, h.c.id+":"+owner+h.suffix())
+	k := h.holdKey(h.c.id + ":" + owner + h.suffix())
+	hs, err := h.c.lookAt(ctx, k)
+	if err != nil {
+		return false, opErr(h.opName("isheldbyowner"), h.name, err)
+	}
+	defer h.c.holds.exit(k, hs)
+	n, err := h.holds(ctx, k.field)
 	return n > 0, opErr(h.opName("isheldbyowner"), h.name, err)
 }
 

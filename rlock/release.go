@@ -214,16 +214,21 @@ func (h *handle) unlock(ctx context.Context) error {
 }
 
 // releaseOnce runs the release script for one hold of the entered hold k
-// and records what is left. A reply lost on the way is settled at once
-// (the release is run if it had not run, never twice), within ctx; if even
-// that cannot reach Redis, the settle is kept to run before the owner's next
-// call, the ledger counts the hold as given back, and the error says the
-// release may not have taken effect.
+// and records what is left. A release that did not run (refused before it
+// ran, or never written: a new connection's set-up unanswered) is sent
+// again while ctx's bound lasts (see sendAgain). A reply lost on the way
+// is settled at once (the release is run if it had not run, never twice),
+// within the same bound; if even that cannot reach Redis, the settle is
+// kept to run before the owner's next call (a look at the hold included),
+// the ledger counts the hold as given back, and the error says the release
+// may not have taken effect.
 // held is how long the owner held the lock, when its last hold went.
 func (c *Client) releaseOnce(ctx context.Context, h *handle, k holdKey, hs *hold) (left int, held time.Duration, err error) {
 	known, wasLost := hs.count, hs.lost()
 	lease := c.releaseLease(hs)
-	for attempt := 0; ; attempt++ {
+	until := againBound(ctx)
+	var pause time.Duration
+	for {
 		n := c.seq.Add(1)
 		o := h.releaseCall(ctx, modeRelease, k.field, n, known, lease, 0)
 		err := c.exec(ctx, o)
@@ -232,8 +237,7 @@ func (c *Client) releaseOnce(ctx context.Context, h *handle, k holdKey, hs *hold
 		case lost:
 		case err != nil:
 			return 0, 0, err
-		case o.Outcome() == notRun && attempt < 3 && ctx.Err() == nil:
-			time.Sleep(time.Duration(attempt+1) * 10 * time.Millisecond)
+		case o.Outcome() == notRun && c.sendAgain(ctx, o, until, &pause):
 			continue
 		case o.Outcome() == notRun:
 			return 0, 0, o.ReplyErr()
@@ -245,7 +249,7 @@ func (c *Client) releaseOnce(ctx context.Context, h *handle, k holdKey, hs *hold
 			return left, held, err
 		}
 		// The reply was lost (or never waited for): settle it now.
-		if c.awaitLost(ctx, o) {
+		if c.awaitLostThenSettle(ctx, o) {
 			return c.releaseReply(k, hs, o.V, false)
 		}
 		settle := func(ctx context.Context) (any, error) {
@@ -301,18 +305,35 @@ func (c *Client) releaseReply(k holdKey, hs *hold, v any, noneMeansReleased bool
 // awaitLost waits, within ctx, for the op of a call whose caller stopped
 // waiting, and reports whether it got a reply after all.
 func (c *Client) awaitLost(ctx context.Context, lost *op) bool {
+	return c.awaitLostFor(ctx, lost, nil)
+}
+
+// awaitLostThenSettle is awaitLost before a settle: it waits at most half
+// of what is left of ctx's clean-up bound (see againBound), so that the
+// settle that follows when no reply came gets the rest (a cut call's reply
+// is read within go-redis's read deadline, which may outlast the bound).
+func (c *Client) awaitLostThenSettle(ctx context.Context, lost *op) bool {
 	select {
 	case <-lost.Done():
 		return lost.Outcome() == replied
+	default:
+	}
+	t := time.NewTimer(time.Until(againBound(ctx)) / 2)
+	defer t.Stop()
+	return c.awaitLostFor(ctx, lost, t.C)
+}
+
+// awaitLostFor is awaitLost ending also when limit fires (nil: never).
+func (c *Client) awaitLostFor(ctx context.Context, lost *op, limit <-chan time.Time) bool {
+	select {
+	case <-lost.Done():
+		return lost.Outcome() == replied
+	case <-limit:
 	case <-ctx.Done():
 	case <-c.closing(ctx):
 	}
 	return false
 }
-
-// settleSends is how many times settle sends a settle op whose reply did
-// not come back (the connection broke) before it gives up.
-const settleSends = 3
 
 // settle runs a settle op made by mk (a release script in a settle mode):
 // it raises the cancel floor so that the lost call does nothing if it still
@@ -320,20 +341,23 @@ const settleSends = 3
 //
 // A settle is idempotent (the floor only rises, and the count it repairs
 // is compared with the count known before the lost call), so one whose
-// reply did not come back is sent again, on another connection, up to
-// settleSends times within ctx: go-redis does not check a pooled TLS
-// connection for a close before reusing it, so after the server closed
-// every connection of a Client the release and then the settle both went
-// out on dead ones.
+// reply did not come back, or that did not run, is sent again, on another
+// connection, while the clean-up bound lasts (ctx's deadline, at most
+// cleanupTimeout: see sendAgain): a server stalled for a few seconds
+// (a fork, a slow script) answers within it. go-redis does not check a
+// pooled TLS connection for a close before reusing it either: after the
+// server closed every connection of a Client the release and then the
+// settle both went out on dead ones.
 func (c *Client) settle(ctx context.Context, mk func() *op) (any, error) {
-	for attempt := 1; ; attempt++ {
+	until := againBound(ctx)
+	var pause time.Duration
+	for {
 		o := mk()
 		if err := c.exec(ctx, o); err != nil {
 			return nil, err
 		}
 		if o.Outcome() != replied {
-			if attempt < settleSends && ctx.Err() == nil &&
-				c.sleep(ctx, time.Duration(attempt)*20*time.Millisecond) == nil {
+			if c.sendAgain(ctx, o, until, &pause) {
 				continue
 			}
 			return nil, fmt.Errorf("settle: %w", o.ReplyErr())
@@ -349,15 +373,19 @@ func (c *Client) settle(ctx context.Context, mk func() *op) (any, error) {
 // its caller did not get: the cancel floor makes the attempt a no-op if it
 // has not run yet, and a hold it took is given back (a fair waiter's queue
 // entry is removed). It takes over the owner's call on the lock (the hold
-// was entered): the owner's next call waits for it. If Redis cannot be
-// reached either, the settle is kept and run before the owner's next call,
-// so that the attempt's hold is never counted twice.
+// was entered): the owner's next call, or a look at the hold (HoldCount,
+// IsHeldByCurrent, IsHeldByOwner), waits for it. The settle is sent again
+// while the clean-up bound lasts (cleanupTimeout from the attempt's loss):
+// nothing else need come for it to take place. If Redis cannot be reached
+// within the bound, the settle is kept and run before the owner's next
+// call or look, so that the attempt's hold is never counted twice nor
+// reported as the owner's.
 func (c *Client) settleAcquire(h *handle, k holdKey, hs *hold, lost *op, n uint64, known int, fairWait time.Duration) {
 	go func() {
 		defer c.holds.exit(k, hs)
 		ctx, cancel := cleanupCtx(lost.Ctx)
 		defer cancel()
-		if c.awaitLost(ctx, lost) {
+		if c.awaitLostThenSettle(ctx, lost) {
 			if r, ok := lost.V.(int64); ok && (r == -3 || !h.fairQueue()) {
 				return // it did not take the lock (nor join a queue): nothing to undo
 			}
@@ -370,7 +398,7 @@ func (c *Client) settleAcquire(h *handle, k holdKey, hs *hold, lost *op, n uint6
 			return err
 		}
 		if err := settle(ctx); err != nil {
-			c.logger().Warn("goredisson: could not settle an acquire attempt whose reply was lost; it is settled before the owner's next call on the lock",
+			c.logger().Warn("goredisson: could not settle an acquire attempt whose reply was lost within the clean-up bound; it is settled before the owner's next call on the lock (HoldCount, IsHeldByCurrent, IsHeldByOwner included)",
 				"lock", h.name, "field", k.field, "err", err)
 			c.keepUnsettled(k, hs, settle)
 		}

@@ -72,6 +72,45 @@ func (f *failures) failed(err error) (pause time.Duration, ok bool, out error) {
 	return f.policy.pause(f.n - 1), true, nil
 }
 
+// Sending again what is safe to send again: a settle (idempotent), and a
+// release that did not run. Either goes again, after a pause, while the
+// clean-up bound lasts (ctx's deadline, and at most cleanupTimeout from
+// the first send): a count of sends would give up after a few go-redis
+// read timeouts, well inside the bound, during a server stall of a few
+// seconds.
+
+// Pauses between two sends of a call sent again (sendAgain): doubled from
+// minAgainPause up to maxAgainPause.
+const (
+	minAgainPause = 10 * time.Millisecond
+	maxAgainPause = 250 * time.Millisecond
+)
+
+// againBound returns the end of the clean-up bound of a call made with
+// ctx from now on: ctx's deadline, at most cleanupTimeout away.
+func againBound(ctx context.Context) time.Time {
+	until := time.Now().Add(cleanupTimeout)
+	if d, ok := ctx.Deadline(); ok && d.Before(until) {
+		until = d
+	}
+	return until
+}
+
+// sendAgain reports whether o, a call that is safe to send again and got
+// no reply (or was refused before it ran), is sent again, after waiting
+// the next pause (*pause grows): while the pause ends before until and ctx
+// lasts, and the failure may pass (see transport.Op.Transient).
+func (c *Client) sendAgain(ctx context.Context, o *op, until time.Time, pause *time.Duration) bool {
+	if !o.Transient() {
+		return false
+	}
+	*pause = min(max(2**pause, minAgainPause), maxAgainPause)
+	if time.Now().Add(*pause).After(until) {
+		return false
+	}
+	return c.sleep(ctx, *pause) == nil
+}
+
 // sleep waits d, or until ctx ends or the Client closes (ErrClosed).
 func (c *Client) sleep(ctx context.Context, d time.Duration) error {
 	t := time.NewTimer(d)

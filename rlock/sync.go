@@ -65,10 +65,17 @@ func (s *syncHandle) run(ctx context.Context, sc *script, keys []string, args ..
 
 // runUnsure runs one of the synchronizer's scripts that must not run twice
 // (a release, a count-down): a call whose reply was lost, or that its
-// caller stopped waiting for, is ErrUnknownOutcome.
+// caller stopped waiting for, is ErrUnknownOutcome. One that did not run
+// (refused before it ran, or never written: a new connection's set-up
+// unanswered or cut) is sent again while ctx's bound lasts (see sendAgain).
 func (s *syncHandle) runUnsure(ctx context.Context, sc *script, keys []string, args ...any) (int64, error) {
+	until, pause := againBound(ctx), time.Duration(0)
 	o := newScriptOp(ctx, sc, boxAll(keys), args...)
 	err := s.c.exec(ctx, o)
+	for err == nil && o.Outcome() == notRun && s.c.sendAgain(ctx, o, until, &pause) {
+		o = newScriptOp(ctx, sc, boxAll(keys), args...)
+		err = s.c.exec(ctx, o)
+	}
 	if reason, ok := abandoned(err); ok {
 		return 0, unknownOutcome(reason)
 	}

@@ -38,6 +38,7 @@ func (l *Lane) Adopt() {
 	if _, open := l.conns[c]; open && !l.cut {
 		l.direct = c
 		c.last = time.Now()
+		c.ready.Store(true) // a call went well on it: its set-up is done
 	}
 	l.mu.Unlock()
 }

@@ -13,10 +13,12 @@
 //
 // A call ends one of three ways: its reply was read (the interrupt came
 // too late to matter, or not at all), it was never sent (a dial failed or
-// was canceled), or it was cut after its command went out: End then hands
-// back a Tail, which reads the rest of the reply on the same connection
-// (kept open for it) within the read deadline go-redis had set, so that
-// the caller can leave and its call still be settled by its reply.
+// was canceled, or the call ended while its connection was being set up,
+// before a byte of its command was written: see Sent), or it was cut after
+// its command went out: End then hands back a Tail, which reads the rest
+// of the reply on the same connection (kept open for it) within the read
+// deadline go-redis had set, so that the caller can leave and its call
+// still be settled by its reply.
 package inline
 
 import (
@@ -53,9 +55,11 @@ type Lane struct {
 
 	// The call in flight's I/O, touched only by the goroutine doing it
 	// (and read in End): the connection it used, whether its last write
-	// went out whole.
+	// went out whole, and whether a byte of its command was written (sent:
+	// a write on a connection set up; see conn.ready).
 	used  *conn
 	wrote bool
+	sent  bool
 	dl    time.Time // Begin's byDeadline: ctx's deadline bounds every I/O
 	// later holds the connections go-redis closed during a cut call: End
 	// closes them, but the one a Tail reads on.
@@ -135,6 +139,22 @@ func newLane(user *redis.Client, primary string) *Lane {
 			return 100 * time.Millisecond
 		}
 	}
+	// go-redis calls OnConnect last in a new connection's set-up (HELLO,
+	// AUTH, SELECT, CLIENT SETINFO, the user's OnConnect), in the goroutine
+	// of the call that took the connection, on which that set-up did its
+	// I/O: from now on what is written on it is a command's.
+	onConnect := uo.OnConnect
+	o.OnConnect = func(ctx context.Context, cn *redis.Conn) error {
+		if onConnect != nil {
+			if err := onConnect(ctx, cn); err != nil {
+				return err
+			}
+		}
+		if c := l.used; c != nil {
+			c.ready.Store(true)
+		}
+		return nil
+	}
 	o.Dialer = func(ctx context.Context, network, addr string) (net.Conn, error) {
 		if moved.Load() {
 			return nil, &net.OpError{Op: "dial", Net: network, Err: ErrMoved}
@@ -171,7 +191,7 @@ func (l *Lane) Begin(ctx context.Context, closable, byDeadline bool) bool {
 	}
 	l.gen++
 	l.active, l.cut, l.close = true, false, closable
-	l.used, l.wrote = nil, false
+	l.used, l.wrote, l.sent = nil, false, false
 	gen := l.gen
 	l.mu.Unlock()
 	if d, ok := ctx.Deadline(); ok && byDeadline {
@@ -192,7 +212,9 @@ func (l *Lane) Begin(ctx context.Context, closable, byDeadline bool) bool {
 // A cut call whose reply was read anyway has its reply: the caller tells by
 // the command's error. When the call was cut after its command went out and
 // failed says its reply was not read, tail reads the rest of the reply (see
-// Tail.Read): the caller leaves, the reply is still read.
+// Tail.Read): the caller leaves, the reply is still read. A call cut before
+// its command was written (see Sent) has no Tail: what its connection
+// read was the set-up's.
 func (l *Lane) End(failed bool) (cut bool, tail *Tail) {
 	if l.stop != nil {
 		if l.stop() {
@@ -207,7 +229,7 @@ func (l *Lane) End(failed bool) (cut bool, tail *Tail) {
 	}
 	l.dl = time.Time{}
 	cut = l.cut
-	if cut && failed && l.used != nil && l.wrote {
+	if cut && failed && l.used != nil && l.wrote && l.sent {
 		c := l.used
 		// The Tail reads on alone: no cut of a later call reaches it, and
 		// go-redis (whose pool may still list it, idle: the direct path)
@@ -241,6 +263,21 @@ func (l *Lane) End(failed bool) (cut bool, tail *Tail) {
 	}
 	return cut, tail
 }
+
+// Sent reports whether a byte of the command of the call that ended (since
+// Begin, or the last Unsent) was written to a socket: on a connection whose
+// set-up was done (a new connection's HELLO, AUTH, SELECT and OnConnect
+// are not the command's), a write that put one byte or more in the socket.
+// A call that failed with Sent false never reached Redis: it did not run,
+// whatever cut it (ctx's end, Shut, a read timeout while the set-up's reply
+// was awaited, a deadline passed before the write). A write cut part way
+// counts as sent. Only the goroutine that made the call may ask, after End
+// and before the next Begin.
+func (l *Lane) Sent() bool { return l.sent }
+
+// Unsent starts another command of the call in flight (the EVAL sent after
+// an EVALSHA came back NOSCRIPT): Sent then reports that command's bytes.
+func (l *Lane) Unsent() { l.sent = false }
 
 // tailBound bounds a tail's read when go-redis set no read deadline.
 const tailBound = 30 * time.Second
@@ -351,6 +388,9 @@ type conn struct {
 	born time.Time
 	last time.Time
 	dead atomic.Bool
+	// ready is set once go-redis finished setting the connection up (see
+	// the OnConnect of newLane): a write on it is a command's.
+	ready atomic.Bool
 }
 
 // sysConn is a conn over a socket (not TLS): its SyscallConn gives
@@ -396,6 +436,9 @@ func (c *conn) Write(p []byte) (int, error) {
 	c.l.used = c
 	c.rec = c.rec[:0]
 	c.l.wrote = err == nil && n == len(p)
+	if n > 0 && c.ready.Load() {
+		c.l.sent = true
+	}
 	return n, err
 }
 

@@ -14,6 +14,15 @@ import (
 	"github.com/goredisson/goredisson/internal/redistest"
 )
 
+// expectNoLeaks waits (20 s at most) until no goroutine is left but those
+// in before and a restarted server's own (its Close ends them later).
+func expectNoLeaks(before []gleak.Goroutine) {
+	GinkgoHelper()
+	Eventually(gleak.Goroutines).WithTimeout(20 * time.Second).ShouldNot(gleak.HaveLeaked(before,
+		gleak.IgnoringCreator("github.com/goredisson/goredisson/internal/redistest.(*Server).start"),
+		gleak.IgnoringCreator("os/exec.(*Cmd).Start")))
+}
+
 // The lane's direct path (inline.Lane.Do): after a first call through the
 // lane's go-redis client, the inline calls go out on the connection it
 // used, written and read by the lane itself, with every guarantee of a
@@ -39,10 +48,7 @@ var _ = Describe("The inline lane's direct path", func() {
 		DeferCleanup(func() {
 			close(done)
 			s.Shut()
-			Eventually(gleak.Goroutines).WithTimeout(20 * time.Second).ShouldNot(gleak.HaveLeaked(before,
-				// a restarted server's own (srv.Close ends them after this)
-				gleak.IgnoringCreator("github.com/goredisson/goredisson/internal/redistest.(*Server).start"),
-				gleak.IgnoringCreator("os/exec.(*Cmd).Start")))
+			expectNoLeaks(before)
 		})
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(context.Background(), 60*time.Second)

@@ -2,6 +2,7 @@ package transport
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"time"
 
@@ -202,6 +203,18 @@ func (o *Op) Outcome() Outcome {
 		return NotRun
 	}
 	return Replied
+}
+
+// Transient reports whether a done op that got no reply, or was refused
+// before it ran (see Outcome), may get one if sent again: not when
+// go-redis's client is closed, nor when its connection's set-up was
+// refused (a wrong password: a Redis error in Err).
+func (o *Op) Transient() bool {
+	if o.Err == nil {
+		return true // a refusal (LOADING, BUSY, READONLY, ...) or a reply
+	}
+	var re redis.Error
+	return !errors.Is(o.Err, redis.ErrClosed) && !errors.As(o.Err, &re)
 }
 
 // ReplyErr returns the error of a done op: its transport error, or the

@@ -384,7 +384,7 @@ func (s *Sender) afterError(o *Op, from *batcher) (pause time.Duration, again bo
 		o.target = ""
 		return o.nextPause(true), true
 	}
-	if from.addr != "" && notSent(o.Err) {
+	if from.addr != "" && unreachable(o.Err) {
 		s.nodes.Forget(from.addr) // down, or gone: have go-redis look again
 		s.unroute(-1, from)
 	}
@@ -432,6 +432,15 @@ type notSentError struct{ err error }
 
 func (e notSentError) Error() string { return e.err.Error() }
 func (e notSentError) Unwrap() error { return e.err }
+
+// unwrittenError marks an op sent inline that failed before a byte of its
+// command was written (inline.Lane.Sent): its outcome is notRun. The node
+// was reached (or is being dialed): unlike a dial failure, it is not
+// forgotten (Sender.afterError).
+type unwrittenError struct{ err error }
+
+func (e unwrittenError) Error() string { return "not sent: " + e.err.Error() }
+func (e unwrittenError) Unwrap() error { return e.err }
 
 // batcher sends ops to one Redis node (or through one go-redis client),
 // batching those that arrive while a batch is in flight.
@@ -538,7 +547,10 @@ func (b *batcher) inFlight() bool {
 // set for it); calls made meanwhile queue, and are handed to the flusher
 // when it is done. The caller's ctx end, or Close, interrupts the read:
 // the call is then cut (its outcome unknown, settled as a lost reply's)
-// and Exec reports it abandoned.
+// and Exec reports it abandoned. A call that failed before a byte of its
+// command was written (inline.Lane.Sent: cut or timed out while its
+// connection was being dialed or set up, or before its write) did not
+// run: its outcome is NotRun (unwrittenError), whatever ended it.
 func (b *batcher) runInline(o *Op, lane *inline.Lane) {
 	_, byDeadline := o.Ctx.(DeadlineOnly)
 	if !lane.Begin(o.Ctx, b.s.closing(o.Ctx) != nil, byDeadline) {
@@ -548,6 +560,7 @@ func (b *batcher) runInline(o *Op, lane *inline.Lane) {
 	}
 	rdb := lane.Client()
 	for _, eval := range []bool{false, true} {
+		lane.Unsent()
 		if !b.runDirect(o, lane, eval) {
 			cmd := o.command(eval)
 			_ = rdb.Process(o.Ctx, cmd)
@@ -562,6 +575,9 @@ func (b *batcher) runInline(o *Op, lane *inline.Lane) {
 	}
 	var tail *inline.Tail
 	o.cut, tail = lane.End(o.Err != nil && !notSent(o.Err))
+	if o.Err != nil && !notSent(o.Err) && !lane.Sent() {
+		o.Err = unwrittenError{o.Err}
+	}
 	if b.s.watch != nil && tail == nil && !o.cut && b.s.watch.moved(o, lane) {
 		// Sentinel: the lane's dial found another server than the primary
 		// it was made for (nothing was sent): o goes through the flusher,
@@ -1123,12 +1139,19 @@ func (s *Sender) finished(ctx context.Context, o *Op, closing <-chan struct{}) e
 	return nil
 }
 
-// notSent reports whether err proves that a command never reached Redis: no
-// connection could be made or taken from the pool, or set up (a refused
-// AUTH or HELLO: go-redis returns a Redis error for a raw command only
-// then, its replies being raw), or its node could not be found. Its
-// outcome is known.
+// notSent reports whether err proves that a command never reached Redis:
+// it could not be sent (unreachable), or an inline call failed before a
+// byte of it was written (unwrittenError). Its outcome is known.
 func notSent(err error) bool {
+	var uw unwrittenError
+	return unreachable(err) || errors.As(err, &uw)
+}
+
+// unreachable reports whether err says that a command could not be sent:
+// no connection could be made or taken from the pool, or set up (a refused
+// AUTH or HELLO: go-redis returns a Redis error for a raw command only
+// then, its replies being raw), or its node could not be found.
+func unreachable(err error) bool {
 	var oe *net.OpError
 	if errors.As(err, &oe) && oe.Op == "dial" {
 		return true

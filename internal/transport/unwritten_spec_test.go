@@ -1,0 +1,154 @@
+package transport
+
+import (
+	"context"
+	"strings"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	"github.com/onsi/gomega/gleak"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/goredisson/goredisson/internal/redistest"
+)
+
+// Issue 39 item 4: an inline call that ends before a byte of its command
+// was written (its new connection's HELLO or AUTH still unanswered, the
+// server stopped by SIGSTOP) did not run: its outcome is NotRun, never
+// Unknown; a call cut part way through its write is Unknown.
+var _ = Describe("An inline call cut before its command was written", Label("slow"), func() {
+	var (
+		srv  *redistest.Server
+		done chan struct{}
+		ctx  context.Context
+		pass string // the server's password
+	)
+	BeforeEach(func() {
+		pass = ""
+		before := gleak.Goroutines()
+		var err error
+		srv, err = redistest.Start()
+		Expect(err).NotTo(HaveOccurred())
+		DeferCleanup(srv.Close)
+		DeferCleanup(func() { _ = srv.Resume() }) // a spec that failed while it was stopped
+		done = make(chan struct{})
+		DeferCleanup(func() {
+			close(done)
+			expectNoLeaks(before)
+		})
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(context.Background(), 60*time.Second)
+		DeferCleanup(cancel)
+	})
+
+	// sender returns a Sender on a go-redis client made from o (Addr set
+	// here), shut at cleanup.
+	sender := func(o *redis.Options) (*Sender, *redis.Client) {
+		o.Addr, o.MaxRetries = srv.Addr, -1
+		rdb := redis.NewClient(o)
+		DeferCleanup(rdb.Close)
+		s := NewSender(testConfig(done), rdb)
+		DeferCleanup(s.Shut)
+		return s, rdb
+	}
+	// ran returns the server's INFO commandstats line of cmd ("never"
+	// when it never ran).
+	ran := func(cmd string) string {
+		admin := redis.NewClient(&redis.Options{Addr: srv.Addr, Password: pass})
+		defer admin.Close()
+		info, err := admin.Info(ctx, "commandstats").Result()
+		Expect(err).NotTo(HaveOccurred())
+		for _, line := range strings.Split(info, "\n") {
+			if strings.HasPrefix(line, "cmdstat_"+cmd+":") {
+				return strings.TrimSpace(line)
+			}
+		}
+		return "never"
+	}
+
+	for _, password := range []string{"", "pw"} {
+		setup := "HELLO"
+		if password != "" {
+			setup = "HELLO with AUTH"
+		}
+		It("reports a call cut by its ctx's end while its new connection's "+setup+" is unanswered as not run", func() {
+			pass = password
+			if password != "" {
+				admin := redis.NewClient(&redis.Options{Addr: srv.Addr})
+				Expect(admin.ConfigSet(ctx, "requirepass", password).Err()).To(Succeed())
+				Expect(admin.Close()).To(Succeed())
+			}
+			s, _ := sender(&redis.Options{Password: password, ReadTimeout: 20 * time.Second})
+			Expect(srv.Pause()).To(Succeed())
+			cctx, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
+			defer cancel()
+			o := NewOp(cctx, "incr", "u:n")
+			err := s.Exec(cctx, o)
+			GinkgoWriter.Printf("cut during the set-up: Exec %v, op error %v\n", err, o.Err)
+			Expect(err).NotTo(HaveOccurred(), "the caller is told the outcome: nothing to settle")
+			Expect(o.Outcome()).To(Equal(NotRun))
+			Expect(srv.Resume()).To(Succeed())
+			// The server reads the connection's set-up now; no command
+			// follows it, and the reply read is not taken for the call's.
+			Consistently(func() string { return ran("incr") }).WithTimeout(time.Second).Should(Equal("never"))
+			Expect(o.Outcome()).To(Equal(NotRun))
+			Expect(o.V).To(BeNil())
+			// The next call goes out and runs once.
+			o = NewOp(ctx, "incr", "u:n")
+			Expect(s.Exec(ctx, o)).To(Succeed())
+			Expect(o.V).To(Equal(int64(1)))
+		})
+	}
+
+	It("reports a call whose new connection's HELLO reply outlasts go-redis's read timeout as not run", func() {
+		s, _ := sender(&redis.Options{ReadTimeout: 500 * time.Millisecond})
+		Expect(srv.Pause()).To(Succeed())
+		o := NewOp(ctx, "incr", "u:n")
+		Expect(s.Exec(ctx, o)).To(Succeed())
+		GinkgoWriter.Printf("read timeout during the set-up: %v\n", o.Err)
+		Expect(o.Outcome()).To(Equal(NotRun))
+		Expect(srv.Resume()).To(Succeed())
+		Consistently(func() string { return ran("incr") }).WithTimeout(time.Second).Should(Equal("never"))
+	})
+
+	It("reports a call on the kept connection whose reply outlasts go-redis's read timeout as unknown (it was written)", func() {
+		s, _ := sender(&redis.Options{ReadTimeout: 500 * time.Millisecond})
+		for range 2 { // the second goes the direct path
+			Expect(s.Exec(ctx, NewOp(ctx, "get", "u:k"))).To(Succeed())
+		}
+		Expect(srv.Pause()).To(Succeed())
+		o := NewOp(ctx, "incr", "u:n")
+		Expect(s.Exec(ctx, o)).To(Succeed())
+		Expect(o.Outcome()).To(Equal(Unknown))
+		Expect(srv.Resume()).To(Succeed())
+		Eventually(func() string { return ran("incr") }).WithTimeout(5*time.Second).Should(HavePrefix("cmdstat_incr:calls=1,"),
+			"it was written: it ran once the server went on")
+	})
+
+	It("reports a call cut part way through its write as unknown", func() {
+		s, _ := sender(&redis.Options{ReadTimeout: 20 * time.Second, WriteTimeout: 20 * time.Second})
+		for range 2 { // the lane keeps its connection
+			Expect(s.Exec(ctx, NewOp(ctx, "get", "u:k"))).To(Succeed())
+		}
+		Expect(srv.Pause()).To(Succeed())
+		// More than the socket buffers of both ends hold (they do not grow
+		// while the server reads nothing): the write blocks part way. The
+		// cut comes 5 s after the call began: building a command this
+		// large took more than a second on a loaded machine.
+		big := strings.Repeat("x", 16<<20)
+		cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		defer cancel()
+		o := NewOp(cctx, "set", "u:big", big)
+		start := time.Now()
+		err := s.Exec(cctx, o)
+		GinkgoWriter.Printf("cut part way after %v: %v\n", time.Since(start), o.Err)
+		_, abandoned := Abandoned(err)
+		Expect(abandoned).To(BeTrue(), "Exec: %v (op error %v)", err, o.Err)
+		Expect(o.Outcome()).To(Equal(Unknown))
+		Expect(srv.Resume()).To(Succeed())
+		o = NewOp(ctx, "get", "u:k")
+		Expect(s.Exec(ctx, o)).To(Succeed())
+		Expect(o.Outcome()).To(Equal(Replied))
+	})
+})
