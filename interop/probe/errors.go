@@ -59,7 +59,8 @@ func (e *JavaError) Error() string {
 // ErrIllegalMonitorState and rlock.ErrNotHeld for an
 // IllegalMonitorStateException, ErrIllegalArgument for an
 // IllegalArgumentException, errors.ErrUnsupported for a method or type the
-// Redisson release on the class path lacks.
+// Redisson release on the class path lacks, and for an
+// UnsupportedOperationException (a MultiLock's isLocked).
 func (e *JavaError) Is(target error) bool {
 	var class string
 	switch target {
@@ -73,7 +74,7 @@ func (e *JavaError) Is(target error) bool {
 		return false
 	}
 	for _, x := range e.Chain {
-		if x.Class == class {
+		if x.Class == class || (target == errors.ErrUnsupported && x.Class == "UnsupportedOperationException") {
 			return true
 		}
 	}

@@ -287,12 +287,18 @@ func (l *Lock) RemainTTL(ctx context.Context) (time.Duration, error) {
 // FencedLock is redisson.getFencedLock(name) on a Thread (Redisson 3.19
 // and later): a Lock with tokens.
 type FencedLock struct {
-	*Lock
+	*lockBase // every Lock method
 }
+
+// lockBase names the Lock a FencedLock embeds (an embedded *Lock would be
+// a field named Lock, hiding the method).
+type lockBase = Lock
+
+var _ rlock.Locker = (*FencedLock)(nil)
 
 // NewFencedLock returns redisson.getFencedLock(name) on this thread.
 func (t *Thread) NewFencedLock(name string) *FencedLock {
-	return &FencedLock{Lock: t.newLock("fenced", name)}
+	return &FencedLock{lockBase: t.newLock("fenced", name)}
 }
 
 func (f *FencedLock) token(ctx context.Context, verb string, more ...string) (int64, bool, error) {
