@@ -23,9 +23,10 @@
 // as goredisson's: an ended context does not stop them.
 //
 // Durations are Redisson's milliseconds: a lease <= 0 is Redisson's -1 (the
-// watchdog for a lock; a permit that never expires), a wait <= 0 one
-// attempt; a positive duration below 1ms is an error (Redisson's TimeUnit
-// conversion would make it 0).
+// watchdog for a lock; a permit that never expires), and a positive lease
+// below 1ms an error (Redisson would make it 0: a lock that expires at
+// once); a wait is truncated to whole milliseconds, as Redisson's TimeUnit
+// conversion does, and one <= 0 or below 1ms is one attempt.
 //
 // Java exceptions come back as a *JavaError: errors.Is(err,
 // rlock.ErrNotHeld) and errors.Is(err, ErrIllegalMonitorState) hold for

@@ -40,10 +40,10 @@ var _ = Describe("the proof kit without Redisson", func() {
 		Expect(err).To(MatchError(ContainSubstring("org.redisson")))
 	})
 
-	It("refuses a lease or wait below Redisson's millisecond before it calls Java", func(ctx SpecContext) {
+	It("refuses a lease below Redisson's millisecond before it calls Java", func(ctx SpecContext) {
 		t := (&probe.Probe{}).Thread("t")
 		Expect(t.NewLock("a").LockLease(ctx, 500*time.Microsecond)).To(MatchError(ContainSubstring("below 1ms")))
-		_, err := t.NewSemaphore("s").TryAcquire(ctx, 1, 500*time.Microsecond)
+		_, err := t.NewLock("a").TryLock(ctx, 500*time.Microsecond, time.Microsecond)
 		Expect(err).To(MatchError(ContainSubstring("below 1ms")))
 		_, err = t.NewPermitExpirableSemaphore("p").Acquire(ctx, time.Microsecond)
 		Expect(err).To(MatchError(ContainSubstring("below 1ms")))

@@ -89,12 +89,13 @@ func millis(what string, d time.Duration) (string, error) {
 	return strconv.FormatInt(d.Milliseconds(), 10), nil
 }
 
-// waitMillis is a wait in milliseconds: <= 0 is one attempt.
+// waitMillis is a wait in whole milliseconds, truncated as Redisson's
+// TimeUnit conversion does: <= 0, or below 1ms, is one attempt.
 func waitMillis(d time.Duration) (string, error) {
 	if d <= 0 {
 		return "0", nil
 	}
-	return millis("wait", d)
+	return strconv.FormatInt(d.Milliseconds(), 10), nil
 }
 
 func checkName(name string) error {
