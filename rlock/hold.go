@@ -295,4 +295,6 @@ func (c ownerCtx) Value(key any) any {
 	return c.Context.Value(key)
 }
 
-func withOwner(ctx, owner context.Context) context.Context { return ownerCtx{Context: ctx, vals: owner} }
+func withOwner(ctx, owner context.Context) context.Context {
+	return ownerCtx{Context: ctx, vals: owner}
+}
