@@ -18,8 +18,8 @@ import (
 var _ = Describe("a locksmith-style port against the real Redisson", Label("redisson"), func() {
 	It("read-write: Java's writer shuts Go's reader out; each side's unlock wakes the other", func(sctx SpecContext) {
 		java := probetest.Start(probe.Config{Addrs: []string{srv.Addr()}})
-		client := probetest.NewClient(java, rdb())
-		ctx := ctxowner.WithID(sctx, "reader") // one Go owner across goroutines
+		client := probetest.NewClient(java, rdb()) // WithRedissonVersion (the jar's) and the rest
+		ctx := ctxowner.WithID(sctx, "reader")     // one Go owner across goroutines
 		writer := java.Thread("writer").NewReadWriteLock("doc:42").WriteLock()
 		reader := client.NewReadWriteLock("doc:42").ReadLock()
 		Expect(writer.Lock(ctx)).To(Succeed())
