@@ -110,9 +110,7 @@ func (h *Hold) Token() int64 {
 // carries the acquisition's values and owner, not its cancellation.
 func (h *Hold) Context() context.Context {
 	if h == nil {
-		ctx, cancel := context.WithCancelCause(context.Background())
-		cancel(opErr("hold", "", fmt.Errorf("%w: nil hold", ErrInvalidArgument)))
-		return ctx
+		return nilHoldContext()
 	}
 	return h.lost
 }
@@ -235,9 +233,7 @@ func (p *PermitHold) Semaphore() *PermitExpirableSemaphore {
 // (context.Canceled).
 func (p *PermitHold) Context() context.Context {
 	if p == nil {
-		ctx, cancel := context.WithCancelCause(context.Background())
-		cancel(opErr("hold", "", fmt.Errorf("%w: nil hold", ErrInvalidArgument)))
-		return ctx
+		return nilHoldContext()
 	}
 	return p.lost
 }
@@ -279,6 +275,14 @@ func (p *PermitHold) Release(ctx context.Context) error {
 
 // Close is Release with a background context.
 func (p *PermitHold) Close() error { return p.Release(context.Background()) }
+
+// nilHoldContext is a nil hold's Context: ended, its cause
+// ErrInvalidArgument.
+func nilHoldContext() context.Context {
+	ctx, cancel := context.WithCancelCause(context.Background())
+	cancel(opErr("hold", "", fmt.Errorf("%w: nil hold", ErrInvalidArgument)))
+	return ctx
+}
 
 // ownerCtx is a context whose values come from an acquisition's context
 // first (its pinned owner), and whose deadline and cancellation are the

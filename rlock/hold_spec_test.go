@@ -23,34 +23,7 @@ var _ = Describe("Acquire's holds: a Java LockHandle or PermitHandle in one line
 		ctx = context.Background()
 	})
 
-	kinds := map[string]func(c *rlock.Client, name string) rlock.Locker{
-		"Lock":            func(c *rlock.Client, n string) rlock.Locker { return c.NewLock(n) },
-		"FencedLock":      func(c *rlock.Client, n string) rlock.Locker { return c.NewFencedLock(n) },
-		"FairLock":        func(c *rlock.Client, n string) rlock.Locker { return c.NewFairLock(n) },
-		"SpinLock":        func(c *rlock.Client, n string) rlock.Locker { return c.NewSpinLock(n) },
-		"ReadLock":        func(c *rlock.Client, n string) rlock.Locker { return c.NewReadWriteLock(n).ReadLock() },
-		"WriteLock":       func(c *rlock.Client, n string) rlock.Locker { return c.NewReadWriteLock(n).WriteLock() },
-		"NonReentrant":    func(c *rlock.Client, n string) rlock.Locker { return c.NewNonReentrantLock(n) },
-		"FasterMultiLock": func(c *rlock.Client, n string) rlock.Locker { return c.NewFasterMultiLock(n, "a", "b") },
-		"MultiLock": func(c *rlock.Client, n string) rlock.Locker {
-			m, err := rlock.NewMultiLock(c.NewLock(n+":a"), c.NewLock(n+":b"))
-			Expect(err).NotTo(HaveOccurred())
-			return m
-		},
-		"RedLock": func(c *rlock.Client, n string) rlock.Locker {
-			r, err := rlock.NewRedLock(c.NewLock(n+":a"), c.NewLock(n+":b"), c.NewLock(n+":c"))
-			Expect(err).NotTo(HaveOccurred())
-			return r
-		},
-	}
-	// rival is the lock another owner's attempt must be refused on.
-	rival := func(kind string, c *rlock.Client, n string) rlock.Locker {
-		if kind == "ReadLock" {
-			return c.NewReadWriteLock(n).WriteLock() // readers share
-		}
-		return kinds[kind](c, n)
-	}
-	for kind, newLock := range kinds {
+	for kind, newLock := range holdKinds {
 		Context("on a "+kind, func() {
 			It("holds for the acquiring owner, is released from another goroutine once, and ends its context", func() {
 				c := e.Client()
@@ -61,7 +34,7 @@ var _ = Describe("Acquire's holds: a Java LockHandle or PermitHandle in one line
 				Expect(h.Held(ctx)).To(BeTrue())
 				Expect(h.Context().Err()).NotTo(HaveOccurred())
 
-				_, err = rlock.Acquire(ctxowner.New(ctx), rival(kind, c, "hold-"+kind), 0, 0)
+				_, err = rlock.Acquire(ctxowner.New(ctx), holdRival(kind, c, "hold-"+kind), 0, 0)
 				Expect(err).To(MatchError(rlock.ErrBusy), "another owner's one attempt")
 
 				released := make(chan error, 1)
@@ -178,3 +151,35 @@ var _ = Describe("Acquire's holds: a Java LockHandle or PermitHandle in one line
 		Expect(p.Release(ctx)).To(MatchError(rlock.ErrNotHeld))
 	})
 })
+
+// holdKinds makes a lock of every kind a hold can be of (the wait specs use
+// them too).
+var holdKinds = map[string]func(c *rlock.Client, name string) rlock.Locker{
+	"Lock":            func(c *rlock.Client, n string) rlock.Locker { return c.NewLock(n) },
+	"FencedLock":      func(c *rlock.Client, n string) rlock.Locker { return c.NewFencedLock(n) },
+	"FairLock":        func(c *rlock.Client, n string) rlock.Locker { return c.NewFairLock(n) },
+	"SpinLock":        func(c *rlock.Client, n string) rlock.Locker { return c.NewSpinLock(n) },
+	"ReadLock":        func(c *rlock.Client, n string) rlock.Locker { return c.NewReadWriteLock(n).ReadLock() },
+	"WriteLock":       func(c *rlock.Client, n string) rlock.Locker { return c.NewReadWriteLock(n).WriteLock() },
+	"NonReentrant":    func(c *rlock.Client, n string) rlock.Locker { return c.NewNonReentrantLock(n) },
+	"FasterMultiLock": func(c *rlock.Client, n string) rlock.Locker { return c.NewFasterMultiLock(n, "a", "b") },
+	"MultiLock": func(c *rlock.Client, n string) rlock.Locker {
+		m, err := rlock.NewMultiLock(c.NewLock(n+":a"), c.NewLock(n+":b"))
+		Expect(err).NotTo(HaveOccurred())
+		return m
+	},
+	"RedLock": func(c *rlock.Client, n string) rlock.Locker {
+		r, err := rlock.NewRedLock(c.NewLock(n+":a"), c.NewLock(n+":b"), c.NewLock(n+":c"))
+		Expect(err).NotTo(HaveOccurred())
+		return r
+	},
+}
+
+// holdRival is the lock of kind's name another owner's attempt must be
+// refused on while kind's lock is held (readers share: a writer).
+func holdRival(kind string, c *rlock.Client, n string) rlock.Locker {
+	if kind == "ReadLock" {
+		return c.NewReadWriteLock(n).WriteLock()
+	}
+	return holdKinds[kind](c, n)
+}

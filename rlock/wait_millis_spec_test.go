@@ -26,26 +26,7 @@ var _ = Describe("a wait below 1ms, truncated to whole milliseconds as Redisson'
 	})
 	subMillis := []time.Duration{1, 10 * time.Nanosecond, 500 * time.Microsecond, 999 * time.Microsecond}
 
-	locks := map[string]func(c *rlock.Client, n string) rlock.Locker{
-		"Lock":     func(c *rlock.Client, n string) rlock.Locker { return c.NewLock(n) },
-		"FairLock": func(c *rlock.Client, n string) rlock.Locker { return c.NewFairLock(n) },
-		"SpinLock": func(c *rlock.Client, n string) rlock.Locker { return c.NewSpinLock(n) },
-		"WriteLock": func(c *rlock.Client, n string) rlock.Locker {
-			return c.NewReadWriteLock(n).WriteLock()
-		},
-		"FencedLock": func(c *rlock.Client, n string) rlock.Locker { return c.NewFencedLock(n) },
-		"MultiLock": func(c *rlock.Client, n string) rlock.Locker {
-			m, err := rlock.NewMultiLock(c.NewLock(n+":a"), c.NewLock(n+":b"))
-			Expect(err).NotTo(HaveOccurred())
-			return m
-		},
-		"RedLock": func(c *rlock.Client, n string) rlock.Locker {
-			r, err := rlock.NewRedLock(c.NewLock(n+":a"), c.NewLock(n+":b"), c.NewLock(n+":c"))
-			Expect(err).NotTo(HaveOccurred())
-			return r
-		},
-	}
-	for kind, newLock := range locks {
+	for kind, newLock := range holdKinds {
 		It("makes TryLock on a "+kind+" one attempt: taken when free, false when held, never ErrInvalidArgument", func() {
 			c := e.Client()
 			for _, wait := range subMillis {
@@ -55,7 +36,7 @@ var _ = Describe("a wait below 1ms, truncated to whole milliseconds as Redisson'
 				Expect(err).NotTo(HaveOccurred(), "wait %v", wait)
 				Expect(ok).To(BeTrue(), "a free lock, wait %v", wait)
 				start := time.Now()
-				ok, err = newLock(c, "wait-millis-"+kind).TryLock(ctxowner.New(ctx), wait, 0)
+				ok, err = holdRival(kind, c, "wait-millis-"+kind).TryLock(ctxowner.New(ctx), wait, 0)
 				Expect(err).NotTo(HaveOccurred(), "wait %v", wait)
 				Expect(ok).To(BeFalse(), "a held lock, wait %v", wait)
 				Expect(time.Since(start)).To(BeNumerically("<", 500*time.Millisecond), "one attempt, wait %v", wait)
