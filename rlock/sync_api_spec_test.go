@@ -262,7 +262,7 @@ var _ = Describe("PermitExpirableSemaphore, the rest of Redisson's API", func() 
 		}
 		_, err := sem.AcquireN(ctx, 1, 500*time.Microsecond)
 		Expect(err).To(MatchError(rlock.ErrInvalidArgument))
-		_, _, err = sem.TryAcquireN(ctx, 1, 10, 0)
+		_, _, err = sem.TryAcquireN(ctx, 1, 0, 10) // a 10 ns lease (a 10 ns wait is one attempt)
 		Expect(err).To(MatchError(rlock.ErrInvalidArgument))
 		Expect(sem.ReleaseN(ctx, nil)).To(MatchError(rlock.ErrInvalidArgument))
 		_, err = sem.TryReleaseN(ctx, []string{})
