@@ -65,8 +65,8 @@ type Config struct {
 	Stderr io.Writer
 }
 
-// Probe is a running JVM with one RedissonClient. Its methods may be called
-// from any goroutine.
+// Probe is a running JVM with one RedissonClient, made by Start. Its
+// methods may be called from any goroutine.
 type Probe struct {
 	cfg     Config
 	id      string
@@ -269,6 +269,9 @@ func (p *Probe) RlockOptions() []rlock.Option {
 // Close shuts the client down and ends the JVM (killed after 10 s). It is
 // idempotent; calls still waiting return ErrClosed.
 func (p *Probe) Close() error {
+	if p == nil || p.cmd == nil {
+		return nil // not started
+	}
 	p.once.Do(func() {
 		p.closed.Store(true)
 		p.wmu.Lock()
