@@ -43,7 +43,7 @@ var _ = Describe("the proof kit on a Redis Cluster", Label("redisson", "cluster"
 			Expect(gc.TrySetCount(ctx, 1)).To(BeTrue())
 			probetest.GoWakesJava(ctx, 2*time.Second, jc.Thread(), jc.Await, gc.CountDown)
 		},
-		Entry("Redisson's default (AUTO: sharded on Redis 7)", ""),
+		Entry("Redisson's default (3.29 on: sharded on Redis 7; 3.22-3.28: decided by one node at start, see docs/redisson.md)", ""),
 		Entry("on", "on"),
 		Entry("off (classic PUBLISH/SUBSCRIBE)", "off"),
 	)

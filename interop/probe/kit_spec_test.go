@@ -2,6 +2,7 @@ package probe_test
 
 import (
 	"context"
+	"errors"
 	"os"
 	"os/exec"
 	"strings"
@@ -79,7 +80,11 @@ var _ = Describe("the proof kit against the real Redisson", Label("redisson"), O
 			n := name("lock")
 			t := java.Thread(n)
 			jl, gl := kind.java(t, n), kind.goes(n)
-			Expect(jl.Lock(ctx)).To(Succeed())
+			err := jl.Lock(ctx)
+			if errors.Is(err, errors.ErrUnsupported) {
+				Skip("the Redisson release on the class path lacks this lock kind: " + err.Error())
+			}
+			Expect(err).NotTo(HaveOccurred())
 			probetest.ExpectRefused(ctx, gl)
 			probetest.JavaWakesGo(ctx, wake, gl.Lock, jl.Unlock)
 			Expect(jl.TryLock(ctx, 0, 0)).To(BeFalse())
@@ -129,8 +134,12 @@ var _ = Describe("the proof kit against the real Redisson", Label("redisson"), O
 		Expect(gr.Unlock(ctx)).To(Succeed())
 		Expect(jr.Unlock(ctx)).To(Succeed())
 		Expect(jr.Unlock(ctx)).To(Succeed())
-		Expect(jr.Unlock(ctx)).To(MatchError(rlock.ErrNotHeld))
-		Expect(jr.Unlock(ctx)).To(MatchError(probe.ErrIllegalMonitorState))
+		Expect(jr.IsLocked(ctx)).To(BeFalse())
+		// (A read unlock of the free lock throws from Redisson 3.44.0 on and
+		// returns normally before: a plain lock's throws in every release.)
+		jl := java.Thread(n).NewLock(n + ":plain")
+		Expect(jl.Unlock(ctx)).To(MatchError(rlock.ErrNotHeld))
+		Expect(jl.Unlock(ctx)).To(MatchError(probe.ErrIllegalMonitorState))
 	})
 
 	It("hands out fencing tokens from one counter to both sides", func(ctx SpecContext) {
@@ -180,9 +189,13 @@ var _ = Describe("the proof kit against the real Redisson", Label("redisson"), O
 		Expect(err).NotTo(HaveOccurred())
 		Expect(ok).To(BeTrue())
 		Expect(jp.AcquiredPermits(ctx)).To(Equal(2))
-		Expect(jp.LeaseTime(ctx, gid)).To(BeNumerically("~", time.Minute, 10*time.Second))
 		Expect(jp.UpdateLeaseTime(ctx, gid, 2*time.Minute)).To(BeTrue())
 		Expect(gp.LeaseTime(ctx, gid)).To(BeNumerically(">", time.Minute))
+		left, err := jp.LeaseTime(ctx, gid)
+		if !errors.Is(err, errors.ErrUnsupported) { // getLeaseTime: Redisson 3.41 on
+			Expect(err).NotTo(HaveOccurred())
+			Expect(left).To(BeNumerically("~", 2*time.Minute, 10*time.Second))
+		}
 		// Java's permit's lease runs out: Go's waiter gets it.
 		_, ok, err = gp.TryAcquire(ctx, 10*time.Second, time.Minute)
 		Expect(err).NotTo(HaveOccurred())

@@ -24,6 +24,11 @@ import (
 // as `javac -cp` takes them.
 const ClassPathEnv = "GOREDISSON_REDISSON_CLASSPATH"
 
+// VersionEnv names the environment variable Start reads
+// Config.RedissonVersion from when it is empty: for a class path whose jar
+// has no manifest naming its release (a build from source).
+const VersionEnv = "GOREDISSON_REDISSON_VERSION"
+
 // Config is how the probe's RedissonClient is set up: as close to the
 // porter's Java service as the options go.
 type Config struct {
@@ -38,7 +43,8 @@ type Config struct {
 	ClassPath string
 	// RedissonVersion is the release on the class path ("4.7.0"). Start
 	// fails when the jar's manifest names another; RlockOptions passes it
-	// to rlock.WithRedissonVersion. Empty: the jar's manifest's, if any.
+	// to rlock.WithRedissonVersion. Empty: $GOREDISSON_REDISSON_VERSION,
+	// else the jar's manifest's, if any.
 	RedissonVersion string
 	// NamePrefix, when set, gives the client a NameMapper that maps a name
 	// n to NamePrefix+n (and unmaps it back); RlockOptions passes the same
@@ -101,6 +107,9 @@ func Start(ctx context.Context, cfg Config) (*Probe, error) {
 	}
 	if strings.TrimSpace(cfg.ClassPath) == "" {
 		return nil, ErrNotConfigured
+	}
+	if cfg.RedissonVersion == "" {
+		cfg.RedissonVersion = os.Getenv(VersionEnv)
 	}
 	if len(cfg.Addrs) == 0 {
 		return nil, errors.New("probe: Config.Addrs is empty")
@@ -185,11 +194,26 @@ func (p *Probe) run(ctx context.Context, classes string) error {
 		p.id, p.version = f[0], strings.Join(f[1:], " ")
 		return nil
 	case <-p.exited:
+		if strings.Contains(p.stderr.String(), "RedissonProbe$Unsupported") {
+			// a Config setting the release lacks (ShardedSubscription before 3.29)
+			return fmt.Errorf("probe: %w: %s", errors.ErrUnsupported, lastLine(p.stderr.String(), "RedissonProbe$Unsupported"))
+		}
 		return fmt.Errorf("probe: the JVM exited before its client connected (%v): %s", p.exitErr, p.stderr)
 	case <-ctx.Done():
 		_ = p.kill()
 		return fmt.Errorf("probe: no connected client before the context ended (%w): %s", context.Cause(ctx), p.stderr)
 	}
+}
+
+// lastLine returns the last line of text that contains s.
+func lastLine(text, s string) string {
+	lines := strings.Split(text, "\n")
+	for i := len(lines) - 1; i >= 0; i-- {
+		if strings.Contains(lines[i], s) {
+			return strings.TrimSpace(lines[i])
+		}
+	}
+	return text
 }
 
 // read dispatches the JVM's stdout lines until it ends, then waits for the

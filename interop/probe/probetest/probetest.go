@@ -43,7 +43,9 @@ const SkipMessage = "probe: " + probe.ClassPathEnv + " is not set, so the specs 
 
 // Start starts the probe for the running spec or container (call it in a
 // BeforeAll, BeforeEach or It) and closes it at cleanup. Without a class
-// path it skips with SkipMessage; any other error fails the spec.
+// path it skips with SkipMessage, and with a setting the release lacks
+// (errors.ErrUnsupported) it skips saying which; any other error fails the
+// spec.
 func Start(cfg probe.Config) *probe.Probe {
 	ginkgo.GinkgoHelper()
 	ctx, cancel := context.WithTimeout(context.Background(), StartTimeout)
@@ -51,6 +53,9 @@ func Start(cfg probe.Config) *probe.Probe {
 	p, err := probe.Start(ctx, cfg)
 	if errors.Is(err, probe.ErrNotConfigured) {
 		ginkgo.Skip(SkipMessage)
+	}
+	if errors.Is(err, errors.ErrUnsupported) {
+		ginkgo.Skip("the Redisson release on the class path lacks a setting of probe.Config: " + err.Error())
 	}
 	gomega.Expect(err).NotTo(gomega.HaveOccurred(), "starting the Redisson probe")
 	ginkgo.DeferCleanup(p.Close)
