@@ -340,7 +340,11 @@ func (p *Probe) call(ctx context.Context, thread, op, verb string, args ...strin
 	select {
 	case r := <-ch:
 		if !r.ok {
-			return "", &JavaError{Op: op, Chain: parseJavaError(r.text), Thread: unescape(strings.TrimPrefix(thread, "t."))}
+			e := &JavaError{Op: op, Chain: parseJavaError(r.text)}
+			if name, ok := strings.CutPrefix(thread, "t."); ok {
+				e.Thread = unescape(name)
+			}
+			return "", e
 		}
 		return r.text, nil
 	case <-ctx.Done():
