@@ -25,7 +25,8 @@ func (h *handle) acquire(ctx context.Context, op string, wait, lease time.Durati
 	// parked waiter's stack (see docs/benchmarks.md, memory per waiter).
 	start := time.Now()
 	h.observeAcquire(ctx, "wait", start, nil, false, nil)
-	if err := h.checkAcquire(ctx, op, wait, lease); err != nil {
+	wait = waitMillis(wait)
+	if err := h.checkAcquire(ctx, op, lease); err != nil {
 		h.observeAcquire(ctx, op, start, nil, false, err)
 		return 0, false, err
 	}
@@ -68,16 +69,15 @@ func (h *handle) observeAcquire(ctx context.Context, op string, start time.Time,
 	h.observe(ctx, e)
 }
 
-// checkAcquire validates an acquisition's handle and arguments.
-func (h *handle) checkAcquire(ctx context.Context, op string, wait, lease time.Duration) error {
+// checkAcquire validates an acquisition's handle and lease (a wait is
+// truncated to whole milliseconds instead: waitMillis).
+func (h *handle) checkAcquire(ctx context.Context, op string, lease time.Duration) error {
 	if err := h.check(ctx, op); err != nil {
 		return err
 	}
 	switch {
 	case lease > 0 && lease < time.Millisecond:
 		return opErr(h.opName(op), h.name, fmt.Errorf("%w: lease %v is below Redis's 1ms resolution (use <= 0 for a watchdog lease)", ErrInvalidArgument, lease))
-	case wait > 0 && wait < time.Millisecond:
-		return opErr(h.opName(op), h.name, fmt.Errorf("%w: wait %v is below 1ms (use <= 0 for one attempt, Lock to wait until held)", ErrInvalidArgument, wait))
 	}
 	return nil
 }

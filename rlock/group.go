@@ -99,8 +99,6 @@ func (g *group) start(ctx context.Context, op string, wait, lease time.Duration)
 		return nil, opErr(op, g.name(), fmt.Errorf("%w: nil context", ErrInvalidArgument))
 	case lease > 0 && lease < time.Millisecond:
 		return nil, opErr(op, g.name(), fmt.Errorf("%w: lease %v is below 1ms", ErrInvalidArgument, lease))
-	case wait > 0 && wait < time.Millisecond:
-		return nil, opErr(op, g.name(), fmt.Errorf("%w: wait %v is below 1ms (use <= 0 for one attempt)", ErrInvalidArgument, wait))
 	}
 	return ctxowner.Pin(ctx), nil
 }

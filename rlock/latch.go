@@ -80,9 +80,7 @@ func (l *CountDownLatch) await(ctx context.Context, op string, wait time.Duratio
 	if err := h.check(ctx, op); err != nil {
 		return false, err
 	}
-	if err := checkWait(wait); err != nil {
-		return false, opErr(op, h.name, err)
-	}
+	wait = waitMillis(wait)
 	start := time.Now()
 	h.observe(ctx, Event{Op: "wait", Start: start})
 	deadline := waitDeadline(wait)

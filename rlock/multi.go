@@ -49,6 +49,7 @@ func (m *MultiLock) TryLock(ctx context.Context, wait, lease time.Duration) (boo
 
 func (m *MultiLock) take(ctx context.Context, op string, wait, lease time.Duration) (bool, error) {
 	g := m.group()
+	wait = waitMillis(wait)
 	ctx, err := g.start(ctx, op, wait, lease)
 	if err != nil {
 		return false, err

@@ -90,7 +90,7 @@ var _ = Describe("Observer", func() {
 		Eventually(func() rlock.Event { return rec.last("lost") }).WithTimeout(2 * time.Second).
 			Should(And(HaveField("Kind", "fairlock"), HaveField("Lock", "observed:fair"), HaveField("Err", MatchError(rlock.ErrLockLost))))
 		Expect(rec.ops()).To(ContainElements("lock lock", "lock trylock", "lock unlock", "fairlock lock", "fairlock forceunlock", "fairlock lost"))
-		Expect(lock.TryLock(holder, 10, 0)).Error().To(MatchError(rlock.ErrInvalidArgument))
+		Expect(lock.TryLock(holder, 0, 10)).Error().To(MatchError(rlock.ErrInvalidArgument)) // a 10 ns lease
 		Expect(rec.last("trylock").Err).To(MatchError(rlock.ErrInvalidArgument), "bad input is reported too")
 	})
 
@@ -129,7 +129,7 @@ var _ = Describe("Observer", func() {
 		defer cancel()
 		Expect(lock.Lock(waitCtx)).To(MatchError(context.DeadlineExceeded))
 		Expect(lock.TryLock(owner, 100*time.Millisecond, 0)).To(BeFalse())
-		Expect(lock.TryLock(owner, 10, 0)).Error().To(MatchError(rlock.ErrInvalidArgument))
+		Expect(lock.TryLock(owner, 0, 10)).Error().To(MatchError(rlock.ErrInvalidArgument)) // a 10 ns lease
 		Expect(lock.Unlock(holder)).To(Succeed())
 		Expect(lock.Unlock(holder)).To(Succeed())
 		Expect(rec.last("free")).To(And(HaveField("Kind", "lock"), HaveField("Held", BeNumerically(">", 0))))

@@ -139,9 +139,7 @@ func (p *PermitExpirableSemaphore) acquire(ctx context.Context, op string, n int
 	case lease > 0 && lease < time.Millisecond:
 		return nil, false, opErr(op, h.name, fmt.Errorf("%w: lease %v is below 1ms (use <= 0 for a permit that never expires)", ErrInvalidArgument, lease))
 	}
-	if err := checkWait(wait); err != nil {
-		return nil, false, opErr(op, h.name, err)
-	}
+	wait = waitMillis(wait)
 	start, attempts, contended := time.Now(), 0, 0
 	h.observe(ctx, Event{Op: "wait", Start: start})
 	var ids []string

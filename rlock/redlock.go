@@ -193,6 +193,7 @@ func (r *RedLock) keep(lease time.Duration) time.Duration {
 
 func (r *RedLock) try(ctx context.Context, op string, wait, lease time.Duration) (time.Duration, bool, error) {
 	g := r.group()
+	wait = waitMillis(wait)
 	ctx, err := g.start(ctx, op, wait, lease)
 	if err != nil {
 		return 0, false, err

@@ -149,9 +149,7 @@ func (s *Semaphore) acquire(ctx context.Context, op string, n int, wait time.Dur
 	if err := checkCount(n); err != nil {
 		return false, opErr(op, h.name, err)
 	}
-	if err := checkWait(wait); err != nil {
-		return false, opErr(op, h.name, err)
-	}
+	wait = waitMillis(wait)
 	if n == 0 {
 		return true, nil
 	}

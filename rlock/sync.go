@@ -49,12 +49,14 @@ func (s *syncHandle) check(ctx context.Context, op string) error {
 	return nil
 }
 
-// checkWait validates a wait: <= 0 is one attempt, below 1 ms a mistake.
-func checkWait(wait time.Duration) error {
-	if wait > 0 && wait < time.Millisecond {
-		return fmt.Errorf("%w: wait %v is below 1ms (use <= 0 for one attempt)", ErrInvalidArgument, wait)
+// waitMillis is a wait as Redisson's TimeUnit (and Duration) conversion
+// makes it: whole milliseconds, so that a wait in (0, 1ms), a computed
+// deadline's remainder say, is 0: one attempt. A negative wait stays.
+func waitMillis(wait time.Duration) time.Duration {
+	if wait > 0 {
+		return wait.Truncate(time.Millisecond)
 	}
-	return nil
+	return wait
 }
 
 // run runs one of the synchronizer's scripts whose outcome the caller may

@@ -161,7 +161,7 @@ var _ = Describe("Observer's gauges", func() {
 		Expect(waiting("fairlock")()).To(BeZero())
 
 		By("invalid arguments")
-		Expect(lock.TryLock(ctxowner.New(bg), 10, 0)).Error().To(MatchError(rlock.ErrInvalidArgument))
+		Expect(lock.TryLock(ctxowner.New(bg), 0, 10)).Error().To(MatchError(rlock.ErrInvalidArgument)) // a 10 ns lease
 		Expect(waiting("fairlock")()).To(BeZero())
 
 		By("an error reply of Redis")
