@@ -1,0 +1,131 @@
+package main
+
+import (
+	"runtime"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// --- (a) uncontended pairs
+
+type pairsResult struct {
+	PerSec   float64
+	P50, P99 time.Duration
+	// Allocs and Bytes are the process's heap allocations per pair over
+	// the measured pairs (runtime.MemStats Mallocs and TotalAlloc, as
+	// testing.AllocsPerRun reads them): the library's and its client's,
+	// background goroutines included.
+	Allocs, Bytes float64
+	// CPU is the process's user+system CPU time per pair (getrusage) over
+	// the measured pairs, in microseconds: the library's, its client's and
+	// their background goroutines'.
+	CPU float64
+}
+
+func uncontended(l lib, addr string, n int, run string) (pairsResult, error) {
+	return uncontendedOn(l, servers{Redis: addr}, n, 0, run)
+}
+
+func uncontendedOn(l lib, srv servers, n int, maxDur time.Duration, run string) (pairsResult, error) {
+	newMutex, closeLib, err := openLib(l, srv, 4, nil, 0)
+	if err != nil {
+		return pairsResult{}, err
+	}
+	defer closeLib()
+	var progress atomic.Int64
+	ctx, stop := withStallGuard(&progress)
+	defer stop()
+	m := newMutex(ctx, "bench:a:"+run)
+	pair := func() error {
+		if err := m.lock(); err != nil {
+			return stalled(ctx, err)
+		}
+		err := m.unlock()
+		progress.Add(1)
+		return stalled(ctx, err)
+	}
+	for range n / 10 { // warms up connections and scripts
+		if err := pair(); err != nil {
+			return pairsResult{}, err
+		}
+	}
+	lat := make([]time.Duration, 0, n)
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	cpu := cpuTime()
+	began := time.Now()
+	for range n {
+		if maxDur > 0 && len(lat) >= 10 && time.Since(began) >= maxDur {
+			break
+		}
+		start := time.Now()
+		if err := pair(); err != nil {
+			return pairsResult{}, err
+		}
+		lat = append(lat, time.Since(start))
+	}
+	n = len(lat)
+	cpu = cpuTime() - cpu
+	runtime.ReadMemStats(&after)
+	var total time.Duration
+	for _, d := range lat {
+		total += d
+	}
+	return pairsResult{
+		PerSec: float64(n) / total.Seconds(), P50: pct(lat, 50), P99: pct(lat, 99),
+		Allocs: float64(after.Mallocs-before.Mallocs) / float64(n),
+		Bytes:  float64(after.TotalAlloc-before.TotalAlloc) / float64(n),
+		CPU:    float64(cpu.Microseconds()) / float64(n),
+	}, nil
+}
+
+// --- (b) many goroutines on keys of their own
+
+func parallelOwnKeys(l lib, addr string, goroutines int, d time.Duration, run string) (float64, error) {
+	return parallelOwnKeysOn(l, servers{Redis: addr}, goroutines, 200*time.Millisecond, d, run)
+}
+
+// parallelOwnKeysOn runs goroutines owners on keys of their own for warm,
+// then counts their pairs for d.
+func parallelOwnKeysOn(l lib, srv servers, goroutines int, warm, d time.Duration, run string) (float64, error) {
+	newMutex, closeLib, err := openLib(l, srv, goroutines+8, nil, 0)
+	if err != nil {
+		return 0, err
+	}
+	defer closeLib()
+	var pairs, progress atomic.Int64
+	ctx, stop := withStallGuard(&progress)
+	defer stop()
+	var firstErr atomic.Value
+	start := time.Now().Add(warm)
+	end := start.Add(d)
+	var wg sync.WaitGroup
+	for g := range goroutines {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			m := newMutex(ctx, "bench:b:"+run+":"+strconv.Itoa(g))
+			for now := time.Now(); now.Before(end); now = time.Now() {
+				err := m.lock()
+				if err == nil {
+					err = m.unlock()
+				}
+				progress.Add(1)
+				if err != nil {
+					firstErr.CompareAndSwap(nil, stalled(ctx, err))
+					return
+				}
+				if !now.Before(start) { // until the start, warm-up
+					pairs.Add(1)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	if err, ok := firstErr.Load().(error); ok {
+		return 0, err
+	}
+	return float64(pairs.Load()) / d.Seconds(), nil
+}
