@@ -19,6 +19,7 @@ import (
 type counter struct {
 	cmds, trips atomic.Int64
 	dials       atomic.Int64 // connection set-up commands (HELLO, CLIENT SETINFO), not counted
+	sockets     atomic.Int64 // SyscallConn calls (go-redis's health checks, the lane's dials)
 	trace       bool         // log every pipeline (-v, watchdog runs)
 	mu          sync.Mutex
 	times       []time.Time // when each pipeline was sent

@@ -12,8 +12,10 @@ package main
 import (
 	"bytes"
 	"context"
+	"errors"
 	"net"
 	"strconv"
+	"syscall"
 	"time"
 )
 
@@ -34,6 +36,20 @@ type countedConn struct {
 	net.Conn
 	cnt *counter
 	p   respWriteParser
+}
+
+// SyscallConn gives the socket under the connection, as the unwrapped
+// connection would: goredisson's lane keeps only a connection it can peek
+// for its direct path, and go-redis's pool health check peeks only such a
+// connection. Without it, a counted client ran another code path than an
+// application's.
+func (c *countedConn) SyscallConn() (syscall.RawConn, error) {
+	c.cnt.sockets.Add(1)
+	sc, ok := c.Conn.(syscall.Conn)
+	if !ok {
+		return nil, errors.ErrUnsupported
+	}
+	return sc.SyscallConn()
 }
 
 func (c *countedConn) Write(b []byte) (int, error) {
