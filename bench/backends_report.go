@@ -26,38 +26,12 @@ type brep struct {
 	versions []string
 	skips    []string
 	rows     []lib
-	// vals and ratios: "part|row|metric" -> per run -> one value per
-	// burst; a ratio is the row's figure over goredisson RLock's in the
-	// same burst.
-	vals, ratios map[string][][]float64
-	notes        map[string][]string // "part|row" -> messages
-	failures     []failOutcome
-	failTimes    failTimes
-}
-
-func (r *brep) addBurst(part string, run int, figures map[string]map[string]float64) {
-	if r.vals == nil {
-		r.vals, r.ratios = map[string][][]float64{}, map[string][][]float64{}
-	}
-	ref := figures[rlockName]
-	put := func(m map[string][][]float64, k string, v float64) {
-		for len(m[k]) <= run {
-			m[k] = append(m[k], nil)
-		}
-		m[k][run] = append(m[k][run], v)
-	}
-	for row, f := range figures {
-		for metric, v := range f {
-			k := part + "|" + row + "|" + metric
-			put(r.vals, k, v)
-			// A ratio of a time that can be negative (a handoff gap: the
-			// waiter can see the release before the releaser's unlock
-			// returns) means nothing: ratios only of positive figures.
-			if rv, ok := ref[metric]; ok && rv > 0 && v > 0 {
-				put(r.ratios, k, v/rv)
-			}
-		}
-	}
+	// store holds every burst's figures; a ratio is a row's figure
+	// over goredisson RLock's in the same burst.
+	store     burstStore
+	notes     map[string][]string // "part|row" -> messages
+	failures  []failOutcome
+	failTimes failTimes
 }
 
 func (r *brep) fail(part, row string, run int, err error) {
@@ -75,57 +49,18 @@ func (r *brep) note(part, row string, run int, msg string) {
 	}
 }
 
-// runMedians returns the median of each run's bursts.
-func runMedians(per [][]float64) []float64 {
-	var out []float64
-	for _, bursts := range per {
-		if len(bursts) > 0 {
-			m, _, _ := med(bursts)
-			out = append(out, m)
-		}
-	}
-	return out
-}
-
-func (r *brep) median(m map[string][][]float64, part, row, metric string) float64 {
-	v, _, _ := med(runMedians(m[part+"|"+row+"|"+metric]))
-	return v
-}
-
-// cellOf renders the median of the run medians with their min–max.
-func cellOf(per [][]float64, f format) string {
-	vs := runMedians(per)
-	if len(vs) == 0 {
-		return "-"
-	}
-	m, lo, hi := med(vs)
-	if len(vs) == 1 || f(lo) == f(hi) {
-		return f(m)
-	}
-	return fmt.Sprintf("%s (%s–%s)", f(m), f(lo), f(hi))
-}
-
 func (r *brep) cell(part, row, metric string, f format) string {
-	return cellOf(r.vals[part+"|"+row+"|"+metric], f)
+	return cellOf(r.store.values(part, row, metric), f)
 }
 
 func (r *brep) ratio(part, row, metric string) string {
 	if row == rlockName {
-		if len(r.vals[part+"|"+row+"|"+metric]) == 0 {
+		if len(pooled(r.store.values(part, row, metric))) == 0 {
 			return "-"
 		}
 		return "1"
 	}
-	return cellOf(r.ratios[part+"|"+row+"|"+metric], fTimes)
-}
-
-func (r *brep) has(part, row string) bool {
-	for k := range r.vals {
-		if strings.HasPrefix(k, part+"|"+row+"|") {
-			return true
-		}
-	}
-	return false
+	return cellOf(r.store.ratios(part, row, rlockName, metric), fTimes)
 }
 
 func (r *brep) rowNotes(b *strings.Builder, part string, rows []lib) {
@@ -201,10 +136,8 @@ func (r *brep) markdown() string {
 				continue
 			}
 			var loads []string
-			for _, run := range r.vals["k|"+l.name+"|loads"] {
-				for _, v := range run {
-					loads = append(loads, fmt.Sprintf("%.0f", v))
-				}
+			for _, v := range pooled(r.store.values("k", l.name, "loads")) {
+				loads = append(loads, fmt.Sprintf("%.0f", v))
 			}
 			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s | %s |\n", l.name, strings.Join(loads, ", "),
 				r.cell("k", l.name, "p50", fDur), r.ratio("k", l.name, "p50"),
@@ -374,7 +307,7 @@ func (r *brep) plotPNG(path string) error {
 		for i, s := range ss {
 			var pts plotter.XYs
 			for j, l := range rows {
-				v := r.median(r.ratios, s.part, l.name, s.metric)
+				v := medianOfRuns(r.store.ratios(s.part, l.name, rlockName, s.metric))
 				if math.IsNaN(v) || math.IsInf(v, 0) || v <= 0 {
 					continue
 				}

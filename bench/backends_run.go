@@ -273,40 +273,39 @@ func (br *backendRun) stopWorkers() {
 	}
 }
 
-// bursts runs cfg.bursts (cfg.cBursts for (c)) bursts of part in run r: every row once per
-// burst, in an order rotated by one row from burst to burst, and records
-// each figure and its ratio to goredisson RLock's in the same burst.
+// bursts runs cfg.bursts (cfg.cBursts for (c)) bursts of part in run r
+// (runBursts: every row once per burst, in an order rotated by one row from
+// burst to burst); each figure's ratio to goredisson RLock's in the same
+// burst is taken when the report is written.
 func (br *backendRun) bursts(r int, part string, measure func(l lib, key string) (map[string]float64, error)) {
 	rows := br.rows
 	if part == "a" || part == "b" {
 		rows = slices.DeleteFunc(slices.Clone(rows), func(l lib) bool { return l.contendedOnly })
 	}
-	bursts := br.cfg.bursts
+	n := br.cfg.bursts
 	if strings.HasPrefix(part, "c:") {
-		bursts = br.cfg.cBursts
+		n = br.cfg.cBursts
 	}
-	for b := range bursts {
-		shift := (r*bursts + b) % len(rows)
-		order := append(slices.Clone(rows[shift:]), rows[:shift]...)
-		figures := map[string]map[string]float64{}
-		t := time.Now()
-		for _, l := range order {
+	runBursts(&br.rep.store, burstPlan[lib]{
+		part: part, run: r, n: n, rows: rows, name: libName,
+		measure: func(l lib, b int) (map[string]float64, error) {
 			rt := time.Now()
 			key := "bench:" + keyPart(part) + ":" + br.id + ":" + strconv.Itoa(r) + ":" + strconv.Itoa(b) + ":" + slug(l.name)
 			f, err := measure(l, key)
-			if err != nil {
-				br.rep.fail(part, l.name, r, err)
-				continue
-			}
-			figures[l.name] = f
-			if verbose {
+			if err == nil && verbose {
 				logf("    (%s) %s: %v", part, l.name, time.Since(rt).Round(time.Millisecond))
 			}
-		}
-		br.rep.addBurst(part, r, figures)
-		logf("(%s) run %d burst %d: %d rows in %v; %s", part, r+1, b+1, len(order), time.Since(t).Round(time.Millisecond), burstLine(figures, part))
-	}
+			return f, err
+		},
+		fail: func(l lib, err error) { br.rep.fail(part, l.name, r, err) },
+		done: func(b int, f figures, order []lib, took time.Duration) {
+			logf("(%s) run %d burst %d: %d rows in %v; %s", part, r+1, b+1, len(order), took.Round(time.Millisecond), burstLine(f, part))
+		},
+	})
 }
+
+// libName is a lib's row name.
+func libName(l lib) string { return l.name }
 
 // keyPart turns a part's label into characters fit for a lock key (no
 // spaces: keys travel in the workers' space-separated commands).
@@ -320,7 +319,7 @@ func keyPart(part string) string {
 }
 
 // burstLine summarises a burst for the log: each row's main figure.
-func burstLine(figures map[string]map[string]float64, part string) string {
+func burstLine(figures figures, part string) string {
 	metric := map[string]string{"a": "p50", "b": "pairs/s"}[part]
 	if metric == "" {
 		metric = "gap p50"
@@ -483,30 +482,27 @@ func (br *backendRun) breakdownRows() []lib {
 // the breakdown table, in an order rotated by run: first a warm-up round
 // of 64 requests on another key, then the measured round.
 func (br *backendRun) breakdownBurst(r int) {
-	rows := br.breakdownRows()
-	shift := r % len(rows)
-	order := append(slices.Clone(rows[shift:]), rows[:shift]...)
-	figures := map[string]map[string]float64{}
-	for _, l := range order {
-		key := "bench:k:" + br.id + ":" + strconv.Itoa(r) + ":" + slug(l.name)
-		if _, err := br.breakdownOne(l, key+":warm", 64); err != nil {
-			br.rep.fail("k", l.name, r, err)
-			continue
-		}
-		res, err := br.breakdownOne(l, key, br.cfg.kRequests)
-		if err != nil {
-			br.rep.fail("k", l.name, r, err)
-			continue
-		}
-		p50, p99 := res.summary()
-		if res.Err != "" {
-			br.rep.note("k", l.name, r, res.Err)
-		}
-		figures[l.name] = map[string]float64{"loads": float64(res.Loads), "p50": float64(p50), "p99": float64(p99),
-			"errors": float64(res.Errors), "stale": float64(res.Stale)}
-		logf("(k) run %d %-26s %s", r+1, l.name, res)
-	}
-	br.rep.addBurst("k", r, figures)
+	runBursts(&br.rep.store, burstPlan[lib]{
+		part: "k", run: r, n: 1, rows: br.breakdownRows(), name: libName,
+		measure: func(l lib, _ int) (map[string]float64, error) {
+			key := "bench:k:" + br.id + ":" + strconv.Itoa(r) + ":" + slug(l.name)
+			if _, err := br.breakdownOne(l, key+":warm", 64); err != nil {
+				return nil, err
+			}
+			res, err := br.breakdownOne(l, key, br.cfg.kRequests)
+			if err != nil {
+				return nil, err
+			}
+			p50, p99 := res.summary()
+			if res.Err != "" {
+				br.rep.note("k", l.name, r, res.Err)
+			}
+			logf("(k) run %d %-26s %s", r+1, l.name, res)
+			return map[string]float64{"loads": float64(res.Loads), "p50": float64(p50), "p99": float64(p99),
+				"errors": float64(res.Errors), "stale": float64(res.Stale)}, nil
+		},
+		fail: func(l lib, err error) { br.rep.fail("k", l.name, r, err) },
+	})
 }
 
 func (br *backendRun) breakdownOne(l lib, key string, requests int) (breakdownResult, error) {
