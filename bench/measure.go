@@ -96,9 +96,6 @@ func openLib(l lib, srv servers, pool int, cnt *counter, lease time.Duration) (n
 	return newMutex, func() { closeLib(); rdb.Close() }, nil
 }
 
-// uncontendedOn measures n pairs (a tenth more as warm-up), or as many as
-// fit in maxDur when it is not 0 (at least 10).
-
 func cpuTime() time.Duration {
 	var ru syscall.Rusage
 	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)

@@ -28,6 +28,8 @@ func uncontended(l lib, addr string, n int, run string) (pairsResult, error) {
 	return uncontendedOn(l, servers{Redis: addr}, n, 0, run)
 }
 
+// uncontendedOn measures n pairs (a tenth more as warm-up), or as many as
+// fit in maxDur when it is not 0 (at least 10).
 func uncontendedOn(l lib, srv servers, n int, maxDur time.Duration, run string) (pairsResult, error) {
 	newMutex, closeLib, err := openLib(l, srv, 4, nil, 0)
 	if err != nil {
