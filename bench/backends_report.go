@@ -71,6 +71,56 @@ func (r *brep) rowNotes(b *strings.Builder, part string, rows []lib) {
 	}
 }
 
+// abTable renders (a) and (b): the client's figures.
+func (r *brep) abTable(b *strings.Builder) {
+	c := r.cfg
+	fmt.Fprintf(b, "\n## (a) Uncontended and (b) %d goroutines on keys of their own\n\n", c.bWorkers)
+	fmt.Fprintf(b, "(a): one owner, lock+unlock pairs on one key, %d pairs or %v per burst (a tenth more as warm-up). (b): %d owners (goroutines, Java threads), each on a key of its own, pairs counted for %v per burst after %v of warm-up.\n\n",
+		c.pairs, c.aMax, c.bWorkers, c.bFor, c.bWarm)
+	fmt.Fprintf(b, "| Row | (a) pairs/s | ÷ RLock | (a) p50 | ÷ RLock | (a) p99 | ÷ RLock | (b) pairs/s | ÷ RLock |\n|---|---|---|---|---|---|---|---|---|\n")
+	for _, l := range r.rows {
+		if l.contendedOnly {
+			continue
+		}
+		if l.serverOnly {
+			fmt.Fprintf(b, "| %s | — | | — | | — | | — | |\n", l.name)
+			continue
+		}
+		fmt.Fprintf(b, "| %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", l.name,
+			r.cell("a", l.name, "pairs/s", fNum), r.ratio("a", l.name, "pairs/s"),
+			r.cell("a", l.name, "p50", fDur), r.ratio("a", l.name, "p50"),
+			r.cell("a", l.name, "p99", fDur), r.ratio("a", l.name, "p99"),
+			r.cell("b", l.name, "pairs/s", fNum), r.ratio("b", l.name, "pairs/s"))
+	}
+	r.rowNotes(b, "a", r.rows)
+	r.rowNotes(b, "b", r.rows)
+}
+
+// costTable renders what (a) and (b) cost the lock's server per pair.
+func (r *brep) costTable(b *strings.Builder) {
+	fmt.Fprintf(b, "\n## Server cost per pair in (a) and (b)\n\n")
+	fmt.Fprintf(b, "Sampled around each row's measured window in every burst (servercost.go): for Redis, INFO cpu (used_cpu_sys + used_cpu_user) "+
+		"before and after, over the pairs; and, reset by CONFIG RESETSTAT at the window's start, INFO commandstats: Redis's own µs per call "+
+		"of each command the row sends itself (a script's includes the commands it runs), with its calls per pair. "+
+		"For MariaDB, ZooKeeper and etcd, their process's CPU from /proc (10 ms ticks: coarse for a short window). "+
+		"The real Redisson's worker measures inside the JVM: its window is the worker's whole job, warm-up included, and its pairs are Redis's EVALSHA and EVAL calls over 2.\n\n")
+	fmt.Fprintf(b, "| Row | (a) server CPU µs/pair | ÷ RLock | (a) Redis µs per call | (b) server CPU µs/pair | ÷ RLock | (b) Redis µs per call |\n|---|---|---|---|---|---|---|\n")
+	for _, l := range r.rows {
+		if l.contendedOnly {
+			continue
+		}
+		fmt.Fprintf(b, "| %s | %s | %s | %s | %s | %s | %s |\n", l.name,
+			r.cell("a", l.name, mSrvCPU, fNum), r.ratio("a", l.name, mSrvCPU), callsCell(&r.store, "a", l),
+			r.cell("b", l.name, mSrvCPU, fNum), r.ratio("b", l.name, mSrvCPU), callsCell(&r.store, "b", l))
+	}
+}
+
+// contendRows are the rows of (c) and of the failure table: every row but
+// those that stand for another client's server cost.
+func contendRows(rows []lib) []lib {
+	return slices.DeleteFunc(slices.Clone(rows), func(l lib) bool { return l.serverOnly })
+}
+
 func (r *brep) markdown() string {
 	var b strings.Builder
 	c := r.cfg
@@ -89,22 +139,8 @@ func (r *brep) markdown() string {
 		fmt.Fprintf(&b, "| %s | %s |\n", l.name, l.settings)
 	}
 	if c.part("a") || c.part("b") {
-		fmt.Fprintf(&b, "\n## (a) Uncontended and (b) %d goroutines on keys of their own\n\n", c.bWorkers)
-		fmt.Fprintf(&b, "(a): one owner, lock+unlock pairs on one key, %d pairs or %v per burst (a tenth more as warm-up). (b): %d owners (goroutines, Java threads), each on a key of its own, pairs counted for %v per burst after %v of warm-up.\n\n",
-			c.pairs, c.aMax, c.bWorkers, c.bFor, c.bWarm)
-		fmt.Fprintf(&b, "| Row | (a) pairs/s | ÷ RLock | (a) p50 | ÷ RLock | (a) p99 | ÷ RLock | (b) pairs/s | ÷ RLock |\n|---|---|---|---|---|---|---|---|---|\n")
-		for _, l := range r.rows {
-			if l.contendedOnly {
-				continue
-			}
-			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", l.name,
-				r.cell("a", l.name, "pairs/s", fNum), r.ratio("a", l.name, "pairs/s"),
-				r.cell("a", l.name, "p50", fDur), r.ratio("a", l.name, "p50"),
-				r.cell("a", l.name, "p99", fDur), r.ratio("a", l.name, "p99"),
-				r.cell("b", l.name, "pairs/s", fNum), r.ratio("b", l.name, "pairs/s"))
-		}
-		r.rowNotes(&b, "a", r.rows)
-		r.rowNotes(&b, "b", r.rows)
+		r.abTable(&b)
+		r.costTable(&b)
 	}
 	for _, cc := range bContendConfigs {
 		p := "c:" + cc.label
@@ -113,7 +149,7 @@ func (r *brep) markdown() string {
 		}
 		fmt.Fprintf(&b, "\n## (c) One hot key, %v hold, %s, %v per burst\n\n", c.contendHold, cc.label, c.cFor)
 		fmt.Fprintf(&b, "| Row | acq/s | ÷ RLock | handoff gap p50 | ÷ RLock | gap p99 | ÷ RLock | wait p99 | fairness max/min | re-taken by releaser | server CPU | errors | overlaps |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
-		for _, l := range r.rows {
+		for _, l := range contendRows(r.rows) {
 			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", l.name,
 				r.cell(p, l.name, "acq/s", fNum), r.ratio(p, l.name, "acq/s"),
 				r.cell(p, l.name, "gap p50", fDur), r.ratio(p, l.name, "gap p50"),
@@ -130,7 +166,7 @@ func (r *brep) markdown() string {
 			"With a lock row: on a miss, take the lock `<key>:rebuild`, read again, load only if it still misses (examples/cachebreakdown's rebuild lock). "+
 			"A request still waiting %v for the lock fails (errors). The store must be loaded exactly once. One round per run (after a warm-up round of 64 requests on another key); loads are listed per run.\n\n", c.kLoad, c.kRequests, requestTimeout)
 		fmt.Fprintf(&b, "| Row | loads (each run) | request p50 | ÷ RLock | request p99 | ÷ RLock | stale reads | errors |\n|---|---|---|---|---|---|---|---|\n")
-		rows := append(slices.Clone(r.rows), lib{name: twoLevelName}, lib{name: noGuardName})
+		rows := append(contendRows(r.rows), lib{name: twoLevelName}, lib{name: noGuardName})
 		for _, l := range rows {
 			if l.contendedOnly {
 				continue
@@ -182,7 +218,7 @@ func (r *brep) failureTable() string {
 		b.WriteString("---|")
 	}
 	b.WriteString("\n")
-	for _, l := range r.rows {
+	for _, l := range contendRows(r.rows) {
 		if l.contendedOnly {
 			continue
 		}
@@ -275,7 +311,7 @@ func debVersion(pkg string) string {
 // above, times below (log scales; 1 is goredisson).
 func (r *brep) plotPNG(path string) error {
 	var rows []lib
-	for _, l := range r.rows {
+	for _, l := range contendRows(r.rows) {
 		if l.name != rlockName {
 			rows = append(rows, l)
 		}

@@ -67,6 +67,8 @@ type backendRun struct {
 	jProc []*worker // the Java workers of (c) in processes
 	gProc []*worker // the Go workers of (c) in processes
 	id    string
+	// redisCost samples the Redis server around (a) and (b).
+	redisCost *redisCost
 }
 
 func runBackends(cfg bconfig) error {
@@ -93,6 +95,8 @@ func runBackends(cfg bconfig) error {
 		logf("Redisson: %s", jb.version)
 	}
 	rep.versions = append(rep.versions, serverVersions(ss)...)
+	br.redisCost = newRedisCost(ss.srv.Redis)
+	defer br.redisCost.close()
 	for _, l := range cfg.rows {
 		if br.available(l) {
 			br.rows = append(br.rows, l)
@@ -129,7 +133,7 @@ func runBackends(cfg bconfig) error {
 		ft := newFailTimes(cfg.failLease)
 		rep.failTimes = ft
 		var frows []lib
-		for _, l := range br.rows {
+		for _, l := range contendRows(br.rows) {
 			if !l.contendedOnly {
 				frows = append(frows, l)
 			}
@@ -278,9 +282,9 @@ func (br *backendRun) stopWorkers() {
 // burst to burst); each figure's ratio to goredisson RLock's in the same
 // burst is taken when the report is written.
 func (br *backendRun) bursts(r int, part string, measure func(l lib, key string) (map[string]float64, error)) {
-	rows := br.rows
+	rows := contendRows(br.rows)
 	if part == "a" || part == "b" {
-		rows = slices.DeleteFunc(slices.Clone(rows), func(l lib) bool { return l.contendedOnly })
+		rows = slices.DeleteFunc(slices.Clone(br.rows), func(l lib) bool { return l.contendedOnly })
 	}
 	n := br.cfg.bursts
 	if strings.HasPrefix(part, "c:") {
@@ -341,54 +345,70 @@ func burstLine(figures figures, part string) string {
 // --- the workloads of one row
 
 func (br *backendRun) measureA(l lib, key string) (map[string]float64, error) {
-	var lat []time.Duration
-	if l.java != "" {
-		var r struct {
-			Lat []int64
-			Err string
-		}
-		if err := br.jIn.do(2*time.Minute, &r, "a", l.java, key, br.cfg.pairs, int64(br.cfg.aMax)); err != nil {
-			return nil, err
-		}
-		if r.Err != "" {
-			return nil, fmt.Errorf("%s", r.Err)
-		}
-		for _, v := range r.Lat {
-			lat = append(lat, time.Duration(v))
-		}
-	} else {
-		res, err := uncontendedOn(l, br.ss.srv, br.cfg.pairs, br.cfg.aMax, key)
+	if l.java == "" {
+		res, err := uncontendedOn(l, br.ss.srv, br.cfg.pairs, br.cfg.aMax, key, br.costOf(l))
 		if err != nil {
 			return nil, err
 		}
-		return map[string]float64{"pairs/s": res.PerSec, "p50": float64(res.P50), "p99": float64(res.P99)}, nil
+		return merged(map[string]float64{"pairs/s": res.PerSec, "p50": float64(res.P50), "p99": float64(res.P99)}, res.Server), nil
 	}
+	var r struct {
+		Lat []int64
+		Err string
+	}
+	cost := br.costOf(l)
+	began := beginCost(cost)
+	if err := br.jIn.do(2*time.Minute, &r, "a", l.java, key, br.cfg.pairs, int64(br.cfg.aMax)); err != nil {
+		return nil, err
+	}
+	if r.Err != "" {
+		return nil, fmt.Errorf("%s", r.Err)
+	}
+	lat := make([]time.Duration, 0, len(r.Lat))
 	var total time.Duration
-	for _, d := range lat {
-		total += d
+	for _, v := range r.Lat {
+		lat = append(lat, time.Duration(v))
+		total += time.Duration(v)
 	}
-	return map[string]float64{"pairs/s": float64(len(lat)) / total.Seconds(), "p50": float64(pct(lat, 50)), "p99": float64(pct(lat, 99))}, nil
+	f := map[string]float64{"pairs/s": float64(len(lat)) / total.Seconds(), "p50": float64(pct(lat, 50)), "p99": float64(pct(lat, 99))}
+	return merged(f, perScriptPair(endCost(l.name, cost, began, 1))), nil
 }
 
 func (br *backendRun) measureB(l lib, key string) (map[string]float64, error) {
-	if l.java != "" {
-		var r struct {
-			Pairs int64
-			Err   string
-		}
-		if err := br.jIn.do(2*time.Minute, &r, "b", l.java, key, br.cfg.bWorkers, int64(br.cfg.bWarm), int64(br.cfg.bFor)); err != nil {
+	if l.java == "" {
+		v, srv, err := parallelOwnKeysOn(l, br.ss.srv, br.cfg.bWorkers, br.cfg.bWarm, br.cfg.bFor, key, br.costOf(l))
+		if err != nil {
 			return nil, err
 		}
-		if r.Err != "" {
-			return nil, fmt.Errorf("%s", r.Err)
-		}
-		return map[string]float64{"pairs/s": float64(r.Pairs) / br.cfg.bFor.Seconds()}, nil
+		return merged(map[string]float64{"pairs/s": v}, srv), nil
 	}
-	v, err := parallelOwnKeysOn(l, br.ss.srv, br.cfg.bWorkers, br.cfg.bWarm, br.cfg.bFor, key)
-	if err != nil {
+	var r struct {
+		Pairs int64
+		Err   string
+	}
+	cost := br.costOf(l)
+	began := beginCost(cost)
+	if err := br.jIn.do(2*time.Minute, &r, "b", l.java, key, br.cfg.bWorkers, int64(br.cfg.bWarm), int64(br.cfg.bFor)); err != nil {
 		return nil, err
 	}
-	return map[string]float64{"pairs/s": v}, nil
+	if r.Err != "" {
+		return nil, fmt.Errorf("%s", r.Err)
+	}
+	f := map[string]float64{"pairs/s": float64(r.Pairs) / br.cfg.bFor.Seconds()}
+	return merged(f, perScriptPair(endCost(l.name, cost, began, 1))), nil
+}
+
+// costOf returns the sampler of row l's server: Redis's INFO for the Redis
+// rows (Redisson's too), the server process's CPU for the others.
+func (br *backendRun) costOf(l lib) costSampler {
+	switch l.server() {
+	case "redis", "redisson":
+		return br.redisCost
+	}
+	if pid := br.ss.server(l.serverProc()).Pid(); pid > 0 {
+		return &procCost{pid: pid}
+	}
+	return nil
 }
 
 // measureC runs (c) on one key: goroutines owners in this process (or
@@ -470,7 +490,7 @@ func firstError(errs []error) error {
 // (rebuild lock), goredisson's two-level guard and no guard.
 func (br *backendRun) breakdownRows() []lib {
 	var rows []lib
-	for _, l := range br.rows {
+	for _, l := range contendRows(br.rows) {
 		if !l.contendedOnly {
 			rows = append(rows, l)
 		}

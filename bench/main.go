@@ -216,6 +216,9 @@ func contendAll(rep *report, cfg config, addr, runID string) {
 	for _, cc := range contendConfigs {
 		for r := range cfg.runs {
 			for _, l := range libs {
+				if l.serverOnly {
+					continue
+				}
 				id := runID + ":" + strconv.Itoa(r)
 				res, err := contended(l, addr, cc.goroutines, cc.procs, time.Millisecond, cc.think, cfg.contendFor, id)
 				if err != nil {
@@ -269,7 +272,7 @@ func measureRun(rep *report, cfg config, addr string, r int, id string) error {
 }
 
 func measureA(rep *report, cfg config, l lib, addr string, r int, id string) {
-	res, err := uncontended(l, addr, cfg.pairs, id)
+	res, err := uncontendedOn(l, servers{Redis: addr}, cfg.pairs, 0, id, nil)
 	if err != nil {
 		rep.fail("a", l.name, r, err)
 		return
@@ -285,7 +288,7 @@ func measureA(rep *report, cfg config, l lib, addr string, r int, id string) {
 
 // measureB measures (b); limit is the run's physical limit (NaN: unknown).
 func measureB(rep *report, cfg config, l lib, addr string, r int, id string, limit float64) {
-	perSec, err := parallelOwnKeys(l, addr, 64, cfg.parallelFor, id)
+	perSec, _, err := parallelOwnKeysOn(l, servers{Redis: addr}, 64, 200*time.Millisecond, cfg.parallelFor, id, nil)
 	if err != nil {
 		rep.fail("b", l.name, r, err)
 		return

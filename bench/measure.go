@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -23,6 +24,19 @@ type counter struct {
 	trace       bool         // log every pipeline (-v, watchdog runs)
 	mu          sync.Mutex
 	times       []time.Time // when each pipeline was sent
+	// names, when not nil, counts the commands by name (lower case); set
+	// it before the client dials. Only the specs use it.
+	names map[string]int64
+}
+
+// named counts a command by name, if names are counted.
+func (c *counter) named(name []byte) {
+	if c.names == nil {
+		return
+	}
+	c.mu.Lock()
+	c.names[strings.ToLower(string(name))]++
+	c.mu.Unlock()
 }
 
 // newRedis returns a go-redis client counting into cnt.

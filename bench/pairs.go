@@ -22,15 +22,15 @@ type pairsResult struct {
 	// the measured pairs, in microseconds: the library's, its client's and
 	// their background goroutines'.
 	CPU float64
-}
-
-func uncontended(l lib, addr string, n int, run string) (pairsResult, error) {
-	return uncontendedOn(l, servers{Redis: addr}, n, 0, run)
+	// Server is the server's cost over the measured pairs (servercost.go);
+	// nil when not sampled.
+	Server map[string]float64
 }
 
 // uncontendedOn measures n pairs (a tenth more as warm-up), or as many as
-// fit in maxDur when it is not 0 (at least 10).
-func uncontendedOn(l lib, srv servers, n int, maxDur time.Duration, run string) (pairsResult, error) {
+// fit in maxDur when it is not 0 (at least 10); cost (nil: none) samples
+// the server around the measured pairs (into Server).
+func uncontendedOn(l lib, srv servers, n int, maxDur time.Duration, run string, cost costSampler) (pairsResult, error) {
 	newMutex, closeLib, err := openLib(l, srv, 4, nil, 0)
 	if err != nil {
 		return pairsResult{}, err
@@ -53,6 +53,7 @@ func uncontendedOn(l lib, srv servers, n int, maxDur time.Duration, run string) 
 			return pairsResult{}, err
 		}
 	}
+	costErr := beginCost(cost) // before the client's figures: its calls allocate
 	lat := make([]time.Duration, 0, n)
 	var before, after runtime.MemStats
 	runtime.ReadMemStats(&before)
@@ -80,21 +81,46 @@ func uncontendedOn(l lib, srv servers, n int, maxDur time.Duration, run string) 
 		Allocs: float64(after.Mallocs-before.Mallocs) / float64(n),
 		Bytes:  float64(after.TotalAlloc-before.TotalAlloc) / float64(n),
 		CPU:    float64(cpu.Microseconds()) / float64(n),
+		Server: endCost(l.name, cost, costErr, float64(n)),
 	}, nil
+}
+
+// beginCost starts cost's window (nil: no sampler).
+func beginCost(cost costSampler) error {
+	if cost == nil {
+		return nil
+	}
+	return cost.begin()
+}
+
+// endCost ends cost's window over pairs and returns its metrics (nil: no
+// sampler, or it failed: logged).
+func endCost(row string, cost costSampler, began error, pairs float64) map[string]float64 {
+	if cost == nil {
+		return nil
+	}
+	if began != nil {
+		logf("    %s: no server cost: %v", row, began)
+		return nil
+	}
+	m, err := cost.end(pairs)
+	if err != nil {
+		logf("    %s: no server cost: %v", row, err)
+		return nil
+	}
+	return m
 }
 
 // --- (b) many goroutines on keys of their own
 
-func parallelOwnKeys(l lib, addr string, goroutines int, d time.Duration, run string) (float64, error) {
-	return parallelOwnKeysOn(l, servers{Redis: addr}, goroutines, 200*time.Millisecond, d, run)
-}
-
 // parallelOwnKeysOn runs goroutines owners on keys of their own for warm,
-// then counts their pairs for d.
-func parallelOwnKeysOn(l lib, srv servers, goroutines int, warm, d time.Duration, run string) (float64, error) {
+// then counts their pairs for d; cost (nil: none) samples the server over
+// the counted window (it begins at the end of the warm-up and ends once
+// every owner's last pair returned).
+func parallelOwnKeysOn(l lib, srv servers, goroutines int, warm, d time.Duration, run string, cost costSampler) (float64, map[string]float64, error) {
 	newMutex, closeLib, err := openLib(l, srv, goroutines+8, nil, 0)
 	if err != nil {
-		return 0, err
+		return 0, nil, err
 	}
 	defer closeLib()
 	var pairs, progress atomic.Int64
@@ -104,6 +130,11 @@ func parallelOwnKeysOn(l lib, srv servers, goroutines int, warm, d time.Duration
 	start := time.Now().Add(warm)
 	end := start.Add(d)
 	var wg sync.WaitGroup
+	costBegun := make(chan error, 1)
+	go func() {
+		time.Sleep(time.Until(start))
+		costBegun <- beginCost(cost)
+	}()
 	for g := range goroutines {
 		wg.Add(1)
 		go func() {
@@ -126,8 +157,9 @@ func parallelOwnKeysOn(l lib, srv servers, goroutines int, warm, d time.Duration
 		}()
 	}
 	wg.Wait()
+	began := <-costBegun
 	if err, ok := firstErr.Load().(error); ok {
-		return 0, err
+		return 0, nil, err
 	}
-	return float64(pairs.Load()) / d.Seconds(), nil
+	return float64(pairs.Load()) / d.Seconds(), endCost(l.name, cost, began, float64(pairs.Load())), nil
 }

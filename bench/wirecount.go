@@ -53,7 +53,7 @@ func (c *countedConn) SyscallConn() (syscall.RawConn, error) {
 }
 
 func (c *countedConn) Write(b []byte) (int, error) {
-	cmds, setup := c.p.feed(b)
+	cmds, setup := c.p.feed(b, c.cnt.named)
 	c.cnt.dials.Add(int64(setup))
 	if cmds > 0 {
 		c.cnt.cmds.Add(int64(cmds))
@@ -79,8 +79,9 @@ type respWriteParser struct {
 }
 
 // feed consumes b and returns the commands it completed: the library's and
-// the connection set-up's (HELLO, CLIENT ...).
-func (p *respWriteParser) feed(b []byte) (cmds, setup int) {
+// the connection set-up's (HELLO, CLIENT ...); named (nil: none) is told
+// the name of each of the library's.
+func (p *respWriteParser) feed(b []byte, named func([]byte)) (cmds, setup int) {
 	for len(b) > 0 {
 		if p.skip > 0 {
 			n := min(p.skip, len(b))
@@ -100,6 +101,9 @@ func (p *respWriteParser) feed(b []byte) (cmds, setup int) {
 						setup++
 					} else {
 						cmds++
+						if named != nil {
+							named(p.name)
+						}
 					}
 				}
 			}

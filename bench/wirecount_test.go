@@ -17,8 +17,8 @@ func TestRespWriteParser(t *testing.T) {
 		"*3\r\n$6\r\nclient\r\n$7\r\nsetinfo\r\n$0\r\n\r\n"
 	for cut := 0; cut <= len(stream); cut++ {
 		var p respWriteParser
-		c1, s1 := p.feed([]byte(stream[:cut]))
-		c2, s2 := p.feed([]byte(stream[cut:]))
+		c1, s1 := p.feed([]byte(stream[:cut]), nil)
+		c2, s2 := p.feed([]byte(stream[cut:]), nil)
 		if c1+c2 != 2 || s1+s2 != 2 {
 			t.Fatalf("cut at %d: %d commands, %d set-up; want 2 and 2", cut, c1+c2, s1+s2)
 		}
