@@ -108,8 +108,8 @@ func (c countingClient) DoMulti(ctx context.Context, multi ...rueidis.Completed)
 	c.cnt.cmds.Add(int64(len(multi)))
 	for _, cmd := range multi {
 		if c.cnt.names != nil {
-		c.cnt.named([]byte(cmd.Commands()[0]))
-	}
+			c.cnt.named([]byte(cmd.Commands()[0]))
+		}
 	}
 	return c.Client.DoMulti(ctx, multi...)
 }

@@ -28,12 +28,12 @@ import (
 
 // Metric names of the server's cost in a burst's figures.
 const (
-	mSrvCPU    = "srv cpu"  // server CPU µs per pair
-	mUsecPfx   = "usec:"    // + command: Redis µs per call
-	mCallsPfx  = "calls:"   // + command: calls per pair
-	statsOwn   = "info"     // the sampler's own commands, left out
-	statsReset = "config"   // (CONFIG RESETSTAT)
-	minCallsPP = 0.05       // commands below this many calls per pair are not shown
+	mSrvCPU    = "srv cpu" // server CPU µs per pair
+	mUsecPfx   = "usec:"   // + command: Redis µs per call
+	mCallsPfx  = "calls:"  // + command: calls per pair
+	statsOwn   = "info"    // the sampler's own commands, left out
+	statsReset = "config"  // (CONFIG RESETSTAT)
+	minCallsPP = 0.05      // commands below this many calls per pair are not shown
 	srvCostCtx = 10 * time.Second
 )
 
