@@ -138,6 +138,9 @@ func spreadOf(vs []float64, f format) string {
 		return "-"
 	}
 	m, lo, hi := med(vs)
+	if len(vs) == 1 {
+		return fmt.Sprintf("%s (n = 1)", f(m))
+	}
 	return fmt.Sprintf("%s (%s–%s, n = %d)", f(m), f(lo), f(hi), len(vs))
 }
 

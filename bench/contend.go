@@ -147,6 +147,7 @@ type contendResult struct {
 	Fairness         float64 // max/min acquisitions per worker (Inf: a worker starved)
 	CmdsPerAcq       float64
 	RedisCPU         float64 // Redis CPU seconds per wall second
+	RedisCPUPerAcq   float64 // Redis CPU µs per acquisition
 	Errors           int
 	Overlaps         int // sections that began before the previous one could have ended
 	Err              string
@@ -208,6 +209,7 @@ func contended(l lib, addr string, goroutines, procs int, hold, think, d time.Du
 		return res, err
 	}
 	res.CmdsPerAcq = float64(cmds) / float64(res.acquisitions)
+	res.RedisCPUPerAcq = (cpuAfter - cpuBefore) * 1e6 / float64(res.acquisitions)
 	return res, nil
 }
 

@@ -210,13 +210,18 @@ func merged(f, m map[string]float64) map[string]float64 {
 // (its top-level commands: lib.sends), each with its calls per pair:
 // "evalsha 4.2 µs ×2.00". Medians of the run medians.
 func callsCell(s *burstStore, part string, l lib) string {
+	return callsCellOf(s, part, l.name, l.sends, medianOfRuns)
+}
+
+// callsCellOf is callsCell for the row named row, with the median m.
+func callsCellOf(s *burstStore, part, row string, sends []string, m func([][]float64) float64) string {
 	var parts []string
-	for _, name := range l.sends {
-		calls := medianOfRuns(s.values(part, l.name, mCallsPfx+name))
+	for _, name := range sends {
+		calls := m(s.values(part, row, mCallsPfx+name))
 		if !finite(calls) || calls < minCallsPP {
 			continue
 		}
-		usec := medianOfRuns(s.values(part, l.name, mUsecPfx+name))
+		usec := m(s.values(part, row, mUsecPfx+name))
 		parts = append(parts, fmt.Sprintf("%s %.2f µs ×%.2f", name, usec, calls))
 	}
 	if len(parts) == 0 {
@@ -258,4 +263,10 @@ func perScriptPair(m map[string]float64) map[string]float64 {
 		}
 	}
 	return out
+}
+
+// medianOfBursts returns the median of every burst's value (NaN: none).
+func medianOfBursts(per [][]float64) float64 {
+	m, _, _ := med(pooled(per))
+	return m
 }
