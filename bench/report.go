@@ -60,14 +60,20 @@ func (r *report) notes(b *strings.Builder, parts ...string) {
 	}
 }
 
-// med returns the median, min and max of vs.
+// med returns the median, min and max of vs; the median of an even
+// number of values is the mean of the two middle ones (it was the upper
+// one, which favoured an "at least" target over six bursts).
 func med(vs []float64) (m, lo, hi float64) {
 	if len(vs) == 0 {
 		return math.NaN(), math.NaN(), math.NaN()
 	}
 	s := slices.Clone(vs)
 	slices.Sort(s)
-	return s[len(s)/2], s[0], s[len(s)-1]
+	m = s[len(s)/2]
+	if len(s)%2 == 0 {
+		m = (s[len(s)/2-1] + m) / 2
+	}
+	return m, s[0], s[len(s)-1]
 }
 
 // median returns the median of the run medians of lib's metric in part.
