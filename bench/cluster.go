@@ -13,14 +13,10 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"strconv"
 	"strings"
-	"sync"
-	"sync/atomic"
-	"syscall"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -139,55 +135,18 @@ func measureClusterBurst(row clusterRow, rdb redis.UniversalClient, addrs []stri
 		return nil, err
 	}
 	defer closeRow()
-	var pairs, progress atomic.Int64
-	ctx, stop := withStallGuard(&progress)
-	defer stop()
-	var firstErr atomic.Value
-	start := time.Now().Add(warm)
-	end := start.Add(d)
 	var cpuStart time.Duration
-	var costBegun error
-	var startOnce sync.Once
-	var wg sync.WaitGroup
-	for g := range clusterGoroutines {
+	var began error
+	n, err := ownersLoop(clusterGoroutines, warm, d, func(ctx context.Context, g int) func() error {
 		pair := newOwner("bench:cluster:" + run + ":" + strconv.Itoa(g))
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for now := time.Now(); now.Before(end); now = time.Now() {
-				err := pair(ctx)
-				progress.Add(1)
-				if err != nil {
-					firstErr.CompareAndSwap(nil, stalled(ctx, err))
-					return
-				}
-				if !now.Before(start) {
-					startOnce.Do(func() { cpuStart, costBegun = processCPU(), cost.begin() })
-					pairs.Add(1)
-				}
-			}
-		}()
-	}
-	wg.Wait()
-	cpu := processCPU() - cpuStart
-	if err, ok := firstErr.Load().(error); ok {
+		return func() error { return pair(ctx) }
+	}, func() { cpuStart, began = cpuTime(), cost.begin() })
+	cpu := cpuTime() - cpuStart
+	if err != nil {
 		return nil, err
 	}
-	n := pairs.Load()
-	if n == 0 {
-		return nil, errors.New("no pair completed")
-	}
 	f := map[string]float64{"pairs/s": float64(n) / d.Seconds(), "client cpu": float64(cpu.Nanoseconds()) / 1e3 / float64(n)}
-	return merged(f, endCost(row.label(), cost, costBegun, float64(n))), nil
-}
-
-// processCPU returns the user and system CPU time this process used.
-func processCPU() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	return merged(f, endCost(row.label(), cost, began, float64(n))), nil
 }
 
 // runCluster is --cluster: the bursts of clusterBursts, and the report.

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"context"
+	"errors"
 	"runtime"
 	"strconv"
 	"sync"
@@ -123,6 +125,29 @@ func parallelOwnKeysOn(l lib, srv servers, goroutines int, warm, d time.Duration
 		return 0, nil, err
 	}
 	defer closeLib()
+	var began error
+	n, err := ownersLoop(goroutines, warm, d, func(ctx context.Context, g int) func() error {
+		m := newMutex(ctx, "bench:b:"+run+":"+strconv.Itoa(g))
+		return func() error {
+			if err := m.lock(); err != nil {
+				return err
+			}
+			return m.unlock()
+		}
+	}, func() { began = beginCost(cost) })
+	if err != nil {
+		return 0, nil, err
+	}
+	return float64(n) / d.Seconds(), endCost(l.name, cost, began, float64(n)), nil
+}
+
+// ownersLoop runs owners goroutines, each calling its pair (newPair makes
+// owner g's, with the loop's context) over and over: for warm, then the
+// pairs begun in the d after are counted and returned. atStart (nil: none)
+// runs when the count starts, on a goroutine of its own, and has returned
+// when ownersLoop does. A pair that fails ends the loop's owner and is the
+// error; a loop in which no pair returns for stallTimeout fails.
+func ownersLoop(owners int, warm, d time.Duration, newPair func(ctx context.Context, g int) func() error, atStart func()) (int64, error) {
 	var pairs, progress atomic.Int64
 	ctx, stop := withStallGuard(&progress)
 	defer stop()
@@ -130,21 +155,17 @@ func parallelOwnKeysOn(l lib, srv servers, goroutines int, warm, d time.Duration
 	start := time.Now().Add(warm)
 	end := start.Add(d)
 	var wg sync.WaitGroup
-	costBegun := make(chan error, 1)
-	go func() {
-		time.Sleep(time.Until(start))
-		costBegun <- beginCost(cost)
-	}()
-	for g := range goroutines {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			m := newMutex(ctx, "bench:b:"+run+":"+strconv.Itoa(g))
+	if atStart != nil {
+		wg.Go(func() {
+			time.Sleep(time.Until(start))
+			atStart()
+		})
+	}
+	for g := range owners {
+		wg.Go(func() {
+			pair := newPair(ctx, g)
 			for now := time.Now(); now.Before(end); now = time.Now() {
-				err := m.lock()
-				if err == nil {
-					err = m.unlock()
-				}
+				err := pair()
 				progress.Add(1)
 				if err != nil {
 					firstErr.CompareAndSwap(nil, stalled(ctx, err))
@@ -154,12 +175,14 @@ func parallelOwnKeysOn(l lib, srv servers, goroutines int, warm, d time.Duration
 					pairs.Add(1)
 				}
 			}
-		}()
+		})
 	}
 	wg.Wait()
-	began := <-costBegun
 	if err, ok := firstErr.Load().(error); ok {
-		return 0, nil, err
+		return 0, err
 	}
-	return float64(pairs.Load()) / d.Seconds(), endCost(l.name, cost, began, float64(pairs.Load())), nil
+	if pairs.Load() == 0 {
+		return 0, errors.New("no pair completed")
+	}
+	return pairs.Load(), nil
 }
