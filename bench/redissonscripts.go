@@ -26,6 +26,12 @@ import (
 // rueidislock: the row compares the scripts' cost, not the batching. Its
 // client-side figures are go-redis's and this batcher's, not Redisson's,
 // and are not shown.
+//
+// The interop suite has its own restatement of Redisson's scripts
+// (interop/testdata/redisson), for effects, not cost: its acquire asks
+// HEXISTS before EXISTS, one call more than Redisson's on a free lock. This
+// row needs Redisson's calls in Redisson's order, and bench/ is a module of
+// its own (go:embed cannot reach ../interop), so it keeps these two.
 
 const redissonScriptsName = "Redisson's scripts (server cost only)"
 
