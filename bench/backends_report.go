@@ -26,38 +26,12 @@ type brep struct {
 	versions []string
 	skips    []string
 	rows     []lib
-	// vals and ratios: "part|row|metric" -> per run -> one value per
-	// burst; a ratio is the row's figure over goredisson RLock's in the
-	// same burst.
-	vals, ratios map[string][][]float64
-	notes        map[string][]string // "part|row" -> messages
-	failures     []failOutcome
-	failTimes    failTimes
-}
-
-func (r *brep) addBurst(part string, run int, figures map[string]map[string]float64) {
-	if r.vals == nil {
-		r.vals, r.ratios = map[string][][]float64{}, map[string][][]float64{}
-	}
-	ref := figures[rlockName]
-	put := func(m map[string][][]float64, k string, v float64) {
-		for len(m[k]) <= run {
-			m[k] = append(m[k], nil)
-		}
-		m[k][run] = append(m[k][run], v)
-	}
-	for row, f := range figures {
-		for metric, v := range f {
-			k := part + "|" + row + "|" + metric
-			put(r.vals, k, v)
-			// A ratio of a time that can be negative (a handoff gap: the
-			// waiter can see the release before the releaser's unlock
-			// returns) means nothing: ratios only of positive figures.
-			if rv, ok := ref[metric]; ok && rv > 0 && v > 0 {
-				put(r.ratios, k, v/rv)
-			}
-		}
-	}
+	// store holds every burst's figures; a ratio is a row's figure
+	// over goredisson RLock's in the same burst.
+	store     burstStore
+	notes     map[string][]string // "part|row" -> messages
+	failures  []failOutcome
+	failTimes failTimes
 }
 
 func (r *brep) fail(part, row string, run int, err error) {
@@ -75,57 +49,18 @@ func (r *brep) note(part, row string, run int, msg string) {
 	}
 }
 
-// runMedians returns the median of each run's bursts.
-func runMedians(per [][]float64) []float64 {
-	var out []float64
-	for _, bursts := range per {
-		if len(bursts) > 0 {
-			m, _, _ := med(bursts)
-			out = append(out, m)
-		}
-	}
-	return out
-}
-
-func (r *brep) median(m map[string][][]float64, part, row, metric string) float64 {
-	v, _, _ := med(runMedians(m[part+"|"+row+"|"+metric]))
-	return v
-}
-
-// cellOf renders the median of the run medians with their min–max.
-func cellOf(per [][]float64, f format) string {
-	vs := runMedians(per)
-	if len(vs) == 0 {
-		return "-"
-	}
-	m, lo, hi := med(vs)
-	if len(vs) == 1 || f(lo) == f(hi) {
-		return f(m)
-	}
-	return fmt.Sprintf("%s (%s–%s)", f(m), f(lo), f(hi))
-}
-
 func (r *brep) cell(part, row, metric string, f format) string {
-	return cellOf(r.vals[part+"|"+row+"|"+metric], f)
+	return cellOf(r.store.values(part, row, metric), f)
 }
 
 func (r *brep) ratio(part, row, metric string) string {
 	if row == rlockName {
-		if len(r.vals[part+"|"+row+"|"+metric]) == 0 {
+		if len(pooled(r.store.values(part, row, metric))) == 0 {
 			return "-"
 		}
 		return "1"
 	}
-	return cellOf(r.ratios[part+"|"+row+"|"+metric], fTimes)
-}
-
-func (r *brep) has(part, row string) bool {
-	for k := range r.vals {
-		if strings.HasPrefix(k, part+"|"+row+"|") {
-			return true
-		}
-	}
-	return false
+	return cellOf(r.store.ratios(part, row, rlockName, metric), fTimes)
 }
 
 func (r *brep) rowNotes(b *strings.Builder, part string, rows []lib) {
@@ -134,6 +69,56 @@ func (r *brep) rowNotes(b *strings.Builder, part string, rows []lib) {
 			fmt.Fprintf(b, "\n%s in (%s): %s.\n", l.name, part, strings.Join(ns, "; "))
 		}
 	}
+}
+
+// abTable renders (a) and (b): the client's figures.
+func (r *brep) abTable(b *strings.Builder) {
+	c := r.cfg
+	fmt.Fprintf(b, "\n## (a) Uncontended and (b) %d goroutines on keys of their own\n\n", c.bWorkers)
+	fmt.Fprintf(b, "(a): one owner, lock+unlock pairs on one key, %d pairs or %v per burst (a tenth more as warm-up). (b): %d owners (goroutines, Java threads), each on a key of its own, pairs counted for %v per burst after %v of warm-up.\n\n",
+		c.pairs, c.aMax, c.bWorkers, c.bFor, c.bWarm)
+	fmt.Fprintf(b, "| Row | (a) pairs/s | ÷ RLock | (a) p50 | ÷ RLock | (a) p99 | ÷ RLock | (b) pairs/s | ÷ RLock |\n|---|---|---|---|---|---|---|---|---|\n")
+	for _, l := range r.rows {
+		if l.contendedOnly {
+			continue
+		}
+		if l.serverOnly {
+			fmt.Fprintf(b, "| %s | — | | — | | — | | — | |\n", l.name)
+			continue
+		}
+		fmt.Fprintf(b, "| %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", l.name,
+			r.cell("a", l.name, "pairs/s", fNum), r.ratio("a", l.name, "pairs/s"),
+			r.cell("a", l.name, "p50", fDur), r.ratio("a", l.name, "p50"),
+			r.cell("a", l.name, "p99", fDur), r.ratio("a", l.name, "p99"),
+			r.cell("b", l.name, "pairs/s", fNum), r.ratio("b", l.name, "pairs/s"))
+	}
+	r.rowNotes(b, "a", r.rows)
+	r.rowNotes(b, "b", r.rows)
+}
+
+// costTable renders what (a) and (b) cost the lock's server per pair.
+func (r *brep) costTable(b *strings.Builder) {
+	fmt.Fprintf(b, "\n## Server cost per pair in (a) and (b)\n\n")
+	fmt.Fprintf(b, "Sampled around each row's measured window in every burst (servercost.go): for Redis, INFO cpu (used_cpu_sys + used_cpu_user) "+
+		"before and after, over the pairs; and, reset by CONFIG RESETSTAT at the window's start, INFO commandstats: Redis's own µs per call "+
+		"of each command the row sends itself (a script's includes the commands it runs), with its calls per pair. "+
+		"For MariaDB, ZooKeeper and etcd, their process's CPU from /proc (10 ms ticks: coarse for a short window). "+
+		"The real Redisson's worker measures inside the JVM: its window is the worker's whole job, warm-up included, and its pairs are Redis's EVALSHA and EVAL calls over 2.\n\n")
+	fmt.Fprintf(b, "| Row | (a) server CPU µs/pair | ÷ RLock | (a) Redis µs per call | (b) server CPU µs/pair | ÷ RLock | (b) Redis µs per call |\n|---|---|---|---|---|---|---|\n")
+	for _, l := range r.rows {
+		if l.contendedOnly {
+			continue
+		}
+		fmt.Fprintf(b, "| %s | %s | %s | %s | %s | %s | %s |\n", l.name,
+			r.cell("a", l.name, mSrvCPU, fNum), r.ratio("a", l.name, mSrvCPU), callsCell(&r.store, "a", l),
+			r.cell("b", l.name, mSrvCPU, fNum), r.ratio("b", l.name, mSrvCPU), callsCell(&r.store, "b", l))
+	}
+}
+
+// contendRows are the rows of (c) and of the failure table: every row but
+// those that stand for another client's server cost.
+func contendRows(rows []lib) []lib {
+	return slices.DeleteFunc(slices.Clone(rows), func(l lib) bool { return l.serverOnly })
 }
 
 func (r *brep) markdown() string {
@@ -154,22 +139,8 @@ func (r *brep) markdown() string {
 		fmt.Fprintf(&b, "| %s | %s |\n", l.name, l.settings)
 	}
 	if c.part("a") || c.part("b") {
-		fmt.Fprintf(&b, "\n## (a) Uncontended and (b) %d goroutines on keys of their own\n\n", c.bWorkers)
-		fmt.Fprintf(&b, "(a): one owner, lock+unlock pairs on one key, %d pairs or %v per burst (a tenth more as warm-up). (b): %d owners (goroutines, Java threads), each on a key of its own, pairs counted for %v per burst after %v of warm-up.\n\n",
-			c.pairs, c.aMax, c.bWorkers, c.bFor, c.bWarm)
-		fmt.Fprintf(&b, "| Row | (a) pairs/s | ÷ RLock | (a) p50 | ÷ RLock | (a) p99 | ÷ RLock | (b) pairs/s | ÷ RLock |\n|---|---|---|---|---|---|---|---|---|\n")
-		for _, l := range r.rows {
-			if l.contendedOnly {
-				continue
-			}
-			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", l.name,
-				r.cell("a", l.name, "pairs/s", fNum), r.ratio("a", l.name, "pairs/s"),
-				r.cell("a", l.name, "p50", fDur), r.ratio("a", l.name, "p50"),
-				r.cell("a", l.name, "p99", fDur), r.ratio("a", l.name, "p99"),
-				r.cell("b", l.name, "pairs/s", fNum), r.ratio("b", l.name, "pairs/s"))
-		}
-		r.rowNotes(&b, "a", r.rows)
-		r.rowNotes(&b, "b", r.rows)
+		r.abTable(&b)
+		r.costTable(&b)
 	}
 	for _, cc := range bContendConfigs {
 		p := "c:" + cc.label
@@ -178,7 +149,7 @@ func (r *brep) markdown() string {
 		}
 		fmt.Fprintf(&b, "\n## (c) One hot key, %v hold, %s, %v per burst\n\n", c.contendHold, cc.label, c.cFor)
 		fmt.Fprintf(&b, "| Row | acq/s | ÷ RLock | handoff gap p50 | ÷ RLock | gap p99 | ÷ RLock | wait p99 | fairness max/min | re-taken by releaser | server CPU | errors | overlaps |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
-		for _, l := range r.rows {
+		for _, l := range contendRows(r.rows) {
 			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", l.name,
 				r.cell(p, l.name, "acq/s", fNum), r.ratio(p, l.name, "acq/s"),
 				r.cell(p, l.name, "gap p50", fDur), r.ratio(p, l.name, "gap p50"),
@@ -195,16 +166,14 @@ func (r *brep) markdown() string {
 			"With a lock row: on a miss, take the lock `<key>:rebuild`, read again, load only if it still misses (examples/cachebreakdown's rebuild lock). "+
 			"A request still waiting %v for the lock fails (errors). The store must be loaded exactly once. One round per run (after a warm-up round of 64 requests on another key); loads are listed per run.\n\n", c.kLoad, c.kRequests, requestTimeout)
 		fmt.Fprintf(&b, "| Row | loads (each run) | request p50 | ÷ RLock | request p99 | ÷ RLock | stale reads | errors |\n|---|---|---|---|---|---|---|---|\n")
-		rows := append(slices.Clone(r.rows), lib{name: twoLevelName}, lib{name: noGuardName})
+		rows := append(contendRows(r.rows), lib{name: twoLevelName}, lib{name: noGuardName})
 		for _, l := range rows {
 			if l.contendedOnly {
 				continue
 			}
 			var loads []string
-			for _, run := range r.vals["k|"+l.name+"|loads"] {
-				for _, v := range run {
-					loads = append(loads, fmt.Sprintf("%.0f", v))
-				}
+			for _, v := range pooled(r.store.values("k", l.name, "loads")) {
+				loads = append(loads, fmt.Sprintf("%.0f", v))
 			}
 			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s | %s |\n", l.name, strings.Join(loads, ", "),
 				r.cell("k", l.name, "p50", fDur), r.ratio("k", l.name, "p50"),
@@ -249,7 +218,7 @@ func (r *brep) failureTable() string {
 		b.WriteString("---|")
 	}
 	b.WriteString("\n")
-	for _, l := range r.rows {
+	for _, l := range contendRows(r.rows) {
 		if l.contendedOnly {
 			continue
 		}
@@ -342,7 +311,7 @@ func debVersion(pkg string) string {
 // above, times below (log scales; 1 is goredisson).
 func (r *brep) plotPNG(path string) error {
 	var rows []lib
-	for _, l := range r.rows {
+	for _, l := range contendRows(r.rows) {
 		if l.name != rlockName {
 			rows = append(rows, l)
 		}
@@ -374,7 +343,7 @@ func (r *brep) plotPNG(path string) error {
 		for i, s := range ss {
 			var pts plotter.XYs
 			for j, l := range rows {
-				v := r.median(r.ratios, s.part, l.name, s.metric)
+				v := medianOfRuns(r.store.ratios(s.part, l.name, rlockName, s.metric))
 				if math.IsNaN(v) || math.IsInf(v, 0) || v <= 0 {
 					continue
 				}

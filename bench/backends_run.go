@@ -67,6 +67,8 @@ type backendRun struct {
 	jProc []*worker // the Java workers of (c) in processes
 	gProc []*worker // the Go workers of (c) in processes
 	id    string
+	// redisCost samples the Redis server around (a) and (b).
+	redisCost *redisCost
 }
 
 func runBackends(cfg bconfig) error {
@@ -93,6 +95,8 @@ func runBackends(cfg bconfig) error {
 		logf("Redisson: %s", jb.version)
 	}
 	rep.versions = append(rep.versions, serverVersions(ss)...)
+	br.redisCost = newRedisCost(ss.srv.Redis)
+	defer br.redisCost.close()
 	for _, l := range cfg.rows {
 		if br.available(l) {
 			br.rows = append(br.rows, l)
@@ -129,7 +133,7 @@ func runBackends(cfg bconfig) error {
 		ft := newFailTimes(cfg.failLease)
 		rep.failTimes = ft
 		var frows []lib
-		for _, l := range br.rows {
+		for _, l := range contendRows(br.rows) {
 			if !l.contendedOnly {
 				frows = append(frows, l)
 			}
@@ -273,40 +277,39 @@ func (br *backendRun) stopWorkers() {
 	}
 }
 
-// bursts runs cfg.bursts (cfg.cBursts for (c)) bursts of part in run r: every row once per
-// burst, in an order rotated by one row from burst to burst, and records
-// each figure and its ratio to goredisson RLock's in the same burst.
+// bursts runs cfg.bursts (cfg.cBursts for (c)) bursts of part in run r
+// (runBursts: every row once per burst, in an order rotated by one row from
+// burst to burst); each figure's ratio to goredisson RLock's in the same
+// burst is taken when the report is written.
 func (br *backendRun) bursts(r int, part string, measure func(l lib, key string) (map[string]float64, error)) {
-	rows := br.rows
+	rows := contendRows(br.rows)
 	if part == "a" || part == "b" {
-		rows = slices.DeleteFunc(slices.Clone(rows), func(l lib) bool { return l.contendedOnly })
+		rows = slices.DeleteFunc(slices.Clone(br.rows), func(l lib) bool { return l.contendedOnly })
 	}
-	bursts := br.cfg.bursts
+	n := br.cfg.bursts
 	if strings.HasPrefix(part, "c:") {
-		bursts = br.cfg.cBursts
+		n = br.cfg.cBursts
 	}
-	for b := range bursts {
-		shift := (r*bursts + b) % len(rows)
-		order := append(slices.Clone(rows[shift:]), rows[:shift]...)
-		figures := map[string]map[string]float64{}
-		t := time.Now()
-		for _, l := range order {
+	runBursts(&br.rep.store, burstPlan[lib]{
+		part: part, run: r, n: n, rows: rows, name: libName,
+		measure: func(l lib, b int) (map[string]float64, error) {
 			rt := time.Now()
 			key := "bench:" + keyPart(part) + ":" + br.id + ":" + strconv.Itoa(r) + ":" + strconv.Itoa(b) + ":" + slug(l.name)
 			f, err := measure(l, key)
-			if err != nil {
-				br.rep.fail(part, l.name, r, err)
-				continue
-			}
-			figures[l.name] = f
-			if verbose {
+			if err == nil && verbose {
 				logf("    (%s) %s: %v", part, l.name, time.Since(rt).Round(time.Millisecond))
 			}
-		}
-		br.rep.addBurst(part, r, figures)
-		logf("(%s) run %d burst %d: %d rows in %v; %s", part, r+1, b+1, len(order), time.Since(t).Round(time.Millisecond), burstLine(figures, part))
-	}
+			return f, err
+		},
+		fail: func(l lib, err error) { br.rep.fail(part, l.name, r, err) },
+		done: func(b int, f figures, order []lib, took time.Duration) {
+			logf("(%s) run %d burst %d: %d rows in %v; %s", part, r+1, b+1, len(order), took.Round(time.Millisecond), burstLine(f, part))
+		},
+	})
 }
+
+// libName is a lib's row name.
+func libName(l lib) string { return l.name }
 
 // keyPart turns a part's label into characters fit for a lock key (no
 // spaces: keys travel in the workers' space-separated commands).
@@ -320,7 +323,7 @@ func keyPart(part string) string {
 }
 
 // burstLine summarises a burst for the log: each row's main figure.
-func burstLine(figures map[string]map[string]float64, part string) string {
+func burstLine(figures figures, part string) string {
 	metric := map[string]string{"a": "p50", "b": "pairs/s"}[part]
 	if metric == "" {
 		metric = "gap p50"
@@ -342,54 +345,70 @@ func burstLine(figures map[string]map[string]float64, part string) string {
 // --- the workloads of one row
 
 func (br *backendRun) measureA(l lib, key string) (map[string]float64, error) {
-	var lat []time.Duration
-	if l.java != "" {
-		var r struct {
-			Lat []int64
-			Err string
-		}
-		if err := br.jIn.do(2*time.Minute, &r, "a", l.java, key, br.cfg.pairs, int64(br.cfg.aMax)); err != nil {
-			return nil, err
-		}
-		if r.Err != "" {
-			return nil, fmt.Errorf("%s", r.Err)
-		}
-		for _, v := range r.Lat {
-			lat = append(lat, time.Duration(v))
-		}
-	} else {
-		res, err := uncontendedOn(l, br.ss.srv, br.cfg.pairs, br.cfg.aMax, key)
+	if l.java == "" {
+		res, err := uncontendedOn(l, br.ss.srv, br.cfg.pairs, br.cfg.aMax, key, br.costOf(l))
 		if err != nil {
 			return nil, err
 		}
-		return map[string]float64{"pairs/s": res.PerSec, "p50": float64(res.P50), "p99": float64(res.P99)}, nil
+		return merged(map[string]float64{"pairs/s": res.PerSec, "p50": float64(res.P50), "p99": float64(res.P99)}, res.Server), nil
 	}
+	var r struct {
+		Lat []int64
+		Err string
+	}
+	cost := br.costOf(l)
+	began := beginCost(cost)
+	if err := br.jIn.do(2*time.Minute, &r, "a", l.java, key, br.cfg.pairs, int64(br.cfg.aMax)); err != nil {
+		return nil, err
+	}
+	if r.Err != "" {
+		return nil, fmt.Errorf("%s", r.Err)
+	}
+	lat := make([]time.Duration, 0, len(r.Lat))
 	var total time.Duration
-	for _, d := range lat {
-		total += d
+	for _, v := range r.Lat {
+		lat = append(lat, time.Duration(v))
+		total += time.Duration(v)
 	}
-	return map[string]float64{"pairs/s": float64(len(lat)) / total.Seconds(), "p50": float64(pct(lat, 50)), "p99": float64(pct(lat, 99))}, nil
+	f := map[string]float64{"pairs/s": float64(len(lat)) / total.Seconds(), "p50": float64(pct(lat, 50)), "p99": float64(pct(lat, 99))}
+	return merged(f, perScriptPair(endCost(l.name, cost, began, 1))), nil
 }
 
 func (br *backendRun) measureB(l lib, key string) (map[string]float64, error) {
-	if l.java != "" {
-		var r struct {
-			Pairs int64
-			Err   string
-		}
-		if err := br.jIn.do(2*time.Minute, &r, "b", l.java, key, br.cfg.bWorkers, int64(br.cfg.bWarm), int64(br.cfg.bFor)); err != nil {
+	if l.java == "" {
+		v, srv, err := parallelOwnKeysOn(l, br.ss.srv, br.cfg.bWorkers, br.cfg.bWarm, br.cfg.bFor, key, br.costOf(l))
+		if err != nil {
 			return nil, err
 		}
-		if r.Err != "" {
-			return nil, fmt.Errorf("%s", r.Err)
-		}
-		return map[string]float64{"pairs/s": float64(r.Pairs) / br.cfg.bFor.Seconds()}, nil
+		return merged(map[string]float64{"pairs/s": v}, srv), nil
 	}
-	v, err := parallelOwnKeysOn(l, br.ss.srv, br.cfg.bWorkers, br.cfg.bWarm, br.cfg.bFor, key)
-	if err != nil {
+	var r struct {
+		Pairs int64
+		Err   string
+	}
+	cost := br.costOf(l)
+	began := beginCost(cost)
+	if err := br.jIn.do(2*time.Minute, &r, "b", l.java, key, br.cfg.bWorkers, int64(br.cfg.bWarm), int64(br.cfg.bFor)); err != nil {
 		return nil, err
 	}
-	return map[string]float64{"pairs/s": v}, nil
+	if r.Err != "" {
+		return nil, fmt.Errorf("%s", r.Err)
+	}
+	f := map[string]float64{"pairs/s": float64(r.Pairs) / br.cfg.bFor.Seconds()}
+	return merged(f, perScriptPair(endCost(l.name, cost, began, 1))), nil
+}
+
+// costOf returns the sampler of row l's server: Redis's INFO for the Redis
+// rows (Redisson's too), the server process's CPU for the others.
+func (br *backendRun) costOf(l lib) costSampler {
+	switch l.server() {
+	case "redis", "redisson":
+		return br.redisCost
+	}
+	if pid := br.ss.server(l.serverProc()).Pid(); pid > 0 {
+		return &procCost{pid: pid}
+	}
+	return nil
 }
 
 // measureC runs (c) on one key: goroutines owners in this process (or
@@ -471,7 +490,7 @@ func firstError(errs []error) error {
 // (rebuild lock), goredisson's two-level guard and no guard.
 func (br *backendRun) breakdownRows() []lib {
 	var rows []lib
-	for _, l := range br.rows {
+	for _, l := range contendRows(br.rows) {
 		if !l.contendedOnly {
 			rows = append(rows, l)
 		}
@@ -483,30 +502,27 @@ func (br *backendRun) breakdownRows() []lib {
 // the breakdown table, in an order rotated by run: first a warm-up round
 // of 64 requests on another key, then the measured round.
 func (br *backendRun) breakdownBurst(r int) {
-	rows := br.breakdownRows()
-	shift := r % len(rows)
-	order := append(slices.Clone(rows[shift:]), rows[:shift]...)
-	figures := map[string]map[string]float64{}
-	for _, l := range order {
-		key := "bench:k:" + br.id + ":" + strconv.Itoa(r) + ":" + slug(l.name)
-		if _, err := br.breakdownOne(l, key+":warm", 64); err != nil {
-			br.rep.fail("k", l.name, r, err)
-			continue
-		}
-		res, err := br.breakdownOne(l, key, br.cfg.kRequests)
-		if err != nil {
-			br.rep.fail("k", l.name, r, err)
-			continue
-		}
-		p50, p99 := res.summary()
-		if res.Err != "" {
-			br.rep.note("k", l.name, r, res.Err)
-		}
-		figures[l.name] = map[string]float64{"loads": float64(res.Loads), "p50": float64(p50), "p99": float64(p99),
-			"errors": float64(res.Errors), "stale": float64(res.Stale)}
-		logf("(k) run %d %-26s %s", r+1, l.name, res)
-	}
-	br.rep.addBurst("k", r, figures)
+	runBursts(&br.rep.store, burstPlan[lib]{
+		part: "k", run: r, n: 1, rows: br.breakdownRows(), name: libName,
+		measure: func(l lib, _ int) (map[string]float64, error) {
+			key := "bench:k:" + br.id + ":" + strconv.Itoa(r) + ":" + slug(l.name)
+			if _, err := br.breakdownOne(l, key+":warm", 64); err != nil {
+				return nil, err
+			}
+			res, err := br.breakdownOne(l, key, br.cfg.kRequests)
+			if err != nil {
+				return nil, err
+			}
+			p50, p99 := res.summary()
+			if res.Err != "" {
+				br.rep.note("k", l.name, r, res.Err)
+			}
+			logf("(k) run %d %-26s %s", r+1, l.name, res)
+			return map[string]float64{"loads": float64(res.Loads), "p50": float64(p50), "p99": float64(p99),
+				"errors": float64(res.Errors), "stale": float64(res.Stale)}, nil
+		},
+		fail: func(l lib, err error) { br.rep.fail("k", l.name, r, err) },
+	})
 }
 
 func (br *backendRun) breakdownOne(l lib, key string, requests int) (breakdownResult, error) {

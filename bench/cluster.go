@@ -4,8 +4,8 @@ package main
 // Cluster of 3 masters beside one redis-server, in the same run (issue 22).
 // goredisson with its defaults on a *redis.ClusterClient, and the naive
 // SET NX lock on the same ClusterClient, and rueidislock tuned on a rueidis
-// client of its own, against the same rows on the single server. Bursts of the six rows are
-// interleaved (the order rotated every round), as this VM's round trip
+// client of its own, against the same rows on the single server. Bursts of the six rows
+// (bursts.go: every row once per burst, the order rotated), as this VM's round trip
 // swings between modes; figures are medians over the rounds. The target:
 // goredisson on the Cluster makes at least 0.95x the pairs/s it makes on
 // one node (issue 22), and keeps at least the share rueidislock tuned
@@ -13,15 +13,10 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
-	"sort"
 	"strconv"
 	"strings"
-	"sync"
-	"sync/atomic"
-	"syscall"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -130,101 +125,67 @@ func openClusterRueidis(_ redis.UniversalClient, addrs []string) (func(string) p
 	}, closeLocker, nil
 }
 
-// clusterBurst is one row's measurement: pairs/s, the process's CPU per
-// pair (user + system, all goroutines: the client's cost) and the
-// redis-server processes' (all of the topology's).
-type clusterBurst struct {
-	perSec     float64
-	cpuPerPair time.Duration
-	srvPerPair time.Duration
-}
-
 // measureClusterBurst runs clusterGoroutines owners of row on keys of
-// their own for warm, then counts their pairs and the process's CPU for d.
-func measureClusterBurst(row clusterRow, rdb redis.UniversalClient, addrs []string, servers []*redistest.Server, warm, d time.Duration, run string) (clusterBurst, error) {
+// their own for warm, then counts their pairs, the process's CPU (the
+// client's) and the servers' cost (cost: INFO cpu and commandstats of every
+// master of the topology) for d.
+func measureClusterBurst(row clusterRow, rdb redis.UniversalClient, addrs []string, cost *redisCost, warm, d time.Duration, run string) (map[string]float64, error) {
 	newOwner, closeRow, err := row.open(rdb, addrs)
 	if err != nil {
-		return clusterBurst{}, err
+		return nil, err
 	}
 	defer closeRow()
-	var pairs, progress atomic.Int64
-	ctx, stop := withStallGuard(&progress)
-	defer stop()
-	var firstErr atomic.Value
-	start := time.Now().Add(warm)
-	end := start.Add(d)
 	var cpuStart time.Duration
-	var srvStart float64
-	var startOnce sync.Once
-	var wg sync.WaitGroup
-	for g := range clusterGoroutines {
+	var began error
+	n, err := ownersLoop(clusterGoroutines, warm, d, func(ctx context.Context, g int) func() error {
 		pair := newOwner("bench:cluster:" + run + ":" + strconv.Itoa(g))
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for now := time.Now(); now.Before(end); now = time.Now() {
-				err := pair(ctx)
-				progress.Add(1)
-				if err != nil {
-					firstErr.CompareAndSwap(nil, stalled(ctx, err))
-					return
-				}
-				if !now.Before(start) {
-					startOnce.Do(func() { cpuStart, srvStart = processCPU(), serversCPU(servers) })
-					pairs.Add(1)
-				}
-			}
-		}()
+		return func() error { return pair(ctx) }
+	}, func() { cpuStart, began = cpuTime(), cost.begin() })
+	cpu := cpuTime() - cpuStart
+	if err != nil {
+		return nil, err
 	}
-	wg.Wait()
-	cpu := processCPU() - cpuStart
-	srv := serversCPU(servers) - srvStart
-	if err, ok := firstErr.Load().(error); ok {
-		return clusterBurst{}, err
-	}
-	n := pairs.Load()
-	if n == 0 {
-		return clusterBurst{}, errors.New("no pair completed")
-	}
-	return clusterBurst{perSec: float64(n) / d.Seconds(), cpuPerPair: cpu / time.Duration(n),
-		srvPerPair: time.Duration(srv * 1e9 / float64(n))}, nil
+	f := map[string]float64{"pairs/s": float64(n) / d.Seconds(), "client cpu": float64(cpu.Nanoseconds()) / 1e3 / float64(n)}
+	return merged(f, endCost(row.label(), cost, began, float64(n))), nil
 }
 
-// serversCPU returns the CPU seconds the servers' processes used so far.
-func serversCPU(servers []*redistest.Server) float64 {
-	var sum float64
-	for _, s := range servers {
-		sum += procCPU(s.Pid())
-	}
-	return sum
-}
-
-// processCPU returns the user and system CPU time this process used.
-func processCPU() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
-
-// runCluster is --cluster: it starts one redis-server and a 3-master
-// Cluster (no replicas: one node has none either, and a replica process
-// would take CPU from the two being compared), measures the rows in
-// interleaved rounds, and writes the report.
+// runCluster is --cluster: the bursts of clusterBursts, and the report.
 func runCluster(rounds int, burst time.Duration, out string) error {
-	node, err := redistest.Start()
+	var s burstStore
+	version, err := clusterBursts(&s, "cl", rounds, burst)
 	if err != nil {
 		return err
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "# (b) on a Redis Cluster beside one node\n\n")
+	fmt.Fprintf(&b, "%d goroutines, each on a key of its own, lock+unlock pairs; redis-server %s on loopback: one node, and a\n"+
+		"Cluster of 3 masters (no replicas) on the same machine, %d cores, %s. %d bursts of the %d rows, the order rotated by one\n"+
+		"row from burst to burst; each row %v after 200 ms of warm-up. Written by `go run . --cluster` in bench/.\n",
+		clusterGoroutines, version, numCPU(), goVersion(), rounds, len(clusterRows()), burst)
+	clusterTable(&b, &s, "cl")
+	md := b.String()
+	fmt.Print(md)
+	return os.WriteFile(out, []byte(md), 0o644)
+}
+
+// clusterBursts starts one redis-server and a 3-master Cluster (no
+// replicas: one node has none either, and a replica process would take CPU
+// from the two being compared), measures the rows in rounds bursts of d
+// (runBursts: every row once per burst, the order rotated), records them as
+// part in s (row: its label), and returns the servers' version.
+func clusterBursts(s *burstStore, part string, rounds int, d time.Duration) (string, error) {
+	node, err := redistest.Start()
+	if err != nil {
+		return "", err
 	}
 	defer node.Close()
 	cl, err := redistest.StartCluster(3, 0)
 	if err != nil {
-		return err
+		return "", fmt.Errorf("no Cluster: %w", err)
 	}
 	defer cl.Close()
 	version := redisVersion(node.Addr)
-	logf("one node %s, a Cluster of 3 masters %v (%s); %d rounds of %v bursts", node.Addr, cl.Addrs(), version, rounds, burst)
+	logf("one node %s, a Cluster of 3 masters %v (%s); %d bursts of %v", node.Addr, cl.Addrs(), version, rounds, d)
 
 	// One go-redis client per topology for the whole run, as an
 	// application keeps one; pools as large as the owners.
@@ -233,85 +194,100 @@ func runCluster(rounds int, burst time.Duration, out string) error {
 	cc := redis.NewClusterClient(&redis.ClusterOptions{Addrs: cl.Addrs(), PoolSize: clusterGoroutines + 8})
 	defer cc.Close()
 	if err := cc.ForEachShard(context.Background(), func(ctx context.Context, c *redis.Client) error { return c.Ping(ctx).Err() }); err != nil {
-		return err
+		return "", err
 	}
-
-	rows := clusterRows()
-	results := make(map[string][]clusterBurst)
+	nodeCost, clusterCost := newRedisCost(node.Addr), newRedisCost(cl.Addrs()...)
+	defer nodeCost.close()
+	defer clusterCost.close()
 	runID := strconv.FormatInt(time.Now().UnixNano(), 36)
-	for r := range rounds {
-		for i := range rows {
-			row := rows[(i+r)%len(rows)]
-			rdb, addrs, servers := redis.UniversalClient(single), []string{node.Addr}, []*redistest.Server{node}
+	var failed error
+	runBursts(s, burstPlan[clusterRow]{
+		part: part, n: rounds, rows: clusterRows(), name: clusterRow.label,
+		measure: func(row clusterRow, b int) (map[string]float64, error) {
+			rdb, addrs, cost := redis.UniversalClient(single), []string{node.Addr}, nodeCost
 			if row.cluster {
-				rdb, addrs, servers = cc, cl.Addrs(), cl.Nodes
+				rdb, addrs, cost = cc, cl.Addrs(), clusterCost
 			}
-			res, err := measureClusterBurst(row, rdb, addrs, servers, 200*time.Millisecond, burst, runID+":"+strconv.Itoa(r)+":"+strconv.Itoa(i))
-			if err != nil {
-				return fmt.Errorf("%s, round %d: %w", row.label(), r+1, err)
+			f, err := measureClusterBurst(row, rdb, addrs, cost, 200*time.Millisecond, d, runID+":"+strconv.Itoa(b)+":"+slug(row.label()))
+			if err == nil {
+				logf("(%s) %-45s burst %d: %8.0f pairs/s, client CPU %.1f µs/pair, Redis CPU %.1f µs/pair", part, row.label(), b+1, f["pairs/s"], f["client cpu"], f[mSrvCPU])
 			}
-			results[row.label()] = append(results[row.label()], res)
-			logf("(b) %-45s round %d: %8.0f pairs/s, client CPU %v/pair, servers %v/pair", row.label(), r+1, res.perSec,
-				res.cpuPerPair.Round(100*time.Nanosecond), res.srvPerPair.Round(100*time.Nanosecond))
-		}
-	}
-	md := clusterMarkdown(rows, results, version, rounds, burst)
-	fmt.Print(md)
-	return os.WriteFile(out, []byte(md), 0o644)
+			return f, err
+		},
+		fail: func(row clusterRow, err error) {
+			logf("(%s) %s failed: %v", part, row.label(), err)
+			if failed == nil {
+				failed = fmt.Errorf("%s: %w", row.label(), err)
+			}
+		},
+	})
+	return version, failed
 }
 
-// clusterMarkdown renders the rows' medians (with min-max), the ratios to
-// one node, and the target.
-func clusterMarkdown(rows []clusterRow, results map[string][]clusterBurst, version string, rounds int, burst time.Duration) string {
-	median := func(ds []time.Duration) time.Duration {
-		sort.Slice(ds, func(i, j int) bool { return ds[i] < ds[j] })
-		return ds[len(ds)/2]
-	}
-	med := func(label string) (perSec, lo, hi float64, cpu, srv time.Duration) {
-		var rates []float64
-		var cpus, srvs []time.Duration
-		for _, r := range results[label] {
-			rates = append(rates, r.perSec)
-			cpus = append(cpus, r.cpuPerPair)
-			srvs = append(srvs, r.srvPerPair)
+// clusterTable renders part's cluster rows: medians over every burst with
+// their min–max, and each Cluster row's figures over its one-node row's in
+// the same burst; then the targets.
+func clusterTable(b *strings.Builder, s *burstStore, part string) {
+	b.WriteString("\n| row | pairs/s | Cluster ÷ one node | client CPU µs/pair | ÷ one node | Redis CPU µs/pair (all masters) | ÷ one node | Redis µs per call |\n|---|---|---|---|---|---|---|---|\n")
+	for _, row := range clusterRows() {
+		vs := func(metric string) string { return spreadOf(pooled(s.values(part, row.label(), metric)), fNum) }
+		rs := func(metric string) string {
+			if !row.cluster {
+				return ""
+			}
+			one := row
+			one.cluster = false
+			return spreadOf(pooled(s.ratios(part, row.label(), one.label(), metric)), fTimes)
 		}
-		sort.Float64s(rates)
-		return rates[len(rates)/2], rates[0], rates[len(rates)-1], median(cpus), median(srvs)
+		l, _ := findLib(row.name)
+		fmt.Fprintf(b, "| %s | %s | %s | %s | %s | %s | %s | %s |\n", row.label(), vs("pairs/s"), rs("pairs/s"),
+			vs("client cpu"), rs("client cpu"), vs(mSrvCPU), rs(mSrvCPU), callsCellOf(s, part, row.label(), l.sends, medianOfBursts))
 	}
-	var b strings.Builder
-	fmt.Fprintf(&b, "# (b) on a Redis Cluster beside one node\n\n")
-	fmt.Fprintf(&b, "%d goroutines, each on a key of its own, lock+unlock pairs; redis-server %s on loopback: one node, and a\n"+
-		"Cluster of 3 masters (no replicas) on the same machine, %d cores, %s. Bursts of %v after 200 ms of warm-up, the\n"+
-		"%d rows interleaved, %d rounds; median (min-max). CPU: the bench process's user+system time per pair (the client's cost).\n"+
-		"Written by `go run . --cluster` in bench/.\n\n", clusterGoroutines, version, numCPU(), goVersion(), burst, len(rows), rounds)
-	b.WriteString("| row | pairs/s | vs one node | client CPU per pair | vs one node | servers' CPU per pair | vs one node |\n|---|---|---|---|---|---|---|\n")
-	ratios := map[string]float64{}
-	for _, row := range rows {
-		perSec, lo, hi, cpu, srv := med(row.label())
-		vs, cvs, svs := "", "", ""
-		if row.cluster {
-			base := row
-			base.cluster = false
-			bPerSec, _, _, bCPU, bSrv := med(base.label())
-			r := perSec / bPerSec
-			vs = fmt.Sprintf("%.2fx", r)
-			cvs = fmt.Sprintf("%+.0f %%", 100*(float64(cpu)/float64(bCPU)-1))
-			svs = fmt.Sprintf("%+.0f %%", 100*(float64(srv)/float64(bSrv)-1))
-			ratios[row.name] = r
-		}
-		fmt.Fprintf(&b, "| %s | %.0f (%.0f-%.0f) | %s | %.1f µs | %s | %.1f µs | %s |\n", row.label(), perSec, lo, hi, vs,
-			float64(cpu)/1e3, cvs, float64(srv)/1e3, svs)
-	}
-	ratio := ratios[rlockName]
+	ours, naive, peer := clusterRatios(s, part, rlockName), clusterRatios(s, part, naiveName), clusterRatios(s, part, rueidisTunedName)
 	verdict := func(ok bool) string {
 		if ok {
 			return "PASS"
 		}
 		return "MISSED"
 	}
-	fmt.Fprintf(&b, "\nTarget (issue 22): goredisson on the Cluster at least %.2fx its pairs/s on one node: **%.2fx, %s**.\n", clusterTarget, ratio, verdict(ratio >= clusterTarget))
-	if peer, ok := ratios[rueidisTunedName]; ok {
-		fmt.Fprintf(&b, "Target (issue 32): goredisson's Cluster / one node ratio at least rueidislock tuned's in the same run (%.2fx): **%.2fx, %s**.\n", peer, ratio, verdict(ratio >= peer))
+	g, _, _ := med(ours)
+	fmt.Fprintf(b, "\nTarget (issue 22): goredisson on the Cluster at least %.2fx its pairs/s on one node: **%s, %s**.\n", clusterTarget, spreadOf(ours, fTimes), verdict(g >= clusterTarget))
+	if len(peer) > 0 {
+		p, _, _ := med(peer)
+		fmt.Fprintf(b, "Target (issue 32): goredisson's Cluster ÷ one node at least rueidislock tuned's (%s): **%s, %s**.\n", spreadOf(peer, fTimes), fTimes(g), verdict(g >= p))
 	}
-	return b.String()
+	if gap := clusterGap(s, part); len(gap) > 0 {
+		m, _, _ := med(gap)
+		fmt.Fprintf(b, "Target (issue 41): goredisson's Cluster ÷ one node within 0.05 of the naive lock's (%s), per burst: goredisson's less the naive lock's %s: **%s**.\n",
+			spreadOf(naive, fTimes), spreadOf(gap, fSigned), verdict(m >= -clusterGapTarget))
+	}
 }
+
+// clusterGapTarget: goredisson's Cluster ÷ one node may be at most this
+// below the naive lock's (issue 41).
+const clusterGapTarget = 0.05
+
+// clusterRatios returns name's Cluster ÷ one node pairs/s of every burst.
+func clusterRatios(s *burstStore, part, name string) []float64 {
+	one, on := clusterRow{name: name}, clusterRow{name: name, cluster: true}
+	return pooled(s.ratios(part, on.label(), one.label(), "pairs/s"))
+}
+
+// clusterGap returns, per burst, goredisson's Cluster ÷ one node less the
+// naive lock's.
+func clusterGap(s *burstStore, part string) []float64 {
+	var out []float64
+	ratio := func(f figures, name string) float64 {
+		one, on := clusterRow{name: name}, clusterRow{name: name, cluster: true}
+		return f[on.label()]["pairs/s"] / f[one.label()]["pairs/s"]
+	}
+	s.each(part, func(_ int, f figures) {
+		if v := ratio(f, rlockName) - ratio(f, naiveName); finite(v) {
+			out = append(out, v)
+		}
+	})
+	return out
+}
+
+// fSigned renders a difference with its sign.
+func fSigned(v float64) string { return fmt.Sprintf("%+.2f", v) }

@@ -45,6 +45,15 @@ type lib struct {
 	// needs is the server a row needs ("redis", "mysql", "zk", "etcd",
 	// "redisson"): without it the row is skipped with a line.
 	needs string
+	// sends are the Redis commands the row sends itself for its pairs,
+	// lower case (its scripts run others inside them): the "Redis µs per
+	// call" column lists these; oneOff the ones it sends once per client
+	// (set-up, registration), not shown. TestSendsListsTheTopLevelCommands
+	// checks both.
+	sends, oneOff []string
+	// serverOnly marks a row that stands for another client's commands
+	// (Redisson's scripts): only its server-side figures mean something.
+	serverOnly bool
 }
 
 // env is what a process gives a library to open on: its go-redis client
@@ -81,16 +90,30 @@ const leaseTTL = 8 * time.Second
 // allLibs are the libraries and configurations measured; libs the ones
 // --libs selects.
 var allLibs = []lib{
-	{name: rlockName, settings: "watchdog lease (30 s), waiters woken by pub/sub", open: openRLock(false)},
-	{name: "goredisson FairLock", settings: "watchdog lease (30 s), FIFO queue, head woken by pub/sub", open: openRLock(true)},
-	{name: "redsync", settings: "defaults: expiry 8 s, 32 tries, retry delay 50-250 ms random", open: openRedsync(false)},
-	{name: "redsync tuned", settings: "expiry 8 s, unlimited tries, retry delay 1 ms", contendedOnly: true, open: openRedsync(true)},
-	{name: "redislock", settings: "default NoRetry, caller calls Obtain again at once; TTL 8 s", open: openRedislock(false)},
-	{name: "redislock tuned", settings: "LinearBackoff(1 ms), TTL 8 s", contendedOnly: true, open: openRedislock(true)},
-	{name: "rueidislock", settings: "defaults: KeyMajority 2 (3 keys), KeyValidity 5 s extended every 2.5 s, waiters woken by client-side-caching invalidations", open: openRueidislock(false)},
-	{name: rueidisTunedName, settings: "KeyMajority 1 (1 key) and NoLoopTracking, as its README advises for one Redis >= 7.0.5; TryNextAfter 1 s (the timeout of each acquiring call; 20 ms by default)", open: openRueidislock(true)},
-	{name: naiveName, settings: "SET NX PX 8 s, Lua compare-and-delete, polls every 1 ms", open: openNaive},
+	{name: rlockName, settings: "watchdog lease (30 s), waiters woken by pub/sub", open: openRLock(false), sends: scriptCalls, oneOff: goredissonOnce},
+	{name: "goredisson FairLock", settings: "watchdog lease (30 s), FIFO queue, head woken by pub/sub", open: openRLock(true), sends: scriptCalls, oneOff: goredissonOnce},
+	{name: "redsync", settings: "defaults: expiry 8 s, 32 tries, retry delay 50-250 ms random", open: openRedsync(false), sends: setAndScripts},
+	{name: "redsync tuned", settings: "expiry 8 s, unlimited tries, retry delay 1 ms", contendedOnly: true, open: openRedsync(true), sends: setAndScripts},
+	{name: "redislock", settings: "default NoRetry, caller calls Obtain again at once; TTL 8 s", open: openRedislock(false), sends: scriptCalls},
+	{name: "redislock tuned", settings: "LinearBackoff(1 ms), TTL 8 s", contendedOnly: true, open: openRedislock(true), sends: scriptCalls},
+	{name: "rueidislock", settings: "defaults: KeyMajority 2 (3 keys), KeyValidity 5 s extended every 2.5 s, waiters woken by client-side-caching invalidations", open: openRueidislock(false), sends: scriptCalls},
+	{name: rueidisTunedName, settings: "KeyMajority 1 (1 key) and NoLoopTracking, as its README advises for one Redis >= 7.0.5; TryNextAfter 1 s (the timeout of each acquiring call; 20 ms by default)", open: openRueidislock(true), sends: scriptCalls},
+	{name: naiveName, settings: "SET NX PX 8 s, Lua compare-and-delete, polls every 1 ms", open: openNaive, sends: setAndScripts},
+	{name: redissonScriptsName, settings: "Redisson's own acquire and release scripts on its layout (no goredisson addition: no cancel floor), with its unlock latch and the latch's DEL after the release, run by go-redis EVALSHA in pipelined batches (redissonscripts.go); only its Redis-side figures are shown; its del per call counts the latch's DEL and the DEL its release script runs", open: openRedissonScripts, sends: redissonSends, oneOff: []string{"script"}, serverOnly: true},
 }
+
+// The commands the rows send themselves (lib.sends, lib.oneOff). A script
+// call may go out as EVAL once, after NOSCRIPT. goredisson also writes its
+// Client's registration (SET, DEL at Close) and reads the server's config
+// once. Redisson deletes its unlock latch after each release: that DEL is
+// counted with the DEL its release script runs (commandstats has one line
+// per command name).
+var (
+	scriptCalls    = []string{"evalsha", "eval"}
+	setAndScripts  = []string{"set", "evalsha", "eval"}
+	goredissonOnce = []string{"set", "del", "config"}
+	redissonSends  = []string{"evalsha", "eval", "del"}
+)
 
 var libs = allLibs
 

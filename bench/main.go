@@ -12,43 +12,47 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
-	"math"
 	"os"
 	"runtime"
 	"strconv"
 	"strings"
 	"time"
-
-	"github.com/goredisson/goredisson/internal/redistest"
 )
 
 func main() {
-	if len(os.Args) > 1 && os.Args[1] == "worker" {
-		os.Exit(runWorkerProcess())
-	}
-	if len(os.Args) > 1 && os.Args[1] == "serve" {
-		os.Exit(runServe(os.Args[2:]))
+	if len(os.Args) > 1 {
+		switch os.Args[1] {
+		case "worker":
+			os.Exit(runWorkerProcess())
+		case "serve":
+			os.Exit(runServe(os.Args[2:]))
+		case "waitmem":
+			os.Exit(runWaitmem(os.Args[2:]))
+		}
 	}
 	cfg := config{}
 	flag.StringVar(&cfg.addr, "redis", "", "Redis address (default: start a private redis-server on a free loopback port)")
-	flag.IntVar(&cfg.runs, "runs", 3, "runs of every measurement (figures are medians with min and max)")
-	flag.IntVar(&cfg.pairs, "pairs", 3000, "(a) lock+unlock pairs per run")
-	flag.DurationVar(&cfg.parallelFor, "parallel-for", 2*time.Second, "(b) duration of a run")
-	flag.DurationVar(&cfg.contendFor, "contend-for", 4*time.Second, "(c) duration of a run")
+	flag.IntVar(&cfg.runs, "runs", 3, "runs of every measurement (figures are medians of the runs' medians, with their min and max)")
+	flag.IntVar(&cfg.pairs, "pairs", 3000, "(a) lock+unlock pairs per burst")
+	flag.DurationVar(&cfg.parallelFor, "parallel-for", 2*time.Second, "(b) duration of a burst (and of a --cluster burst)")
+	flag.DurationVar(&cfg.contendFor, "contend-for", 4*time.Second, "(c) duration of a burst")
 	flag.IntVar(&cfg.wdLocks, "watchdog-locks", 10000, "(d) locks held")
 	flag.IntVar(&cfg.memLocks, "mem-locks", 10000, "(m) locks held to measure Redis memory per lock")
+	flag.IntVar(&cfg.waiters, "waiters", 10000, "(w) waiters parked to measure the client's memory per waiter")
 	flag.DurationVar(&cfg.wdFor, "watchdog-for", 30*time.Second, "(d) duration of a run (0 skips (d))")
-	flag.StringVar(&cfg.only, "only", "", "comma-separated parts to run: a,b,m,c,d (default all)")
+	flag.StringVar(&cfg.only, "only", "", "comma-separated parts to run: a,b,m,c,w,cl,d (default all); --backends: a,b,c (or c16,c4),k,f")
+	flag.StringVar(&cfg.baseline, "baseline", "", "the .json record of an earlier default run (the build before a change): (c)'s commands per acquisition and fairness are checked against it")
 	libNames := flag.String("libs", "", "comma-separated libraries to measure (default all), e.g. \"goredisson RLock,redsync\"")
 	flag.BoolVar(&verbose, "v", false, "log the Redis commands of every contention run")
-	flag.StringVar(&cfg.out, "out", "results.md", "Markdown output file")
+	flag.StringVar(&cfg.out, "out", "results.md", "Markdown output file (the default run also writes its bursts' figures beside it, .json)")
 	flag.StringVar(&cfg.plot, "plot", "results.png", "PNG plot file")
 	backends := flag.Bool("backends", false, "issue 26's run instead: every lock row (goredisson, the real Redisson, the Go peers, MariaDB, ZooKeeper, etcd) in bursts, the cache breakdown and the failure table; parts a,b,c (or c16,c4),k,f")
 	bc := bconfig{}
-	flag.IntVar(&bc.bursts, "bursts", 3, "--backends: bursts per run of (a) and (b)")
-	flag.IntVar(&bc.cBursts, "c-bursts", 2, "--backends: bursts per run of (c)")
+	flag.IntVar(&bc.bursts, "bursts", 3, "bursts per run of (a) and (b) (default 2 in the default run, 3 with --backends)")
+	flag.IntVar(&bc.cBursts, "c-bursts", 2, "bursts per run of (c) (default 1 in the default run, 2 with --backends)")
 	flag.IntVar(&bc.pairs, "burst-pairs", 300, "--backends: (a) pairs per burst (at most)")
 	flag.DurationVar(&bc.aMax, "burst-a-for", 400*time.Millisecond, "--backends: (a) time per burst (at most)")
 	flag.DurationVar(&bc.bFor, "burst-b-for", 400*time.Millisecond, "--backends: (b) time per burst")
@@ -57,86 +61,121 @@ func main() {
 	flag.DurationVar(&bc.kLoad, "load-time", 20*time.Millisecond, "--backends: time one load of the backing store takes")
 	flag.DurationVar(&bc.failLease, "fail-lease", 5*time.Second, "--backends: lease or session timeout of every row in the failure table")
 	flag.IntVar(&bc.failRuns, "fail-runs", 3, "--backends: runs of the failure table")
-	clusterRun := flag.Bool("cluster", false, "issue 22's run instead: (b) on a local 3-master Redis Cluster beside one node, interleaved (see cluster.go); writes cluster.md unless --out is given")
-	clusterRounds := flag.Int("cluster-rounds", 5, "--cluster: interleaved rounds of the four rows")
+	clusterRun := flag.Bool("cluster", false, "issue 22's run instead: (b) on a local 3-master Redis Cluster beside one node, in bursts (see cluster.go); writes cluster.md unless --out is given")
+	clusterRounds := flag.Int("cluster-rounds", 5, "--cluster: bursts of the six rows")
 	flag.Parse()
-	if *clusterRun {
-		out := "cluster.md"
-		flag.Visit(func(f *flag.Flag) {
-			if f.Name == "out" {
-				out = cfg.out
-			}
-		})
-		if *clusterRounds < 1 || cfg.parallelFor <= 0 {
-			fmt.Fprintln(os.Stderr, "bench: --cluster-rounds >= 1 and a positive --parallel-for required")
-			os.Exit(2)
-		}
-		if err := runCluster(*clusterRounds, cfg.parallelFor, out); err != nil {
-			fmt.Fprintln(os.Stderr, "bench:", err)
-			os.Exit(1)
-		}
-		return
+	set := map[string]bool{}
+	flag.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	switch {
+	case *clusterRun:
+		exit(clusterMain(cfg, set, *clusterRounds))
+	case *backends:
+		exit(backendsMain(cfg, bc, set, *libNames))
 	}
-	if cfg.runs < 1 || cfg.pairs < 10 || cfg.parallelFor <= 0 || cfg.contendFor <= 0 || cfg.wdLocks < 1 || cfg.memLocks < 1 || cfg.wdFor < 0 {
-		fmt.Fprintln(os.Stderr, "bench: --runs >= 1, --pairs >= 10, positive durations, --watchdog-locks >= 1 and --mem-locks >= 1 required")
+	cfg.bursts, cfg.cBursts = 2, 1
+	if set["bursts"] {
+		cfg.bursts = bc.bursts
+	}
+	if set["c-bursts"] {
+		cfg.cBursts = bc.cBursts
+	}
+	exit(defaultMain(cfg, *libNames))
+}
+
+// exit ends the program after err: 2 for bad flags, 1 for a failed run.
+func exit(err error) {
+	if err == nil {
+		os.Exit(0)
+	}
+	fmt.Fprintln(os.Stderr, "bench:", err)
+	var usage usageError
+	if errors.As(err, &usage) {
 		os.Exit(2)
 	}
-	if *backends {
-		bc.runs, bc.only, bc.out, bc.plot = cfg.runs, cfg.only, cfg.out, cfg.plot
-		bc.bWorkers, bc.bWarm, bc.contendHold, bc.contendProcesses = 64, 200*time.Millisecond, time.Millisecond, 4
-		set := map[string]bool{}
-		flag.Visit(func(f *flag.Flag) { set[f.Name] = true })
-		if !set["out"] {
-			bc.out = "backends.md"
-		}
-		if !set["plot"] {
-			bc.plot = "backends.png"
-		}
-		if bc.bursts < 1 || bc.cBursts < 1 || bc.pairs < 10 || bc.kRequests < 1 || bc.failLease < 2*time.Second || bc.failRuns < 0 {
-			fmt.Fprintln(os.Stderr, "bench: --bursts >= 1, --c-bursts >= 1, --burst-pairs >= 10, --breakdown-requests >= 1, --fail-lease >= 2s, --fail-runs >= 0 required")
-			os.Exit(2)
-		}
-		names := backendRowOrder
-		if *libNames != "" {
-			names = strings.Split(*libNames, ",")
-		}
-		for _, n := range names {
-			l, err := findAnyLib(strings.TrimSpace(n))
-			if err != nil {
-				fmt.Fprintln(os.Stderr, "bench:", err)
-				os.Exit(2)
-			}
-			bc.rows = append(bc.rows, l)
-		}
-		if err := runBackends(bc); err != nil {
-			fmt.Fprintln(os.Stderr, "bench:", err)
-			os.Exit(1)
-		}
-		return
+	os.Exit(1)
+}
+
+// usageError is a bad flag.
+type usageError string
+
+func (e usageError) Error() string { return string(e) }
+
+func clusterMain(cfg config, set map[string]bool, rounds int) error {
+	out := "cluster.md"
+	if set["out"] {
+		out = cfg.out
 	}
-	if *libNames != "" {
+	if rounds < 1 || cfg.parallelFor <= 0 {
+		return usageError("--cluster-rounds >= 1 and a positive --parallel-for required")
+	}
+	return runCluster(rounds, cfg.parallelFor, out)
+}
+
+func checkConfig(cfg config) error {
+	if cfg.runs < 1 || cfg.pairs < 10 || cfg.parallelFor <= 0 || cfg.contendFor <= 0 || cfg.wdLocks < 1 || cfg.memLocks < 1 || cfg.wdFor < 0 || cfg.waiters < 1 {
+		return usageError("--runs >= 1, --pairs >= 10, positive durations, --watchdog-locks >= 1, --mem-locks >= 1 and --waiters >= 1 required")
+	}
+	return nil
+}
+
+func backendsMain(cfg config, bc bconfig, set map[string]bool, libNames string) error {
+	if err := checkConfig(cfg); err != nil {
+		return err
+	}
+	bc.runs, bc.only, bc.out, bc.plot = cfg.runs, cfg.only, cfg.out, cfg.plot
+	bc.bWorkers, bc.bWarm, bc.contendHold, bc.contendProcesses = 64, 200*time.Millisecond, time.Millisecond, 4
+	if !set["out"] {
+		bc.out = "backends.md"
+	}
+	if !set["plot"] {
+		bc.plot = "backends.png"
+	}
+	if bc.bursts < 1 || bc.cBursts < 1 || bc.pairs < 10 || bc.kRequests < 1 || bc.failLease < 2*time.Second || bc.failRuns < 0 {
+		return usageError("--bursts >= 1, --c-bursts >= 1, --burst-pairs >= 10, --breakdown-requests >= 1, --fail-lease >= 2s, --fail-runs >= 0 required")
+	}
+	names := backendRowOrder
+	if libNames != "" {
+		names = strings.Split(libNames, ",")
+	}
+	for _, n := range names {
+		l, err := findAnyLib(strings.TrimSpace(n))
+		if err != nil {
+			return usageError(err.Error())
+		}
+		bc.rows = append(bc.rows, l)
+	}
+	return runBackends(bc)
+}
+
+func defaultMain(cfg config, libNames string) error {
+	if err := checkConfig(cfg); err != nil {
+		return err
+	}
+	if cfg.bursts < 1 || cfg.cBursts < 1 {
+		return usageError("--bursts >= 1 and --c-bursts >= 1 required")
+	}
+	if libNames != "" {
 		var keep []lib
-		for _, n := range strings.Split(*libNames, ",") {
+		for _, n := range strings.Split(libNames, ",") {
 			l, err := findLib(strings.TrimSpace(n))
 			if err != nil {
-				fmt.Fprintln(os.Stderr, "bench:", err)
-				os.Exit(2)
+				return usageError(err.Error())
 			}
 			keep = append(keep, l)
 		}
 		libs = keep
 	}
-	if err := run(cfg); err != nil {
-		fmt.Fprintln(os.Stderr, "bench:", err)
-		os.Exit(1)
-	}
+	return run(cfg)
 }
 
 type config struct {
 	addr                           string
 	runs, pairs, wdLocks, memLocks int
+	waiters                        int
+	bursts, cBursts                int // bursts per run of (a) and (b), of (c)
 	parallelFor, contendFor, wdFor time.Duration
 	only, out, plot                string
+	baseline                       string // --baseline: an earlier run's record
 }
 
 func (c config) part(p string) bool {
@@ -155,173 +194,6 @@ var contendConfigs = []struct {
 	{"16 goroutines, think 1 ms", 16, 0, time.Millisecond, false},
 	{"4 processes, think 0", 0, 4, 0, false},
 	{"4 processes, think 1 ms", 0, 4, time.Millisecond, true},
-}
-
-func run(cfg config) error {
-	addr := cfg.addr
-	what := "redis at " + addr
-	if addr == "" {
-		s, err := redistest.Start()
-		if err != nil {
-			return err
-		}
-		defer s.Close()
-		addr, what = s.Addr, fmt.Sprintf("private redis-server on %s", s.Addr)
-	}
-	rep := &report{what: what, cfg: cfg, started: time.Now()}
-	rep.redisVersion = redisVersion(addr)
-	logf("%s (%s); %d runs per figure", what, rep.redisVersion, cfg.runs)
-
-	runID := strconv.FormatInt(time.Now().UnixNano(), 36)
-	// Run-major: every library is measured in every run, one after
-	// another, so that all see the same machine state (this VM's round
-	// trip swings between modes).
-	for r := range cfg.runs {
-		id := runID + ":" + strconv.Itoa(r)
-		if err := measureRun(rep, cfg, addr, r, id); err != nil {
-			return err
-		}
-	}
-	if cfg.part("c") {
-		contendAll(rep, cfg, addr, runID)
-	}
-	if _, err := findSelected(rlockName); err == nil && cfg.part("d") && cfg.wdFor > 0 {
-		for r := range cfg.runs {
-			res, err := watchdogCost(addr, cfg.wdLocks, cfg.wdFor, runID+":"+strconv.Itoa(r))
-			if err != nil {
-				rep.fail("d", rlockName, r, err)
-				continue
-			}
-			rep.watchdog = append(rep.watchdog, res)
-			logf("(d) run %d: %d locks for %v: %d round trips, %d commands, %.2f trips/tick/1000 locks, client CPU %v",
-				r+1, res.Locks, res.Window, res.Trips, res.Cmds, res.TripsPerTickPerK, res.ClientCPU)
-		}
-	}
-	md := rep.markdown()
-	if err := os.WriteFile(cfg.out, []byte(md), 0o644); err != nil {
-		return err
-	}
-	fmt.Print(md)
-	if cfg.part("c") {
-		if err := rep.plotPNG(cfg.plot); err != nil {
-			return err
-		}
-		logf("wrote %s and %s", cfg.out, cfg.plot)
-	}
-	return nil
-}
-
-// contendAll runs (c): every configuration, run and library.
-func contendAll(rep *report, cfg config, addr, runID string) {
-	for _, cc := range contendConfigs {
-		for r := range cfg.runs {
-			for _, l := range libs {
-				id := runID + ":" + strconv.Itoa(r)
-				res, err := contended(l, addr, cc.goroutines, cc.procs, time.Millisecond, cc.think, cfg.contendFor, id)
-				if err != nil {
-					rep.fail("c:"+cc.label, l.name, r, err)
-					continue
-				}
-				rep.addContend(cc.label, l.name, r, res)
-				logf("(c) %-26s %-20s run %d: %.0f acq/s gap p50 %v p99 %v retake %.2f wait p99 %v max %v fair %.2f cmds/acq %.1f redis cpu %.2f errors %d overlaps %d %s",
-					cc.label, l.name, r+1, res.AcqPerSec, res.GapP50, res.GapP99, res.Retake, res.WaitP99, res.WaitMax, res.Fairness, res.CmdsPerAcq, res.RedisCPU, res.Errors, res.Overlaps, res.Err)
-			}
-		}
-	}
-}
-
-// measureRun measures the physical limit, (a), (b) and (m) of every
-// library once.
-func measureRun(rep *report, cfg config, addr string, r int, id string) error {
-	p50, p99, err := pingRTT(addr, 5000)
-	if err != nil {
-		return err
-	}
-	rep.pingP50 = append(rep.pingP50, float64(p50))
-	rep.pingP99 = append(rep.pingP99, float64(p99))
-	logf("PING run %d: p50 %v p99 %v", r+1, p50, p99)
-	limit := math.NaN() // (b)'s physical limit: SET rps / 2
-	if cfg.part("b") {
-		if rps, line, err := setRPS(addr); err != nil {
-			logf("no physical limit for (b): %v", err)
-		} else {
-			limit = rps / 2
-			rep.setRPS = append(rep.setRPS, rps)
-			rep.benchLines = append(rep.benchLines, line)
-			logf("redis-benchmark run %d: %s", r+1, line)
-		}
-	}
-	for _, l := range libs {
-		if l.contendedOnly {
-			continue
-		}
-		if cfg.part("a") {
-			measureA(rep, cfg, l, addr, r, id)
-		}
-		if cfg.part("b") {
-			measureB(rep, cfg, l, addr, r, id, limit)
-		}
-		if cfg.part("m") {
-			measureM(rep, cfg, l, addr, r, id)
-		}
-	}
-	return nil
-}
-
-func measureA(rep *report, cfg config, l lib, addr string, r int, id string) {
-	res, err := uncontended(l, addr, cfg.pairs, id)
-	if err != nil {
-		rep.fail("a", l.name, r, err)
-		return
-	}
-	rep.add("a", l.name, "pairs/s", res.PerSec)
-	rep.add("a", l.name, "p50", float64(res.P50))
-	rep.add("a", l.name, "p99", float64(res.P99))
-	rep.add("a", l.name, "allocs", res.Allocs)
-	rep.add("a", l.name, "bytes", res.Bytes)
-	rep.add("a", l.name, "cpu", res.CPU)
-	logf("(a) %-20s run %d: %.0f pairs/s p50 %v p99 %v, %.1f allocs %.0f B %.1f µs CPU per pair", l.name, r+1, res.PerSec, res.P50, res.P99, res.Allocs, res.Bytes, res.CPU)
-}
-
-// measureB measures (b); limit is the run's physical limit (NaN: unknown).
-func measureB(rep *report, cfg config, l lib, addr string, r int, id string, limit float64) {
-	perSec, err := parallelOwnKeys(l, addr, 64, cfg.parallelFor, id)
-	if err != nil {
-		rep.fail("b", l.name, r, err)
-		return
-	}
-	rep.add("b", l.name, "pairs/s", perSec)
-	if !math.IsNaN(limit) {
-		rep.add("b", l.name, "share", perSec/limit)
-	}
-	logf("(b) %-20s run %d: %.0f pairs/s, %.0f%% of SET rps / 2", l.name, r+1, perSec, 100*perSec/limit)
-}
-
-func measureM(rep *report, cfg config, l lib, addr string, r int, id string) {
-	res, err := memoryOnOwnServer(l, cfg, addr, id)
-	if err != nil {
-		rep.fail("m", l.name, r, err)
-		return
-	}
-	rep.add("m", l.name, "per lock", res.PerLock)
-	rep.add("m", l.name, "left", res.LeftPerLock)
-	logf("(m) %-20s run %d: %.0f B per held lock, %.0f B per lock left after unlock", l.name, r+1, res.PerLock, res.LeftPerLock)
-}
-
-// memoryOnOwnServer measures (m) on a fresh private redis-server of its
-// own, so that no key of another measurement (goredisson's markers live on
-// for seconds after a release) expires during it; on addr when the
-// benchmark was given a Redis (--redis).
-func memoryOnOwnServer(l lib, cfg config, addr, id string) (memResult, error) {
-	if cfg.addr == "" {
-		s, err := redistest.Start()
-		if err != nil {
-			return memResult{}, err
-		}
-		defer s.Close()
-		addr = s.Addr
-	}
-	return redisMemory(l, addr, cfg.memLocks, id)
 }
 
 func redisVersion(addr string) string {

@@ -6,56 +6,31 @@ import (
 	"slices"
 	"strings"
 	"time"
-
-	"gonum.org/v1/plot"
-	"gonum.org/v1/plot/plotter"
-	"gonum.org/v1/plot/plotutil"
-	"gonum.org/v1/plot/vg"
-	"gonum.org/v1/plot/vg/draw"
-	"gonum.org/v1/plot/vg/vgimg"
 )
 
-// report collects every run's figures and renders them.
+// report collects the default run's figures and renders them.
 type report struct {
 	what, redisVersion string
 	cfg                config
 	started            time.Time
+	took               time.Duration
 	pingP50, pingP99   []float64
-	setRPS             []float64            // redis-benchmark SET requests per second, one per run
-	benchLines         []string             // its summary lines
-	values             map[string][]float64 // "part|lib|metric" -> one value per run
-	errNotes           map[string][]string  // "part|lib" -> the first error of each run that had one
-	watchdog           []watchdogResult
+	setRPS             []float64 // redis-benchmark SET requests per second, one per run
+	benchLines         []string  // its summary lines
+	// store holds every burst's figures (bursts.go): part -> run ->
+	// bursts -> library -> metric.
+	store    burstStore
+	errNotes map[string][]string // "part|lib" -> the first error of each run that had one
+	watchdog []watchdogResult
+	// baseline is the record of an earlier run (--baseline), nil without.
+	baseline *burstStore
+	// clusterWhat names the Cluster part's servers; clusterSkip says why
+	// it has no figures.
+	clusterWhat, clusterSkip string
 }
 
-func (r *report) add(part, lib, metric string, v float64) {
-	if r.values == nil {
-		r.values = map[string][]float64{}
-	}
-	k := part + "|" + lib + "|" + metric
-	r.values[k] = append(r.values[k], v)
-}
-
-func (r *report) addContend(cfg, lib string, run int, c contendResult) {
-	p := "c:" + cfg
-	r.add(p, lib, "acq/s", c.AcqPerSec)
-	r.add(p, lib, "gap p50", float64(c.GapP50))
-	r.add(p, lib, "gap p99", float64(c.GapP99))
-	r.add(p, lib, "retake", c.Retake)
-	r.add(p, lib, "wait p99", float64(c.WaitP99))
-	r.add(p, lib, "wait max", float64(c.WaitMax))
-	r.add(p, lib, "fairness", c.Fairness)
-	r.add(p, lib, "cmds/acq", c.CmdsPerAcq)
-	r.add(p, lib, "redis cpu", c.RedisCPU)
-	r.add(p, lib, "errors", float64(c.Errors))
-	r.add(p, lib, "overlaps", float64(c.Overlaps))
-	if c.Err != "" {
-		r.note(p, lib, run, c.Err)
-	}
-}
-
-// fail records that a measurement of lib failed (it has no figure for that
-// run) and logs it.
+// fail records that a measurement of lib failed (it has no figure in that
+// burst) and logs it.
 func (r *report) fail(part, lib string, run int, err error) {
 	logf("(%s) %s run %d failed: %v", part, lib, run+1, err)
 	r.note(part, lib, run, "failed, no figure: "+err.Error())
@@ -85,19 +60,42 @@ func (r *report) notes(b *strings.Builder, parts ...string) {
 	}
 }
 
-// med returns the median, min and max of vs.
+// med returns the median, min and max of vs; the median of an even
+// number of values is the mean of the two middle ones (it was the upper
+// one, which favoured an "at least" target over six bursts).
 func med(vs []float64) (m, lo, hi float64) {
 	if len(vs) == 0 {
 		return math.NaN(), math.NaN(), math.NaN()
 	}
 	s := slices.Clone(vs)
 	slices.Sort(s)
-	return s[len(s)/2], s[0], s[len(s)-1]
+	m = s[len(s)/2]
+	if len(s)%2 == 0 {
+		m = (s[len(s)/2-1] + m) / 2
+	}
+	return m, s[0], s[len(s)-1]
 }
 
+// median returns the median of the run medians of lib's metric in part.
 func (r *report) median(part, lib, metric string) float64 {
-	m, _, _ := med(r.values[part+"|"+lib+"|"+metric])
-	return m
+	return medianOfRuns(r.store.values(part, lib, metric))
+}
+
+// cell renders lib's metric in part: the median of the run medians
+// (min–max of the runs).
+func (r *report) cell(part, lib, metric string, f format) string {
+	return cellOf(r.store.values(part, lib, metric), f)
+}
+
+// ratio renders lib's metric over ref's in the same burst, as cell does.
+func (r *report) ratio(part, lib, ref, metric string) string {
+	if lib == ref {
+		if r.store.has(part, lib) {
+			return "1"
+		}
+		return "-"
+	}
+	return cellOf(r.store.ratios(part, lib, ref, metric), fTimes)
 }
 
 type format func(float64) string
@@ -144,244 +142,170 @@ func fPct(v float64) string {
 	return fmt.Sprintf("%.0f%%", v*100)
 }
 
-// cell renders median (min–max).
-func (r *report) cell(part, lib, metric string, f format) string {
-	vs := r.values[part+"|"+lib+"|"+metric]
-	if len(vs) == 0 {
+func fKB(v float64) string {
+	if math.IsNaN(v) {
 		return "-"
 	}
-	m, lo, hi := med(vs)
-	if len(vs) == 1 || f(lo) == f(hi) {
-		return f(m)
-	}
-	return fmt.Sprintf("%s (%s–%s)", f(m), f(lo), f(hi))
+	return fmt.Sprintf("%.2f KB", v/1000)
 }
 
 func (r *report) markdown() string {
 	var b strings.Builder
-	ping, pingLo, pingHi := med(r.pingP50)
-	ping99, _, _ := med(r.pingP99)
 	fmt.Fprintf(&b, "# goredisson beside its peers\n\n")
-	fmt.Fprintf(&b, "Run %s against a %s (%s). Every figure is the median of %d runs, with min–max in brackets.\n\n",
-		r.started.UTC().Format("2006-01-02 15:04 MST"), r.what, r.redisVersion, r.cfg.runs)
-	fmt.Fprintf(&b, "## The physical limit\n\nPING round trip p50 %s (%s–%s), p99 %s.\n", fDur(ping), fDur(pingLo), fDur(pingHi), fDur(ping99))
-	if len(r.setRPS) > 0 {
-		m, lo, hi := med(r.setRPS)
-		fmt.Fprintf(&b, "\nredis-benchmark SET (%d connections, no pipelining): %s (%s–%s) requests/s, so at most %s lock+unlock pairs/s at two commands a pair (the (b) limit).\n",
-			benchClients, fNum(m), fNum(lo), fNum(hi), fNum(m/2))
-		for _, l := range r.benchLines {
-			fmt.Fprintf(&b, "\n    redis-benchmark: %s", l)
-		}
-		b.WriteString("\n")
-	}
+	fmt.Fprintf(&b, "Run %s against a %s (%s); the whole run took %v. "+
+		"Every part is measured in bursts: a burst measures every library once, one right after another, in an order rotated by one library from burst to burst, "+
+		"so that no library always meets the machine first. A run has %d bursts of (a) and (b) and %d of (c) (one of (m) and (w)); "+
+		"each figure is the median of its run's bursts, and the tables give the median of %d runs with the min–max of the runs in brackets. "+
+		"A ÷ column divides a library's figure by the named library's **in the same burst** (for rates and times alike: above 1 is a larger figure). "+
+		"The targets at the end take the median of every burst's ratio, with the min–max of the bursts and their number.\n\n",
+		r.started.UTC().Format("2006-01-02 15:04 MST"), r.what, r.redisVersion, r.took.Round(time.Second), r.cfg.bursts, r.cfg.cBursts, r.cfg.runs)
+	r.limitSection(&b)
 	fmt.Fprintf(&b, "\n## Libraries\n\n| Library | Settings |\n|---|---|\n")
 	for _, l := range libs {
 		fmt.Fprintf(&b, "| %s | %s |\n", l.name, l.settings)
 	}
 	if r.cfg.part("a") || r.cfg.part("b") {
-		naiveP50 := r.median("a", naiveName, "p50")
-		fmt.Fprintf(&b, "\n## (a) Uncontended and (b) 64 goroutines on keys of their own\n\n")
-		fmt.Fprintf(&b, "| Library | (a) pairs/s | (a) p50 | (a) p99 | (a) p50 / PING | (a) p50 / naive | (b) pairs/s | (b) share of SET rps / 2 |\n|---|---|---|---|---|---|---|---|\n")
-		for _, l := range libs {
-			if l.contendedOnly {
-				continue
-			}
-			p50 := r.median("a", l.name, "p50")
-			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s | %s |\n", l.name,
-				r.cell("a", l.name, "pairs/s", fNum), r.cell("a", l.name, "p50", fDur), r.cell("a", l.name, "p99", fDur),
-				fTimes(p50/ping), fTimes(p50/naiveP50),
-				r.cell("b", l.name, "pairs/s", fNum), r.cell("b", l.name, "share", fPct))
-		}
-		r.notes(&b, "a", "b")
+		r.abTable(&b)
+		r.serverTable(&b)
 	}
 	if r.cfg.part("a") || r.cfg.part("m") {
-		fmt.Fprintf(&b, "\n## Client allocations per pair and Redis memory per held lock\n\n")
-		fmt.Fprintf(&b, "Allocations: heap allocations of the process per lock+unlock pair over the (a) loop (runtime.MemStats). Redis memory: %d locks held at once (used_memory less client buffers), per lock; and what is left per lock once all are released.\n\n", r.cfg.memLocks)
-		fmt.Fprintf(&b, "| Library | allocs/pair | bytes/pair | client CPU µs/pair | Redis bytes per held lock | Redis bytes per lock left after unlock |\n|---|---|---|---|---|---|\n")
-		for _, l := range libs {
-			if l.contendedOnly {
-				continue
-			}
-			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s |\n", l.name,
-				r.cell("a", l.name, "allocs", fNum), r.cell("a", l.name, "bytes", fNum), r.cell("a", l.name, "cpu", fNum),
-				r.cell("m", l.name, "per lock", fNum), r.cell("m", l.name, "left", fNum))
-		}
-		r.notes(&b, "m")
+		r.clientTable(&b)
 	}
 	if r.cfg.part("c") {
-		for _, cc := range contendConfigs {
-			p := "c:" + cc.label
-			fmt.Fprintf(&b, "\n## (c) One key, 1 ms hold, %v: %s\n\n", r.cfg.contendFor, cc.label)
-			fmt.Fprintf(&b, "| Library | acq/s | handoff gap p50 | gap p99 | re-taken by releaser | wait p99 | wait max | fairness max/min | cmds/acq | Redis CPU | errors | overlaps |\n|---|---|---|---|---|---|---|---|---|---|---|---|\n")
-			for _, l := range libs {
-				fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", l.name,
-					r.cell(p, l.name, "acq/s", fNum), r.cell(p, l.name, "gap p50", fDur), r.cell(p, l.name, "gap p99", fDur),
-					r.cell(p, l.name, "retake", fPct), r.cell(p, l.name, "wait p99", fDur), r.cell(p, l.name, "wait max", fDur),
-					r.cell(p, l.name, "fairness", fNum), r.cell(p, l.name, "cmds/acq", fNum), r.cell(p, l.name, "redis cpu", fPct),
-					r.cell(p, l.name, "errors", fNum), r.cell(p, l.name, "overlaps", fNum))
-			}
-			r.notes(&b, p)
-		}
+		r.contendTables(&b)
 	}
-	if len(r.watchdog) > 0 {
-		fmt.Fprintf(&b, "\n## (d) Watchdog: %d goredisson locks held for %v in one Client\n\n", r.watchdog[0].Locks, r.watchdog[0].Window)
-		fmt.Fprintf(&b, "| Run | renew ticks | renew round trips | Redis commands | round trips per tick per 1,000 locks | client CPU |\n|---|---|---|---|---|---|\n")
-		for i, w := range r.watchdog {
-			fmt.Fprintf(&b, "| %d | %d | %d | %d | %.2f | %v |\n", i+1, w.Ticks, w.Trips, w.Cmds, w.TripsPerTickPerK, w.ClientCPU.Round(time.Millisecond))
-		}
-		fmt.Fprintf(&b, "\nredsync and redislock have no watchdog: keeping %d locks alive costs their caller one Extend/Refresh round trip per lock per refresh. rueidislock extends each lock by itself, one script call per key every KeyValidity / 2.\n", r.watchdog[0].Locks)
+	if r.cfg.part("w") {
+		r.waiterTable(&b)
 	}
-	r.notes(&b, "d")
+	if r.cfg.part("cl") {
+		r.clusterSection(&b)
+	}
+	r.watchdogTable(&b)
 	b.WriteString(r.targets())
 	return b.String()
 }
 
-// targets checks goredisson RLock against the "Done when" targets of
-// issue 16 that one run can measure, one PASS/MISSED line each, with the
-// figures (medians of the run). A target whose figures this run did not
-// measure (a part or library left out) says NOT MEASURED.
-func (r *report) targets() string {
-	var b strings.Builder
-	b.WriteString("\n## Targets for goredisson RLock (issue 16)\n\n")
-	if _, err := findSelected(rlockName); err != nil {
-		b.WriteString("goredisson RLock was not measured (--libs): no target checked.\n")
-		return b.String()
-	}
-	pass, missed := 0, 0
-	check := func(ok, measured bool, format string, args ...any) {
-		mark := "PASS"
-		switch {
-		case !measured:
-			mark = "NOT MEASURED"
-		case ok:
-			pass++
-		default:
-			mark = "MISSED"
-			missed++
+func (r *report) limitSection(b *strings.Builder) {
+	ping, pingLo, pingHi := med(r.pingP50)
+	ping99, _, _ := med(r.pingP99)
+	fmt.Fprintf(b, "## The physical limit\n\nPING round trip p50 %s (%s–%s), p99 %s.\n", fDur(ping), fDur(pingLo), fDur(pingHi), fDur(ping99))
+	if len(r.setRPS) > 0 {
+		m, lo, hi := med(r.setRPS)
+		fmt.Fprintf(b, "\nredis-benchmark SET (%d connections, no pipelining): %s (%s–%s) requests/s, so at most %s lock+unlock pairs/s at two commands a pair (the (b) limit).\n",
+			benchClients, fNum(m), fNum(lo), fNum(hi), fNum(m/2))
+		for _, l := range r.benchLines {
+			fmt.Fprintf(b, "\n    redis-benchmark: %s", l)
 		}
-		fmt.Fprintf(&b, "- %s: %s\n", mark, fmt.Sprintf(format, args...))
+		b.WriteString("\n")
 	}
-	if r.cfg.part("a") {
-		n, v := r.bestPeer("a", "pairs/s")
-		g := r.median("a", rlockName, "pairs/s")
-		check(g >= v, known(g, v), "(a) uncontended pairs/s %s >= best peer's: %s %s", fNum(g), n, fNum(v))
-		p50, naive := r.median("a", rlockName, "p50"), r.median("a", naiveName, "p50")
-		check(p50 <= 1.1*naive, known(p50, naive), "(a) p50 %s <= 1.1× naive p50 %s = %s (%s×)", fDur(p50), fDur(naive), fDur(1.1*naive), fNum(p50/naive))
-	}
-	if r.cfg.part("b") {
-		n, v := r.bestPeer("b", "pairs/s")
-		g := r.median("b", rlockName, "pairs/s")
-		limit, _, _ := med(r.setRPS)
-		check(g >= 1.1*v, known(g, v), "(b) 64 goroutines pairs/s %s >= 1.1× best peer's: %s %s × 1.1 = %s (%s×); %s of the physical limit (SET %s rps / 2 = %s)",
-			fNum(g), n, fNum(v), fNum(1.1*v), fNum(g/v), fPct(r.median("b", rlockName, "share")), fNum(limit), fNum(limit/2))
-	}
-	if r.cfg.part("c") {
-		for _, cc := range contendConfigs {
-			p := "c:" + cc.label
-			n, v := r.bestPeer(p, "acq/s")
-			acq := r.median(p, rlockName, "acq/s")
-			check(acq >= v, known(acq, v), "(c) %s: acq/s %s >= best peer's: %s %s", cc.label, fNum(acq), n, fNum(v))
-			gap := r.median(p, rlockName, "gap p99")
-			check(gap <= float64(500*time.Microsecond), known(gap), "(c) %s: handoff gap p99 %s <= 0.5 ms", cc.label, fDur(gap))
-			cmds := r.median(p, rlockName, "cmds/acq")
-			check(cmds <= 4, known(cmds), "(c) %s: %s Redis commands per acquisition <= 4", cc.label, fNum(cmds))
-			fair := r.median(p, rlockName, "fairness")
-			check(fair <= 1.3, known(fair), "(c) %s: fairness max/min %s <= 1.3", cc.label, fNum(fair))
-		}
-	}
-	if r.cfg.part("d") {
-		worst, ticks, locks := 0.0, 0, r.cfg.wdLocks
-		for _, w := range r.watchdog {
-			ticks = max(ticks, w.Ticks)
-			worst = math.Max(worst, float64(w.Trips)/float64(max(1, w.Ticks)))
-		}
-		want := math.Ceil(float64(locks) / 1000)
-		check(worst <= want, ticks > 0, "(d) watchdog renews %d locks in %s round trips per tick (worst run) <= %s", locks, fNum(worst), fNum(want))
-	}
-	fmt.Fprintf(&b, "\n%d PASS, %d MISSED of the targets above.\n", pass, missed)
-	return b.String()
 }
 
-// bestPeer returns the library other than goredisson with the highest
-// median of metric in part (tuned configurations, rueidislock and the
-// naive lock included), and that median.
-func (r *report) bestPeer(part, metric string) (string, float64) {
-	name, v := "none", math.NaN()
-	for _, l := range libs {
-		if strings.HasPrefix(l.name, "goredisson") {
+// abTable renders (a) and (b): the client's side.
+func (r *report) abTable(b *strings.Builder) {
+	ping, _, _ := med(r.pingP50)
+	fmt.Fprintf(b, "\n## (a) Uncontended and (b) 64 goroutines on keys of their own\n\n")
+	fmt.Fprintf(b, "(a): one goroutine, %d lock+unlock pairs per burst on one key (a tenth more as warm-up). (b): 64 goroutines, each on a key of its own, pairs counted for %v per burst after 200 ms of warm-up.\n\n",
+		r.cfg.pairs, r.cfg.parallelFor)
+	fmt.Fprintf(b, "| Library | (a) pairs/s | (a) p50 | p50 ÷ RLock | p50 ÷ naive | (a) p99 | (a) p50 / PING | (b) pairs/s | pairs/s ÷ RLock | (b) share of SET rps / 2 |\n|---|---|---|---|---|---|---|---|---|---|\n")
+	for _, l := range pairRows() {
+		if l.serverOnly {
+			fmt.Fprintf(b, "| %s | — | — | | | — | | — | | |\n", l.name)
 			continue
 		}
-		if m := r.median(part, l.name, metric); !math.IsNaN(m) && (math.IsNaN(v) || m > v) {
-			name, v = l.name, m
-		}
+		fmt.Fprintf(b, "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", l.name,
+			r.cell("a", l.name, "pairs/s", fNum), r.cell("a", l.name, "p50", fDur),
+			r.ratio("a", l.name, rlockName, "p50"), r.ratio("a", l.name, naiveName, "p50"),
+			r.cell("a", l.name, "p99", fDur), fTimes(r.median("a", l.name, "p50")/ping),
+			r.cell("b", l.name, "pairs/s", fNum), r.ratio("b", l.name, rlockName, "pairs/s"), r.cell("b", l.name, "share", fPct))
 	}
-	return name, v
+	r.notes(b, "a", "b")
 }
 
-// known reports whether every figure was measured.
-func known(vs ...float64) bool {
-	for _, v := range vs {
-		if math.IsNaN(v) {
-			return false
-		}
+// serverTable renders what (a) and (b) cost Redis.
+func (r *report) serverTable(b *strings.Builder) {
+	fmt.Fprintf(b, "\n## What a pair costs Redis, in (a) and (b)\n\n")
+	fmt.Fprintf(b, "Sampled around every library's measured window in every burst: *Redis CPU µs/pair* is INFO cpu's used_cpu_sys + used_cpu_user after the window less before, over its pairs "+
+		"(all of Redis's work: reading, parsing, running, replying); *Redis µs per call* is INFO commandstats' usec_per_call of each command the library sends itself, "+
+		"reset by CONFIG RESETSTAT at the window's start, with its calls per pair (a script's time includes the commands it runs). "+
+		"%s runs Redisson's own acquire and release scripts on Redisson's layout (no goredisson addition), with its unlock latch and the latch's DEL: what a pair of the Java client costs Redis.\n\n", redissonScriptsName)
+	fmt.Fprintf(b, "| Library | (a) Redis CPU µs/pair | ÷ RLock | (a) Redis µs per call | (b) Redis CPU µs/pair | ÷ RLock | ÷ Redisson's scripts | (b) Redis µs per call |\n|---|---|---|---|---|---|---|---|\n")
+	for _, l := range pairRows() {
+		fmt.Fprintf(b, "| %s | %s | %s | %s | %s | %s | %s | %s |\n", l.name,
+			r.cell("a", l.name, mSrvCPU, fNum), r.ratio("a", l.name, rlockName, mSrvCPU), callsCell(&r.store, "a", l),
+			r.cell("b", l.name, mSrvCPU, fNum), r.ratio("b", l.name, rlockName, mSrvCPU), r.ratio("b", l.name, redissonScriptsName, mSrvCPU),
+			callsCell(&r.store, "b", l))
 	}
-	return true
 }
 
-// plotPNG draws the handoff gap p50 and the commands per acquisition of
-// every library in every (c) configuration, one above the other.
-func (r *report) plotPNG(path string) error {
-	names := make([]string, len(libs))
-	for i, l := range libs {
-		names[i] = strings.Replace(l.name, "goredisson ", "goredisson\n", 1)
-		names[i] = strings.Replace(names[i], " tuned", "\ntuned", 1)
-	}
-	mk := func(title, ylabel, metric string, scale float64) (*plot.Plot, error) {
-		p := plot.New()
-		p.Title.Text = title
-		p.Y.Label.Text = ylabel
-		p.NominalX(names...)
-		p.Legend.Top = true
-		p.Y.Scale = plot.LogScale{}
-		p.Y.Tick.Marker = plot.LogTicks{Prec: -1}
-		p.Add(plotter.NewGrid())
-		for i, cc := range contendConfigs {
-			var pts plotter.XYs
-			for j, l := range libs {
-				v := r.median("c:"+cc.label, l.name, metric) / scale
-				if math.IsNaN(v) || math.IsInf(v, 0) {
-					continue
-				}
-				// log scale: values below 1 are drawn at 1
-				pts = append(pts, plotter.XY{X: float64(j) + 0.12*(float64(i)-1.5), Y: math.Max(v, 1)})
-			}
-			sc, err := plotter.NewScatter(pts)
-			if err != nil {
-				return nil, err
-			}
-			sc.GlyphStyle.Color = plotutil.Color(i)
-			sc.GlyphStyle.Shape = plotutil.Shape(i)
-			sc.GlyphStyle.Radius = vg.Points(4)
-			p.Add(sc)
-			p.Legend.Add(cc.label, sc)
+// clientTable renders the client's allocations and CPU per pair, and
+// Redis's memory per held lock.
+func (r *report) clientTable(b *strings.Builder) {
+	fmt.Fprintf(b, "\n## Client allocations and CPU per pair, Redis memory per held lock\n\n")
+	fmt.Fprintf(b, "Allocations and client CPU: of the process per lock+unlock pair over the (a) loop (runtime.MemStats, getrusage). Redis memory: %d locks held at once (used_memory less client buffers), per lock; and what is left per lock once all are released.\n\n", r.cfg.memLocks)
+	fmt.Fprintf(b, "| Library | allocs/pair | bytes/pair | client CPU µs/pair | ÷ redislock | Redis bytes per held lock | Redis bytes per lock left after unlock |\n|---|---|---|---|---|---|---|\n")
+	for _, l := range pairRows() {
+		if l.serverOnly {
+			fmt.Fprintf(b, "| %s | — | — | — | | %s | %s |\n", l.name, r.cell("m", l.name, "per lock", fNum), r.cell("m", l.name, "left", fNum))
+			continue
 		}
-		p.Y.Min = math.Max(p.Y.Min*0.8, 0.8)
-		p.Y.Max *= 1.25
-		return p, nil
+		fmt.Fprintf(b, "| %s | %s | %s | %s | %s | %s | %s |\n", l.name,
+			r.cell("a", l.name, "allocs", fNum), r.cell("a", l.name, "bytes", fNum), r.cell("a", l.name, "cpu", fNum), r.ratio("a", l.name, "redislock", "cpu"),
+			r.cell("m", l.name, "per lock", fNum), r.cell("m", l.name, "left", fNum))
 	}
-	gap, err := mk("Handoff gap p50 (unlock returned → next lock returned), one key, 1 ms hold", "µs", "gap p50", 1e3)
-	if err != nil {
-		return err
+	r.notes(b, "m")
+}
+
+func (r *report) contendTables(b *strings.Builder) {
+	for _, cc := range contendConfigs {
+		p := "c:" + cc.label
+		fmt.Fprintf(b, "\n## (c) One key, 1 ms hold, %v: %s\n\n", r.cfg.contendFor, cc.label)
+		fmt.Fprintf(b, "| Library | acq/s | ÷ RLock | handoff gap p50 | gap p99 | re-taken by releaser | wait p99 | wait max | fairness max/min | cmds/acq | Redis CPU | Redis CPU µs/acq | errors | overlaps |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
+		for _, l := range lockRows() {
+			fmt.Fprintf(b, "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", l.name,
+				r.cell(p, l.name, "acq/s", fNum), r.ratio(p, l.name, rlockName, "acq/s"), r.cell(p, l.name, "gap p50", fDur), r.cell(p, l.name, "gap p99", fDur),
+				r.cell(p, l.name, "retake", fPct), r.cell(p, l.name, "wait p99", fDur), r.cell(p, l.name, "wait max", fDur),
+				r.cell(p, l.name, "fairness", fNum), r.cell(p, l.name, "cmds/acq", fNum), r.cell(p, l.name, "redis cpu", fPct),
+				r.cell(p, l.name, "redis cpu/acq", fNum), r.cell(p, l.name, "errors", fNum), r.cell(p, l.name, "overlaps", fNum))
+		}
+		r.notes(b, p)
 	}
-	cmds, err := mk("Redis commands per acquisition", "commands", "cmds/acq", 1)
-	if err != nil {
-		return err
+}
+
+func (r *report) waiterTable(b *strings.Builder) {
+	fmt.Fprintf(b, "\n## (w) Client memory per waiter: %d goroutines parked in Lock\n\n", r.cfg.waiters)
+	fmt.Fprintf(b, "Each library in a process of its own (`bench waitmem`), on a private redis-server, on locks held elsewhere: the process's HeapAlloc + StackInuse growth per waiter "+
+		"(after two GCs, once Redis has seen no command for a second), each waiter with a lock handle of its own; one burst per run.\n\n")
+	fmt.Fprintf(b, "| Library | all on one name | heap + stack | each on a name of its own | heap + stack |\n|---|---|---|---|---|\n")
+	for _, name := range waitmemRows {
+		if _, err := findSelected(name); err != nil {
+			continue
+		}
+		fmt.Fprintf(b, "| %s | %s | %s + %s | %s | %s + %s |\n", name,
+			r.cell("w:one", name, "B/waiter", fKB), r.cell("w:one", name, "heap", fKB), r.cell("w:one", name, "stack", fKB),
+			r.cell("w:many", name, "B/waiter", fKB), r.cell("w:many", name, "heap", fKB), r.cell("w:many", name, "stack", fKB))
 	}
-	img := vgimg.New(vg.Points(1000), vg.Points(800))
-	dc := draw.New(img)
-	tiles := draw.Tiles{Rows: 2, Cols: 1, PadTop: vg.Points(6), PadBottom: vg.Points(6), PadX: vg.Points(6), PadY: vg.Points(14)}
-	canvases := plot.Align([][]*plot.Plot{{gap}, {cmds}}, tiles, dc)
-	gap.Draw(canvases[0][0])
-	cmds.Draw(canvases[1][0])
-	return savePNG(img, path)
+	r.notes(b, "w:one", "w:many")
+}
+
+func (r *report) clusterSection(b *strings.Builder) {
+	fmt.Fprintf(b, "\n## (cl) (b) on a Redis Cluster of 3 masters beside one node\n\n")
+	if r.clusterSkip != "" {
+		fmt.Fprintf(b, "Not measured: %s.\n", r.clusterSkip)
+		return
+	}
+	fmt.Fprintf(b, "As `--cluster` (cluster.go): %s, one node and a Cluster of 3 masters (no replicas) started for this part; %d goroutines on keys of their own, %v per burst; "+
+		"the medians, min–max and number are over every burst, and a Cluster row is divided by its one-node row of the same burst.\n", r.clusterWhat, clusterGoroutines, r.cfg.parallelFor)
+	clusterTable(b, &r.store, "cl")
+}
+
+func (r *report) watchdogTable(b *strings.Builder) {
+	if len(r.watchdog) > 0 {
+		fmt.Fprintf(b, "\n## (d) Watchdog: %d goredisson locks held for %v in one Client\n\n", r.watchdog[0].Locks, r.watchdog[0].Window)
+		fmt.Fprintf(b, "| Run | renew ticks | renew round trips | Redis commands | round trips per tick per 1,000 locks | client CPU |\n|---|---|---|---|---|---|\n")
+		for i, w := range r.watchdog {
+			fmt.Fprintf(b, "| %d | %d | %d | %d | %.2f | %v |\n", i+1, w.Ticks, w.Trips, w.Cmds, w.TripsPerTickPerK, w.ClientCPU.Round(time.Millisecond))
+		}
+		fmt.Fprintf(b, "\nredsync and redislock have no watchdog: keeping %d locks alive costs their caller one Extend/Refresh round trip per lock per refresh. rueidislock extends each lock by itself, one script call per key every KeyValidity / 2.\n", r.watchdog[0].Locks)
+	}
+	r.notes(b, "d")
 }

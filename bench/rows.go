@@ -33,7 +33,7 @@ var otherBackends = []lib{
 // the rotation of each burst): goredisson first, the reference of every
 // ratio.
 var backendRowOrder = []string{
-	rlockName, fairName, redissonName, redissonFairName,
+	rlockName, fairName, redissonName, redissonFairName, redissonScriptsName,
 	"redsync", "redsync tuned", "redislock", "redislock tuned", "rueidislock", rueidisTunedName, naiveName,
 	"MariaDB GET_LOCK", "MariaDB lock table", "MariaDB FOR UPDATE", "ZooKeeper lock", "etcd Mutex",
 }

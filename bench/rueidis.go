@@ -98,10 +98,18 @@ type countingClient struct {
 
 func (c countingClient) Do(ctx context.Context, cmd rueidis.Completed) rueidis.RedisResult {
 	c.cnt.cmds.Add(1)
+	if c.cnt.names != nil {
+		c.cnt.named([]byte(cmd.Commands()[0]))
+	}
 	return c.Client.Do(ctx, cmd)
 }
 
 func (c countingClient) DoMulti(ctx context.Context, multi ...rueidis.Completed) []rueidis.RedisResult {
 	c.cnt.cmds.Add(int64(len(multi)))
+	for _, cmd := range multi {
+		if c.cnt.names != nil {
+			c.cnt.named([]byte(cmd.Commands()[0]))
+		}
+	}
 	return c.Client.DoMulti(ctx, multi...)
 }

@@ -12,8 +12,10 @@ package main
 import (
 	"bytes"
 	"context"
+	"errors"
 	"net"
 	"strconv"
+	"syscall"
 	"time"
 )
 
@@ -36,8 +38,22 @@ type countedConn struct {
 	p   respWriteParser
 }
 
+// SyscallConn gives the socket under the connection, as the unwrapped
+// connection would: goredisson's lane keeps only a connection it can peek
+// for its direct path, and go-redis's pool health check peeks only such a
+// connection. Without it, a counted client ran another code path than an
+// application's.
+func (c *countedConn) SyscallConn() (syscall.RawConn, error) {
+	c.cnt.sockets.Add(1)
+	sc, ok := c.Conn.(syscall.Conn)
+	if !ok {
+		return nil, errors.ErrUnsupported
+	}
+	return sc.SyscallConn()
+}
+
 func (c *countedConn) Write(b []byte) (int, error) {
-	cmds, setup := c.p.feed(b)
+	cmds, setup := c.p.feed(b, c.cnt.named)
 	c.cnt.dials.Add(int64(setup))
 	if cmds > 0 {
 		c.cnt.cmds.Add(int64(cmds))
@@ -63,8 +79,9 @@ type respWriteParser struct {
 }
 
 // feed consumes b and returns the commands it completed: the library's and
-// the connection set-up's (HELLO, CLIENT ...).
-func (p *respWriteParser) feed(b []byte) (cmds, setup int) {
+// the connection set-up's (HELLO, CLIENT ...); named (nil: none) is told
+// the name of each of the library's.
+func (p *respWriteParser) feed(b []byte, named func([]byte)) (cmds, setup int) {
 	for len(b) > 0 {
 		if p.skip > 0 {
 			n := min(p.skip, len(b))
@@ -84,6 +101,9 @@ func (p *respWriteParser) feed(b []byte) (cmds, setup int) {
 						setup++
 					} else {
 						cmds++
+						if named != nil {
+							named(p.name)
+						}
 					}
 				}
 			}
