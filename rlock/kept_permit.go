@@ -47,7 +47,7 @@ func (p *PermitExpirableSemaphore) acquireKept(ctx context.Context, op string, w
 		return nil, false, opErr(op, h.name, err)
 	}
 	k := &KeptPermit{p: p, id: ids[0]}
-	k.entry = c.wd.Add(watchdog.Lease{Key: h.name, Field: ids[0],
+	k.entry = c.wd.Add(watchdog.Lease{Key: h.name, Field: ids[0], Permit: true,
 		Data: leaseData{renew: renewPermit, key: h.name, keys: boxAll(p.keys()), values: raws}}, watchdog.Deadline(sent, lease), true)
 	return k, true, nil
 }
@@ -74,11 +74,11 @@ func (k *KeptPermit) LostContext(ctx context.Context) (lctx context.Context, sto
 	go func() {
 		select {
 		case <-k.entry.Lost():
-			cause := ErrLockLost
+			var cause error = &permitLostError{id: k.id}
 			if k.entry.Err() == watchdog.ErrClosed {
-				cause = ErrClosed
+				cause = fmt.Errorf("%w: permit %s", ErrClosed, k.id)
 			}
-			cancel(opErr("lost", k.p.s.name, fmt.Errorf("%w: permit %s", cause, k.id)))
+			cancel(opErr("lost", k.p.s.name, cause))
 		case <-stopped:
 		case <-lctx.Done():
 		}
@@ -118,3 +118,14 @@ func (k *KeptPermit) Release(ctx context.Context) error {
 	}
 	return err
 }
+
+// permitLostError is the ErrLockLost of a kept permit, worded for a permit:
+// "permit <id> lost".
+type permitLostError struct{ id string }
+
+func (e *permitLostError) Error() string {
+	return "permit " + e.id + " lost (its lease ran out unrenewed, or it was released or removed elsewhere)"
+}
+
+// Is makes the error ErrLockLost for errors.Is.
+func (e *permitLostError) Is(target error) bool { return target == ErrLockLost }
