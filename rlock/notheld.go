@@ -44,7 +44,7 @@ func (e *notHeldError) Is(target error) bool { return target == ErrNotHeld }
 func (h *handle) notHeld(ctx context.Context, field string) error {
 	e := &notHeldError{owner: h.ownerOf(field)}
 	if !h.inspectable() {
-		e.holder = "a faster multilock's holders are per value: see FasterMultiLock's IsLocked"
+		e.holder = "who holds its values is not read (a faster multilock)"
 		return e
 	}
 	rctx, cancel := context.WithTimeout(ctx, notHeldReadTimeout)
