@@ -26,17 +26,25 @@ var _ = Describe("the loss of a kept permit, in a permit's words", func() {
 		ctx = context.Background()
 	})
 
-	It("says the permit was lost, by its id, when it is released behind the holder's back", Label("slow"), func() {
-		log, logs := bufferLogger()
-		rec := &recorder{}
-		c := e.Client(rlock.WithWatchdogTimeout(lease), rlock.WithLogger(log), rlock.WithObserver(rec))
-		name := spectest.UniqueName("permit-words")
+	// keep takes the only permit of a new semaphore as a kept permit, and
+	// returns the semaphore, the permit and its loss signal.
+	keep := func(c *rlock.Client, name string) (*rlock.PermitExpirableSemaphore, *rlock.KeptPermit, context.Context) {
+		GinkgoHelper()
 		sem := c.NewPermitExpirableSemaphore(name)
 		Expect(sem.TrySetPermits(ctx, 1)).To(BeTrue())
 		k, err := sem.AcquireKept(ctx)
 		Expect(err).NotTo(HaveOccurred())
 		held, stop := k.LostContext(ctx)
 		DeferCleanup(stop)
+		return sem, k, held
+	}
+
+	It("says the permit was lost, by its id, when it is released behind the holder's back", Label("slow"), func() {
+		log, logs := bufferLogger()
+		rec := &recorder{}
+		c := e.Client(rlock.WithWatchdogTimeout(lease), rlock.WithLogger(log), rlock.WithObserver(rec))
+		name := spectest.UniqueName("permit-words")
+		sem, k, held := keep(c, name)
 
 		Expect(sem.Release(ctx, k.ID())).To(Succeed(), "released by id elsewhere")
 		Eventually(held.Done()).WithTimeout(2 * lease).Should(BeClosed())
@@ -56,12 +64,7 @@ var _ = Describe("the loss of a kept permit, in a permit's words", func() {
 		p := spectest.StartProxy()
 		c, _ := spectest.ClientWith(&redis.Options{Addr: p.Addr, MaxRetries: -1}, rlock.WithWatchdogTimeout(lease), rlock.WithLogger(log))
 		name := spectest.UniqueName("permit-ranout")
-		sem := c.NewPermitExpirableSemaphore(name)
-		Expect(sem.TrySetPermits(ctx, 1)).To(BeTrue())
-		k, err := sem.AcquireKept(ctx)
-		Expect(err).NotTo(HaveOccurred())
-		held, stop := k.LostContext(ctx)
-		DeferCleanup(stop)
+		_, k, held := keep(c, name)
 
 		p.Partition(true)
 		DeferCleanup(p.Partition, false)
