@@ -160,6 +160,8 @@ func isFailover(rdb redis.UniversalClient) bool {
 func (c *Client) ID() string { return c.id }
 
 // Close stops the watchdog and subscriptions; calls then return ErrClosed.
+// It returns once the Client's registration is deleted, within 1 s
+// whatever Redis does.
 func (c *Client) Close() error {
 	if c == nil {
 		return opErr("close", "", fmt.Errorf("%w: nil client", ErrInvalidArgument))
@@ -170,8 +172,10 @@ func (c *Client) Close() error {
 	close(c.done)
 	c.send.Shut()
 	c.wd.Close()
-	c.reg.close()
-	if err := c.hub.Close(); err != nil && !errors.Is(err, pubsub.ErrClosed) {
+	deleted := c.reg.close()
+	err := c.hub.Close()
+	deleted() // the registration's delete, bounded by closeDeleteTimeout
+	if err != nil && !errors.Is(err, pubsub.ErrClosed) {
 		return opErr("close", "", err)
 	}
 	return nil

@@ -8,7 +8,8 @@ import (
 // Every error of this package wraps one of these, a context or a Redis
 // error, in an *Error; test them with errors.Is (docs/api.md).
 var (
-	// ErrNotHeld: the owner holds none, or a permit id is not held.
+	// ErrNotHeld: the owner holds none, or a permit id is not held. A
+	// lock's error names the caller's owner and who holds the lock.
 	ErrNotHeld = errors.New("lock not held by this owner")
 	// ErrClosed: the Client was closed (before the call, or during it).
 	ErrClosed = errors.New("client closed")

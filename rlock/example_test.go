@@ -83,7 +83,8 @@ func ExampleLock_TryLock() {
 	// Output: false <nil>
 }
 
-// Unlock by anyone but the owner fails with ErrNotHeld and changes nothing.
+// Unlock by anyone but the owner fails with ErrNotHeld, naming the caller's
+// owner and who holds the lock, and changes nothing.
 func ExampleLock_Unlock_notHeld() {
 	rdb := redis.NewClient(&redis.Options{Addr: redisAddr})
 	defer rdb.Close()
@@ -91,12 +92,18 @@ func ExampleLock_Unlock_notHeld() {
 	defer client.Close()
 	lock := client.NewLock("example:not-held")
 
-	err := lock.Unlock(ctxowner.New(context.Background()))
+	holder := ctxowner.WithID(context.Background(), "job-8")
+	if err := lock.Lock(holder); err != nil {
+		panic(err)
+	}
+	defer lock.Unlock(holder)
+
+	err := lock.Unlock(ctxowner.WithID(context.Background(), "job-7"))
 	fmt.Println(errors.Is(err, rlock.ErrNotHeld))
 	fmt.Println(err)
 	// Output:
 	// true
-	// goredisson: unlock "example:not-held": lock not held by this owner
+	// goredisson: unlock "example:not-held": lock not held by this owner (owner "ctx:job-7"; held by owner "ctx:job-8" of this client)
 }
 
 // LostContext ends the work of a critical section when the lock is lost

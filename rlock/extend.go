@@ -26,7 +26,11 @@ func (h *handle) extend(ctx context.Context, lease time.Duration) error {
 		err = opErr(h.opName("extend"), h.name, fmt.Errorf("%w: lease %v: Extend needs a fixed lease of at least 1ms", ErrInvalidArgument, lease))
 	}
 	if err == nil {
-		err = opErr(h.opName("extend"), h.name, h.setLease(ctx, lease))
+		err = h.setLease(ctx, lease)
+		if err == ErrNotHeld {
+			err = h.notHeld(ctx, h.field(ctx)) // names the owner and the holder
+		}
+		err = opErr(h.opName("extend"), h.name, err)
 	}
 	h.observe(ctx, Event{Op: "extend", Start: start, Err: err})
 	return err

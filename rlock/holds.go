@@ -308,13 +308,16 @@ func (c *Client) lost(l watchdog.Lease, err error) {
 	if since := c.holds.since(k); !since.IsZero() {
 		held = time.Since(since)
 	}
-	cause := ErrLockLost
+	var cause error = ErrLockLost
 	if err == watchdog.ErrClosed {
 		cause = ErrClosed
 	}
 	k2 := l.Data.(leaseData).kind.String()
 	if l.Data.(leaseData).renew == renewPermit {
 		k2 = "permitsemaphore"
+		if cause == ErrLockLost {
+			cause = &permitLostError{id: l.Field}
+		}
 	}
 	c.observe(context.Background(), Event{Op: "lost", Kind: k2, Lock: l.Data.(leaseData).key,
 		Start: time.Now(), Held: held, Err: cause})

@@ -5,7 +5,6 @@ import (
 	"fmt"
 
 	"github.com/goredisson/goredisson/inspect"
-	"github.com/goredisson/goredisson/internal/inspectaux"
 )
 
 // handleOf returns the handle of a *Lock or *FencedLock, else nil.
@@ -41,11 +40,8 @@ func Inspect(ctx context.Context, l Locker) (*inspect.Info, error) {
 		if ctx == nil {
 			return nil, opErr("inspect", name, fmt.Errorf("%w: nil context", ErrInvalidArgument))
 		}
-		v, err := inspectaux.Lock(ctx, rdb, name, h.aux())
-		if err != nil {
-			return nil, opErr("inspect", name, err)
-		}
-		return v.(*inspect.Info), nil
+		info, err := h.inspect(ctx)
+		return info, opErr("inspect", name, err)
 	}
 	info, err := inspect.Lock(ctx, rdb, name)
 	return info, opErr("inspect", name, err)

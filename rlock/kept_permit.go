@@ -47,7 +47,7 @@ func (p *PermitExpirableSemaphore) acquireKept(ctx context.Context, op string, w
 		return nil, false, opErr(op, h.name, err)
 	}
 	k := &KeptPermit{p: p, id: ids[0]}
-	k.entry = c.wd.Add(watchdog.Lease{Key: h.name, Field: ids[0],
+	k.entry = c.wd.Add(watchdog.Lease{Key: h.name, Field: ids[0], Permit: true,
 		Data: leaseData{renew: renewPermit, key: h.name, keys: boxAll(p.keys()), values: raws}}, watchdog.Deadline(sent, lease), true)
 	return k, true, nil
 }
@@ -72,6 +72,9 @@ func (k *KeptPermit) LostContext(ctx context.Context) (lctx context.Context, sto
 		return newLossCtx(ctx, nil, nil, opErr("lostcontext", "", ErrNotHeld))
 	}
 	return newLossCtx(ctx, &lossWatch{entry: k.entry}, func(why error) error {
+		if why == ErrLockLost {
+			return opErr("lost", k.p.s.name, &permitLostError{id: k.id})
+		}
 		return opErr("lost", k.p.s.name, fmt.Errorf("%w: permit %s", why, k.id))
 	}, nil)
 }
@@ -104,3 +107,14 @@ func (k *KeptPermit) Release(ctx context.Context) error {
 	}
 	return err
 }
+
+// permitLostError is the ErrLockLost of a kept permit, worded for a permit:
+// "permit <id> lost".
+type permitLostError struct{ id string }
+
+func (e *permitLostError) Error() string {
+	return "permit " + e.id + " lost (its lease ran out unrenewed, or it was released or removed elsewhere)"
+}
+
+// Is makes the error ErrLockLost for errors.Is.
+func (e *permitLostError) Is(target error) bool { return target == ErrLockLost }

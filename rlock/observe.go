@@ -25,7 +25,7 @@ type Event struct {
 	Contended int           // the attempts that found it taken
 	Acquired  bool          // the acquisition took a hold
 	Held      time.Duration // on a last hold's end: how long it was held
-	Err       error         // nil for a TryLock that ran out; "lost": ErrLockLost or ErrClosed
+	Err       error         // nil for a TryLock that ran out; "lost": ErrLockLost (a kept permit's: an error that Is it, naming the permit) or ErrClosed
 }
 
 // WithObserver reports every lock operation to o (nil: ErrInvalidArgument).

@@ -28,12 +28,10 @@ type registry struct {
 	live atomic.Bool
 }
 
-// closeDeleteTimeout bounds the delete of the registration at Close, and
-// closeWait how long Close waits for it (Close does not wait for Redis).
-const (
-	closeDeleteTimeout = time.Second
-	closeWait          = 10 * time.Millisecond
-)
+// closeDeleteTimeout bounds how long Close waits for the delete of the
+// registration: a Redis that answers lets Close return as soon as the key
+// is gone; a hung or unreachable one lets the key end at its TTL.
+const closeDeleteTimeout = time.Second
 
 // startRegistry starts the registration, unless WithClientRegistry(false).
 func (c *Client) startRegistry() {
@@ -99,31 +97,37 @@ func (r *registry) write(timeout time.Duration) bool {
 	return true
 }
 
-// close stops the registration and deletes the key when the last write
-// succeeded (or was cut short by Close), without holding Close up: it waits
-// for the delete's reply at most closeWait, and the delete goes on in the
-// background, bounded by closeDeleteTimeout (a hung or unreachable Redis
-// lets the key end at its TTL instead).
-func (r *registry) close() {
+// close stops the registration and starts deleting the key when the last
+// write succeeded (or was cut short by Close); wait waits for that delete,
+// at most closeDeleteTimeout from close, so that the key is gone when Close
+// returns (a caller that closes the go-redis client right after Close, as
+// deferred calls do, no longer cuts it and leaves the key for a lease).
+func (r *registry) close() (wait func()) {
 	if r == nil {
-		return
+		return func() {}
 	}
 	close(r.stop)
+	ctx, cancel := context.WithTimeout(context.Background(), closeDeleteTimeout)
 	deleted := make(chan struct{})
 	go func() {
 		defer close(deleted)
-		<-r.done
+		defer cancel()
+		select {
+		case <-r.done: // the loop ended: no write after the delete
+		case <-ctx.Done():
+			return // a write to a hung Redis: the TTL ends the key
+		}
 		if !r.live.Load() {
 			return
 		}
-		ctx, cancel := context.WithTimeout(context.Background(), closeDeleteTimeout)
-		defer cancel()
 		_ = r.c.rdb.Del(ctx, r.key).Err()
 	}()
-	t := time.NewTimer(closeWait)
-	defer t.Stop()
-	select {
-	case <-deleted:
-	case <-t.C:
+	return func() {
+		// go-redis may take longer than ctx (a dial to a server that
+		// accepts and never answers takes its DialTimeout): Close does not.
+		select {
+		case <-deleted:
+		case <-ctx.Done():
+		}
 	}
 }

@@ -208,6 +208,9 @@ func (h *handle) unlock(ctx context.Context) error {
 			c.hub.Notify(layout.RWChannel(h.name), layout.ReadUnlockMessage)
 		}
 	}
+	if err == ErrNotHeld {
+		err = h.notHeld(rctx, k.field) // names the owner and the holder
+	}
 	err = opErr(op, h.name, err)
 	h.observe(ctx, Event{Op: "unlock", Start: start, Held: held, Err: err})
 	return err

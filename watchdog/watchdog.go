@@ -99,6 +99,26 @@ type Lease struct {
 	Key   string // the lock's Redis key
 	Field string // the holder's field in the lock hash
 	Data  any    // anything the RenewFunc needs (script kind)
+	// Permit marks a semaphore's permit (Key the semaphore, Field the
+	// permit id), not a lock's hold: the log lines say "permit".
+	Permit bool
+}
+
+// noun is what the lease keeps, in log lines: "lock" or "permit".
+func (l Lease) noun() string {
+	if l.Permit {
+		return "permit"
+	}
+	return "lock"
+}
+
+// logArgs names the lease in log lines: a lock's key and holder field, or a
+// semaphore's key and permit id.
+func (l Lease) logArgs(more ...any) []any {
+	if l.Permit {
+		return append([]any{"semaphore", l.Key, "permit", l.Field}, more...)
+	}
+	return append([]any{"key", l.Key, "field", l.Field}, more...)
 }
 
 // Status is the outcome of renewing one lease.
@@ -297,11 +317,11 @@ func (s *Scheduler) expireLocked(e *Entry, now time.Time) bool {
 	switch {
 	case e.drained: // given up by its holder: quiet
 	case e.renewed:
-		s.log.Warn("goredisson: lock lease ran out without a confirmed renewal; the lock is lost",
-			"key", e.lease.Key, "field", e.lease.Field)
+		n := e.lease.noun()
+		s.log.Warn("goredisson: "+n+" lease ran out without a confirmed renewal; the "+n+" is lost",
+			e.lease.logArgs()...)
 	default: // a fixed lease ending as asked
-		s.log.Debug("goredisson: fixed lease ended",
-			"key", e.lease.Key, "field", e.lease.Field)
+		s.log.Debug("goredisson: fixed lease ended", e.lease.logArgs()...)
 	}
 	e.lose(errLost)
 	return true
@@ -718,8 +738,7 @@ func (s *Scheduler) renewChunk(chunk []*Entry) {
 				e.lose(errLost)
 				continue
 			}
-			s.log.Warn("goredisson: lock lost, watchdog stops renewing it",
-				"key", e.lease.Key, "field", e.lease.Field)
+			s.log.Warn("goredisson: "+e.lease.noun()+" lost, watchdog stops renewing it", e.lease.logArgs()...)
 			e.lose(errLost)
 			continue
 		default:
@@ -727,8 +746,7 @@ func (s *Scheduler) renewChunk(chunk []*Entry) {
 				continue
 			}
 			if err != nil {
-				s.log.Warn("goredisson: lease renewal failed, retrying",
-					"key", e.lease.Key, "field", e.lease.Field, "err", err)
+				s.log.Warn("goredisson: lease renewal failed, retrying", e.lease.logArgs("err", err)...)
 			}
 			e.when = now.Add(s.retry)
 		}

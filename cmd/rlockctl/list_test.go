@@ -68,7 +68,7 @@ var _ = Describe("rlockctl list, status of synchronizers, and the client registr
 
 			s := rlockctl("unlock", "--force", p+":sem")
 			exits(s, 1)
-			Expect(string(s.Err.Contents())).To(ContainSubstring("is a semaphore, not a lock: left alone"))
+			Expect(string(s.Err.Contents())).To(ContainSubstring("is a semaphore (5 permits available; "))
 			Expect(raw.Get(ctx, p+":sem").Val()).To(Equal("5"))
 		})
 

@@ -231,7 +231,8 @@ func runUnlock(ctx context.Context, env *cli, args []string) error {
 		"Deletes the lock NAME whoever holds it and wakes its waiters (Redisson's\n"+
 			"forceUnlock). The holders' watchdogs notice at their next renewal. rlockctl\n"+
 			"holds no lock of its own to release, so --force is required. Exits 1 when\n"+
-			"there was no lock.", defaultAddr())
+			"there was no lock, and leaves a semaphore or latch alone (exit 1, naming\n"+
+			"it, with its permits or count).", defaultAddr())
 	force := fs.Bool("force", false, "required: delete the lock whoever holds it")
 	name, err := env.parseNamed(fs, args)
 	if err != nil {
@@ -240,7 +241,7 @@ func runUnlock(ctx context.Context, env *cli, args []string) error {
 	if !*force {
 		return fail(exitUsage, "unlock deletes a lock whoever holds it: confirm with --force")
 	}
-	_, c, info, closeAll, err := readLock(ctx, *addr, name)
+	rdb, c, info, closeAll, err := readLock(ctx, *addr, name)
 	if err != nil {
 		return err
 	}
@@ -250,7 +251,12 @@ func runUnlock(ctx context.Context, env *cli, args []string) error {
 	case info.Kind == inspect.KindForeign:
 		return fail(exitFailure, "%s is a Redis %s, not a lock: left alone", name, info.RedisType)
 	case info.Kind.IsSynchronizer():
-		return fail(exitFailure, "%s is a %s, not a lock: left alone", name, info.Kind)
+		return notForceUnlocked(name, info)
+	case info.Kind == inspect.KindNone:
+		if n := semaphoreWaiters(ctx, rdb, name); n > 0 {
+			return fail(exitFailure, "%s has no key in Redis and %d connection(s) wait on it as a semaphore (its permits never set, e.g. by TrySetPermits, or its key deleted): force unlock applies to locks; left alone", name, n)
+		}
+		lock = c.NewLock(name)
 	case info.Kind == inspect.KindFasterMulti:
 		return fail(exitFailure, "%s is a faster multilock's group: force-unlock it with its values (FasterMultiLock.ForceUnlock); left alone", name)
 	case info.Kind == inspect.KindReadWrite:
