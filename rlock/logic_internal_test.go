@@ -18,6 +18,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/goredisson/goredisson/rlock/lua"
 	"github.com/goredisson/goredisson/watchdog"
 )
 
@@ -72,7 +73,7 @@ func TestReplyErrorKinds(t *testing.T) {
 }
 
 func TestScriptsAreComplete(t *testing.T) {
-	entries, err := fs.ReadDir(luaFS, "lua")
+	entries, err := fs.ReadDir(lua.FS, ".")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,13 +1,11 @@
 package rlock
 
 import (
-	"embed"
 	"fmt"
 	"strings"
-)
 
-//go:embed lua/*.lua lua/lib/*.lua
-var luaFS embed.FS
+	"github.com/goredisson/goredisson/rlock/lua"
+)
 
 // script is one embedded Lua script as sent to Redis.
 // (transport.Script: Src is lua/<name>.lua with its includes expanded,
@@ -84,12 +82,12 @@ const includePrefix = "--#include "
 // scriptSource returns the text of lua/<name>.lua with its include lines
 // expanded: the exact source sent to Redis.
 func scriptSource(name string) (string, error) {
-	src, err := luaFS.ReadFile("lua/" + name + ".lua")
+	src, err := lua.FS.ReadFile(name + ".lua")
 	if err != nil {
 		return "", err
 	}
 	return expandIncludes(string(src), func(lib string) ([]byte, error) {
-		return luaFS.ReadFile("lua/lib/" + lib + ".lua")
+		return lua.FS.ReadFile("lib/" + lib + ".lua")
 	})
 }
 
