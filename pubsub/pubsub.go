@@ -553,10 +553,13 @@ type twinRecord struct {
 }
 
 // twinWindow bounds how long after the first copy of a message its twin
-// may be dropped for a waiter that has taken the lock and left (see twin):
-// the two copies come in one write of the server, so the second is read
-// at once unless the reader is descheduled.
-const twinWindow = 50 * time.Millisecond
+// may be dropped for a waiter that has taken the lock (see twin). The two
+// copies come in one write of the server, so the second is read at once
+// unless the reader is descheduled (for hundreds of ms on a loaded host);
+// a second unlock within it would need the waiter to have lost the lock
+// (a lease shorter than it run out) and another owner to have taken and
+// released it, with no other message on the connection in between.
+const twinWindow = time.Second
 
 // twin reports whether a message that wakes n of ch, just read from c (a
 // connection with both kinds of pub/sub), is to be dropped as the twin of
