@@ -76,7 +76,7 @@ func newOptions(opts []Option) (options, error) {
 	case o.probesSharding() && o.sharded == shardedAuto:
 		// Each client of these releases decides sharded or classic at its
 		// start on a Cluster: hear and speak both (docs/redisson.md#releases).
-		o.sharded = shardedBoth
+		o.sharded = shardedBothCluster
 	}
 	if len(o.errs) > 0 {
 		return o, fmt.Errorf("%w: %w", ErrInvalidArgument, errors.Join(o.errs...))

@@ -20,15 +20,19 @@ const (
 	shardedAuto shardedMode = iota // sharded on a Cluster that supports it
 	shardedOn
 	shardedOff
-	shardedBoth // both kinds on a Cluster that supports sharded pub/sub
+	shardedBoth // both kinds, where the servers have sharded pub/sub
+	// shardedBothCluster is both kinds on a Cluster, classic elsewhere:
+	// WithRedissonVersion 3.22.0 to 3.27.x, as those releases are.
+	shardedBothCluster
 )
 
 // PubSubMode is how a Client publishes its messages (unlock, release,
 // count-down) and listens for the other clients' on a Redis Cluster:
 // Redisson's shardedSubscriptionMode, and both kinds at once for a fleet
 // whose Redisson clients do not all use the same (docs/redisson.md#releases).
-// Off a Cluster every mode but PubSubSharded is classic pub/sub, as
-// Redisson's is.
+// Off a Cluster PubSubAuto is classic pub/sub, as Redisson's always is
+// there; PubSubSharded and PubSubBoth are what they say wherever the
+// servers have sharded pub/sub.
 type PubSubMode int
 
 // The pub/sub modes.
@@ -47,8 +51,9 @@ const (
 	// clients of either kind wake this Client's waiters and are woken by
 	// it; one unlock still wakes one waiter of this Client. The default on
 	// a Cluster with WithRedissonVersion 3.22.0 to 3.27.x, whose clients
-	// each decide at start. Classic where the Cluster has no sharded
-	// pub/sub (before Redis 7).
+	// each decide at start (off a Cluster they, and that default, are
+	// classic). Classic where the servers have no sharded pub/sub (before
+	// Redis 7).
 	PubSubBoth
 )
 
@@ -125,14 +130,14 @@ func (p *pubCommand) kinds() pubsub.Kinds {
 }
 
 // decideLocally settles the choice that needs no question to Redis: ON,
-// OFF, and AUTO or both off a Cluster (Redisson decides sharded pub/sub
-// only in its cluster connection manager).
+// OFF, and AUTO (or the releases' both) off a Cluster (Redisson decides
+// sharded pub/sub only in its cluster connection manager).
 func (p *pubCommand) decideLocally(rdb redis.UniversalClient) {
 	_, isCluster := rdb.(*redis.ClusterClient)
 	switch {
 	case p.mode == shardedOn:
 		p.state.Store(pubSharded)
-	case p.mode == shardedOff || !isCluster:
+	case p.mode == shardedOff || (!isCluster && p.mode != shardedBoth):
 		p.state.Store(pubClassic)
 	}
 }
@@ -156,7 +161,7 @@ func (p *pubCommand) resolve(ctx context.Context, rdb redis.UniversalClient) err
 	err := rdb.Do(ctx, "pubsub", "shardnumsub", "0").Err()
 	var re redis.Error
 	switch {
-	case err == nil && p.mode == shardedBoth:
+	case err == nil && (p.mode == shardedBoth || p.mode == shardedBothCluster):
 		p.state.Store(pubBoth)
 	case err == nil:
 		p.state.Store(pubSharded)
