@@ -206,4 +206,3 @@ func subscriptions(b *testing.B, cluster *redistest.Cluster) (classic, sharded i
 	})
 	return classic, sharded
 }
-
