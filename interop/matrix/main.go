@@ -366,25 +366,48 @@ func render(runs []run) string {
 				case !ok:
 					b.WriteString(" not run |")
 				case c.Result == "agrees":
-					fmt.Fprintf(&b, " agrees (%.0f ms) |", c.Millis)
+					fmt.Fprintf(&b, " agrees (%.0f ms%s) |", c.Millis, drawOf(c.Note, "; "))
 				case strings.HasPrefix(c.Result, "that release lacks"):
 					b.WriteString(" lacks the type |")
 				default:
-					fmt.Fprintf(&b, " %s |", strings.ReplaceAll(c.Result, "|", "/"))
+					fmt.Fprintf(&b, " %s%s |", strings.ReplaceAll(c.Result, "|", "/"), drawOf(c.Note, " ("))
 				}
 			}
 			b.WriteString("\n")
 		}
 		notes := map[string]bool{}
+		draws := map[string]int{}
 		for _, c := range r.Cells {
+			if d := drawOf(c.Note, ""); d != "" {
+				draws[d]++
+				continue
+			}
 			if c.Note != "" && !notes[c.Note] {
 				notes[c.Note] = true
 				fmt.Fprintf(&b, "\nNote: %s.\n", c.Note)
 			}
 		}
+		if len(draws) > 0 {
+			fmt.Fprintf(&b, "\nNote: on the Cluster, Redisson was started anew for every cell (the slot-0 master listed first and last in turn) and goredisson had only WithRedissonVersion; %d starts drew sharded pub/sub, %d classic (each cell says which).\n",
+				draws["drew sharded"], draws["drew classic"])
+		}
 		b.WriteString("\n")
 	}
 	return b.String()
+}
+
+// drawOf returns "drew sharded" or "drew classic" after prefix when a
+// cell's note says what its Redisson start drew, else "".
+func drawOf(note, prefix string) string {
+	for _, d := range []string{"drew sharded", "drew classic"} {
+		if strings.Contains(note, d) {
+			if prefix == " (" {
+				return " (" + d + ")"
+			}
+			return prefix + d
+		}
+	}
+	return ""
 }
 
 func passRank(p string) int {
