@@ -62,6 +62,9 @@ func parseRedissonVersion(s string) (redissonVersion, error) {
 }
 
 // WithRedissonVersion names the Java side's Redisson release, e.g. "3.20.1".
+// On a Cluster it also picks the pub/sub (unless WithPubSubMode or
+// WithShardedPubSub says): classic before 3.22.0, both kinds from 3.22.0
+// to 3.27.x, sharded (AUTO) from 3.28.0.
 func WithRedissonVersion(v string) Option {
 	return func(o *options) {
 		rv, err := parseRedissonVersion(v)
