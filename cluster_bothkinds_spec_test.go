@@ -152,6 +152,60 @@ var _ = Describe("on Redis Cluster with both kinds of pub/sub (3 masters, 3 repl
 		}
 	})
 
+	It("publishes a semaphore's release and a latch's count-down both ways, and its semaphore waiter wakes for a Java release of either kind", func() {
+		g := clusterClients(cluster, 1, rlock.WithRedissonVersion("3.27.2"))[0]
+		cc := redis.NewClusterClient(&redis.ClusterOptions{Addrs: cluster.Addrs()})
+		DeferCleanup(cc.Close)
+		listen := func(channel string) []*redis.PubSub {
+			GinkgoHelper()
+			out := []*redis.PubSub{cc.Subscribe(ctx, channel), cc.SSubscribe(ctx, channel)}
+			for _, ps := range out {
+				DeferCleanup(ps.Close)
+				_, err := ps.Receive(ctx)
+				Expect(err).NotTo(HaveOccurred())
+			}
+			return out
+		}
+		heard := func(raws []*redis.PubSub, channel, payload string) {
+			GinkgoHelper()
+			for i, ps := range raws {
+				msg, err := ps.ReceiveTimeout(ctx, 2*time.Second)
+				Expect(err).NotTo(HaveOccurred(), "subscriber %d", i)
+				Expect(msg).To(Equal(&redis.Message{Channel: channel, Payload: payload}), "subscriber %d", i)
+			}
+		}
+		sem := tagInSlot(700) + ":sem"
+		semChannel := "redisson_sc:" + sem
+		raws := listen(semChannel)
+		s := g.NewSemaphore(sem)
+		Expect(s.TrySetPermits(ctx, 0)).To(BeTrue())
+		heard(raws, semChannel, "0") // trySetPermits publishes the permits, as Redisson's
+		Expect(s.Release(ctx, 2)).To(Succeed())
+		heard(raws, semChannel, "2")
+		Expect(s.Acquire(ctx, 2)).To(Succeed())
+
+		latch := plainNameInSlot(701, "latch")
+		latchChannel := "redisson_countdownlatch__channel__{" + latch + "}"
+		raws = listen(latchChannel)
+		l := g.NewCountDownLatch(latch)
+		Expect(l.TrySetCount(ctx, 1)).To(BeTrue())
+		heard(raws, latchChannel, "1")
+		Expect(l.CountDown(ctx)).To(Succeed())
+		heard(raws, latchChannel, "0")
+
+		m := master(semChannel)
+		for _, kind := range []string{"publish", "spublish"} {
+			done := make(chan error, 1)
+			go func() { done <- s.Acquire(ctx, 1) }()
+			Eventually(subs(semChannel)).WithTimeout(5*time.Second).Should(Equal([2]int64{2, 2}), kind) // the test's and the waiter's
+			Consistently(done).WithTimeout(200 * time.Millisecond).ShouldNot(Receive())
+			// A Java release of that kind: the permits, then the message.
+			Expect(m.Eval(ctx, fmt.Sprintf("redis.call('incrby', KEYS[1], 1); return redis.call('%s', KEYS[2], '1')", kind),
+				[]string{sem, semChannel}).Err()).To(Succeed())
+			Eventually(done).WithTimeout(2*time.Second).Should(Receive(BeNil()), kind)
+		}
+	})
+
 	It("wakes one waiter per Client for each unlock published with both kinds (one attempt each)", func() {
 		name := tagInSlot(500) + ":one"
 		channel := "redisson_lock__channel:" + name
