@@ -311,6 +311,11 @@ func (h *Hub) lost(c *conn, why error) {
 	c.dead = true
 	var moved []*channel
 	for _, ch := range h.chans {
+		if ch.conn == c && !ch.want {
+			ch.unsubs = 0 // its unsubscribe confirmations are lost with c
+			h.dropIfUnused(ch)
+			continue
+		}
 		if ch.conn == c {
 			moved = append(moved, ch)
 		}
@@ -372,6 +377,7 @@ func (h *Hub) unsubscribed(c *conn, name string, sharded bool) {
 		if ch.unsubs > 0 {
 			ch.unsubs--
 		}
+		h.dropIfUnused(ch)
 		h.mu.Unlock()
 		return
 	}
@@ -683,7 +689,8 @@ func (h *Hub) unsubscribeFrom(ch *channel) error {
 	h.mu.Lock()
 	c := ch.conn
 	if c == nil || c.dead || !ch.counted {
-		ch.conn, ch.counted, ch.pending = nil, false, 0
+		ch.conn, ch.counted, ch.pending, ch.unsubs = nil, false, 0, 0
+		h.dropIfUnused(ch)
 		h.mu.Unlock()
 		return nil
 	}
@@ -691,12 +698,14 @@ func (h *Hub) unsubscribeFrom(ch *channel) error {
 	ch.counted = false
 	last := c.n == 0
 	if last {
-		ch.conn, ch.pending = nil, 0
+		ch.conn, ch.pending, ch.unsubs = nil, 0, 0
 	} else {
-		// The channel stays on c: a SUBSCRIBE that follows counts the
-		// confirmations due there in order (see confirmed).
+		// The channel stays on c (and in the Hub until the confirmations
+		// came): a SUBSCRIBE that follows counts the confirmations due
+		// there in order (see confirmed).
 		ch.unsubs += commands(k)
 	}
+	h.dropIfUnused(ch)
 	h.mu.Unlock()
 	if last {
 		// Closing the connection ends every subscription on it.
@@ -712,6 +721,12 @@ func (h *Hub) unsubscribeFrom(ch *channel) error {
 		err = c.ps.SUnsubscribe(wctx, ch.name)
 	}
 	if err != nil {
+		h.mu.Lock()
+		if ch.conn == c && !ch.want {
+			ch.unsubs = 0 // no confirmation will come
+			h.dropIfUnused(ch)
+		}
+		h.mu.Unlock()
 		return fmt.Errorf("pubsub: unsubscribe %s: %w", ch.name, err)
 	}
 	return nil

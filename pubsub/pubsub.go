@@ -1101,7 +1101,6 @@ func (h *Hub) unsubscribeIdle(ch *channel, tp **time.Timer) {
 	ch.want = false
 	ch.permits = 0
 	ch.rehomed = false
-	h.dropIfUnused(ch)
 	h.mu.Unlock()
 	if err := h.unsubscribeFrom(ch); err != nil {
 		h.log.Warn("goredisson: unsubscribe failed", "channel", ch.name, "err", err)
@@ -1109,9 +1108,12 @@ func (h *Hub) unsubscribeIdle(ch *channel, tp **time.Timer) {
 }
 
 // dropIfUnused forgets a channel that is neither used nor waiting for a
-// confirmation. Called with mu held.
+// confirmation: not while its unsubscribe confirmations are due, so that a
+// SUBSCRIBE of the name that follows on the same connection counts them
+// (a new channel would take a late one for the server dropping it).
+// Called with mu held.
 func (h *Hub) dropIfUnused(ch *channel) {
-	if ch.refs == 0 && !ch.want && h.chans[ch.name] == ch {
+	if ch.refs == 0 && !ch.want && ch.unsubs == 0 && h.chans[ch.name] == ch {
 		delete(h.chans, ch.name)
 	}
 }
