@@ -504,7 +504,7 @@ func (t *matrixTopology) restartJava() string {
 	if javaListensSharded(t.java, t.nodes) {
 		kind = "sharded"
 	}
-	return fmt.Sprintf("Redisson started anew for this cell (%s): it drew %s pub/sub; goredisson has only WithRedissonVersion", which, kind)
+	return fmt.Sprintf("Redisson started anew for this cell (%s): it drew %s pub/sub", which, kind)
 }
 
 // javaListensSharded makes a Redisson thread wait on a lock and reports

@@ -388,8 +388,12 @@ func render(runs []run) string {
 			}
 		}
 		if len(draws) > 0 {
-			fmt.Fprintf(&b, "\nNote: on the Cluster, Redisson was started anew for every cell (the slot-0 master listed first and last in turn) and goredisson had only WithRedissonVersion; %d starts drew sharded pub/sub, %d classic (each cell says which).\n",
-				draws["drew sharded"], draws["drew classic"])
+			goSide := "goredisson had only WithRedissonVersion (and the NameMapper of the pass)"
+			if r.Pass == "default" || r.Pass == "mapper-default" {
+				goSide = "goredisson had its defaults"
+			}
+			fmt.Fprintf(&b, "\nNote: on the Cluster, Redisson was started anew for every cell (the slot-0 master listed first and last in turn) and %s; %d starts drew sharded pub/sub, %d classic (each cell says which).\n",
+				goSide, draws["drew sharded"], draws["drew classic"])
 		}
 		b.WriteString("\n")
 	}
