@@ -18,26 +18,6 @@ var _ = Describe("on Redis Cluster with WithRedissonVersion (3 masters, 3 replic
 	ctx := context.Background()
 	sharedCluster(&cluster)
 
-	It("refuses AUTO with Redisson 3.22 to 3.28, whose choice depends on the node it asked, and takes an explicit WithShardedPubSub", func() {
-		for _, v := range []string{"3.22.0", "3.23.5", "3.28.9"} {
-			cc := redis.NewClusterClient(&redis.ClusterOptions{Addrs: cluster.Addrs()})
-			_, err := rlock.NewClient(cc, rlock.WithRedissonVersion(v))
-			Expect(err).To(MatchError(rlock.ErrInvalidArgument), v)
-			Expect(err.Error()).To(ContainSubstring("slot 0"))
-			for _, on := range []bool{true, false} {
-				c, err := rlock.NewClient(cc, rlock.WithRedissonVersion(v), rlock.WithShardedPubSub(on))
-				Expect(err).NotTo(HaveOccurred())
-				Expect(c.Close()).To(Succeed())
-			}
-			Expect(cc.Close()).To(Succeed())
-		}
-		cc := redis.NewClusterClient(&redis.ClusterOptions{Addrs: cluster.Addrs()})
-		c, err := rlock.NewClient(cc, rlock.WithRedissonVersion("3.29.0")) // PUBSUB SHARDNUMSUB from 3.29: AUTO is decided alike
-		Expect(err).NotTo(HaveOccurred())
-		Expect(c.Close()).To(Succeed())
-		Expect(cc.Close()).To(Succeed())
-	})
-
 	It("publishes and listens classic, as Redisson before 3.22.0 always does, though the Cluster has sharded pub/sub", func() {
 		tag := tagInSlot(200)
 		name := tag + ":v321"

@@ -95,6 +95,10 @@ type redissonEmu struct {
 	pubsub   *lockPubSub
 	renewals *renewer
 	tids     atomic.Int64
+	// sharded is Redisson's sharded pub/sub (a Cluster start of 3.22 to
+	// 3.27 that drew it, or shardedSubscriptionMode ON): its scripts
+	// SPUBLISH and its waiters SSUBSCRIBE.
+	sharded bool
 }
 
 // emuOption configures an emulated instance, as Redisson's Config would.
@@ -106,6 +110,18 @@ func emuWatchdog(d time.Duration) emuOption { return func(r *redissonEmu) { r.wa
 // emuFairWait sets fairLockWaitTimeout.
 func emuFairWait(d time.Duration) emuOption { return func(r *redissonEmu) { r.fairWait = d } }
 
+// emuSharded makes the instance use sharded pub/sub.
+func emuSharded() emuOption { return func(r *redissonEmu) { r.sharded = true } }
+
+// publishCommand is what the instance's scripts get as their publish
+// command (PublishSubscribeService.getPublishCommand).
+func (r *redissonEmu) publishCommand() string {
+	if r.sharded {
+		return "spublish"
+	}
+	return "publish"
+}
+
 // newRedissonEmu starts an emulated instance on rdb; Close stops it.
 func newRedissonEmu(rdb *redis.Client, opts ...emuOption) *redissonEmu {
 	r := &redissonEmu{rdb: rdb, id: uuid.NewString(), watchdog: redissonWatchdog, fairWait: redissonFairWait}
@@ -113,7 +129,7 @@ func newRedissonEmu(rdb *redis.Client, opts ...emuOption) *redissonEmu {
 		o(r)
 	}
 	r.tids.Store(100)
-	r.pubsub = &lockPubSub{rdb: rdb, entries: map[string]*psEntry{}}
+	r.pubsub = &lockPubSub{rdb: rdb, entries: map[string]*psEntry{}, sharded: r.sharded}
 	r.renewals = startRenewer(r)
 	return r
 }
@@ -473,20 +489,20 @@ func (l *emuLock) Unlock(ctx context.Context, tid int64) error {
 	switch l.kind {
 	case kindLock, kindFenced:
 		v, err = emuScripts["lock_release"].Run(ctx, rdb, []string{l.name, l.channel(tid), latch},
-			"0", leaseMs, l.field(tid), "publish", latchMs).Result()
+			"0", leaseMs, l.field(tid), l.r.publishCommand(), latchMs).Result()
 	case kindSpin:
 		v, err = emuScripts["spin_release"].Run(ctx, rdb, []string{l.name, latch}, leaseMs, l.field(tid), latchMs).Result()
 	case kindFair:
 		v, err = emuScripts["fair_release"].Run(ctx, rdb,
 			[]string{l.name, l.queueKey(), l.timeoutKey(), prefixName("redisson_lock__channel", l.name), latch},
-			"0", leaseMs, l.field(tid), time.Now().UnixMilli(), "publish", latchMs).Result()
+			"0", leaseMs, l.field(tid), time.Now().UnixMilli(), l.r.publishCommand(), latchMs).Result()
 	case kindRead:
 		v, err = emuScripts["read_release"].Run(ctx, rdb,
 			[]string{l.name, l.channel(tid), l.readTimeoutPrefix(tid), l.keyPrefix(tid), latch},
-			"0", l.field(tid), "publish", latchMs).Result()
+			"0", l.field(tid), l.r.publishCommand(), latchMs).Result()
 	case kindWrite:
 		v, err = emuScripts["write_release"].Run(ctx, rdb, []string{l.name, l.channel(tid), latch},
-			"1", leaseMs, l.field(tid), "publish", latchMs).Result()
+			"1", leaseMs, l.field(tid), l.r.publishCommand(), latchMs).Result()
 	}
 	if err == nil || errors.Is(err, redis.Nil) {
 		rdb.Del(ctx, latch)
@@ -521,17 +537,17 @@ func (l *emuLock) ForceUnlock(ctx context.Context) (bool, error) {
 	var err error
 	switch l.kind {
 	case kindLock, kindFenced:
-		n, err = emuScripts["lock_forceunlock"].Run(ctx, rdb, []string{l.name, l.channel(0)}, "0", "publish").Int64()
+		n, err = emuScripts["lock_forceunlock"].Run(ctx, rdb, []string{l.name, l.channel(0)}, "0", l.r.publishCommand()).Int64()
 	case kindSpin:
 		n, err = emuScripts["spin_forceunlock"].Run(ctx, rdb, []string{l.name}).Int64()
 	case kindFair:
 		n, err = emuScripts["fair_forceunlock"].Run(ctx, rdb,
 			[]string{l.name, l.queueKey(), l.timeoutKey(), prefixName("redisson_lock__channel", l.name)},
-			"0", time.Now().UnixMilli(), "publish").Int64()
+			"0", time.Now().UnixMilli(), l.r.publishCommand()).Int64()
 	case kindRead:
-		n, err = emuScripts["read_forceunlock"].Run(ctx, rdb, []string{l.name, l.channel(0)}, "0", "publish").Int64()
+		n, err = emuScripts["read_forceunlock"].Run(ctx, rdb, []string{l.name, l.channel(0)}, "0", l.r.publishCommand()).Int64()
 	case kindWrite:
-		n, err = emuScripts["write_forceunlock"].Run(ctx, rdb, []string{l.name, l.channel(0)}, "1", "publish").Int64()
+		n, err = emuScripts["write_forceunlock"].Run(ctx, rdb, []string{l.name, l.channel(0)}, "1", l.r.publishCommand()).Int64()
 	}
 	return n == 1, err
 }
@@ -574,7 +590,8 @@ func (l *emuLock) RemainTTL(ctx context.Context) (int64, error) {
 // entry (subscription plus semaphore) per channel, shared by the threads
 // waiting on it and dropped when the last one leaves.
 type lockPubSub struct {
-	rdb *redis.Client
+	rdb     *redis.Client
+	sharded bool // SSUBSCRIBE
 
 	mu      sync.Mutex
 	entries map[string]*psEntry
@@ -610,7 +627,12 @@ func (p *lockPubSub) subscribe(ctx context.Context, channel string) (*psEntry, e
 	p.entries[channel] = e
 	p.mu.Unlock()
 
-	ps := p.rdb.Subscribe(ctx, channel)
+	var ps *redis.PubSub
+	if p.sharded {
+		ps = p.rdb.SSubscribe(ctx, channel)
+	} else {
+		ps = p.rdb.Subscribe(ctx, channel)
+	}
 	if _, err := ps.Receive(ctx); err != nil {
 		_ = ps.Close()
 		e.err = err

@@ -11,14 +11,22 @@ package interop_test
 // against every release from 3.18 on; a type the release lacks answers
 // "lacks", and the cell says so. The Go side takes its options from the
 // environment: REDISSON_MATRIX_VERSION (WithRedissonVersion, empty for the
-// default) and PROBE_NAME_PREFIX (a NameMapper prefix on both sides).
+// default) and PROBE_NAME_PREFIX (a NameMapper prefix on both sides), and
+// nothing else: as a porter would configure it from the release number.
 // REDISSON_MATRIX_TOPOLOGY=single or cluster runs one topology only.
+//
+// Redisson 3.22.0 to 3.27.x decide at each start whether they use sharded
+// or classic pub/sub on a Cluster (see draws_spec_test.go): on the Cluster
+// the matrix starts Redisson anew for every cell of these releases, with
+// the master of slot 0 listed first and last in turn (3.22-3.26 ask the
+// first address), and each cell's note says what that start drew.
 
 import (
 	"context"
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"strings"
 	"time"
 
@@ -108,7 +116,14 @@ type matrixTopology struct {
 	name string
 	java *probe
 	g    *rlock.Client
-	note string // how the Go side was configured to match, when it had to be told
+	// restart is set when every cell starts Redisson anew (the Cluster
+	// and a release that draws its pub/sub at start): the probe's command
+	// line, and the node lists to start it with in turn.
+	restart bool
+	cmd     []string
+	orders  [][]string
+	starts  int
+	nodes   []*redistest.Server
 }
 
 var _ = Describe("the version matrix", Label("redisson", "matrix"), func() {
@@ -149,23 +164,21 @@ var _ = Describe("the version matrix", Label("redisson", "matrix"), func() {
 					Skip(skip)
 				}
 				DeferCleanup(func() { Expect(t.java.close()).To(Succeed()) })
-				opts := matrixOptions()
-				if topo == "cluster" && probesSharding(os.Getenv(matrixVersionEnv)) {
-					// Redisson 3.22-3.28 picks sharded pub/sub by whether
-					// the node it asks owns slot 0: see what it chose, as
-					// docs/redisson.md tells a porter to.
-					sharded := javaListensSharded(t.java, rdb.(*redis.ClusterClient), clusterNodes)
-					opts = append(opts, rlock.WithShardedPubSub(sharded))
-					t.note = fmt.Sprintf("Redisson chose %s pub/sub on this Cluster; goredisson set WithShardedPubSub(%v)", map[bool]string{true: "sharded", false: "classic"}[sharded], sharded)
+				if topo == "cluster" && drawsPubSub(t.java.version) {
+					t.restart, t.cmd, t.nodes = true, t.java.cmd.Args, clusterNodes
+					t.orders = slot0Orders(clusterNodes)
 				}
-				t.g, err = rlock.NewClient(rdb, opts...)
+				t.g, err = rlock.NewClient(rdb, matrixOptions()...)
 				Expect(err).NotTo(HaveOccurred())
 				DeferCleanup(func() { _ = t.g.Close() })
 			})
 			for _, mt := range matrixTypes {
 				for _, dir := range []string{dirGoWaits, dirJavaWaits} {
 					It(fmt.Sprintf("%s | %s | %s", topo, mt.title, dir), func() {
-						cell := matrixCell{Type: mt.title, Topology: topo, Direction: dir, Note: t.note}
+						cell := matrixCell{Type: mt.title, Topology: topo, Direction: dir}
+						if t.restart {
+							cell.Note = t.restartJava()
+						}
 						if has := t.java.do("has " + mt.key); has != "true" {
 							cell.Result = "that release lacks the type (" + has + ")"
 							AddReportEntry("matrix", cell, ReportEntryVisibilityNever)
@@ -431,28 +444,77 @@ func javaOK(p *probe, cmd string) error {
 
 func msOf(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 
-// probesSharding reports whether release v (major.minor[.patch]) is one of
-// Redisson 3.22 to 3.28, whose sharded pub/sub on a Cluster depends on the
-// node it asked.
-func probesSharding(v string) bool {
-	var major, minor int
-	if _, err := fmt.Sscanf(v, "%d.%d", &major, &minor); err != nil {
-		return false
+// drawsPubSub reports whether a probe's version line names Redisson 3.22.0
+// to 3.27.x, whose pub/sub on a Cluster is drawn at each start.
+func drawsPubSub(version string) bool {
+	major, minor, _, ok := probeRelease(version)
+	return ok && major == 3 && minor >= 22 && minor < 28
+}
+
+// slot0Orders returns the Cluster's addresses with the master of slot 0
+// first, and with it last: what Redisson 3.22-3.26 draws from.
+func slot0Orders(nodes []*redistest.Server) [][]string {
+	GinkgoHelper()
+	ctx := context.Background()
+	var slot0 string
+	for _, n := range nodes {
+		c := n.Client()
+		slots := c.ClusterSlots(ctx).Val()
+		_ = c.Close()
+		for _, r := range slots {
+			if r.Start == 0 && len(r.Nodes) > 0 {
+				slot0 = r.Nodes[0].Addr
+			}
+		}
 	}
-	return major == 3 && minor >= 22 && minor < 29
+	Expect(slot0).NotTo(BeEmpty(), "the master of slot 0")
+	var rest []string
+	for _, n := range nodes {
+		if n.Addr != slot0 {
+			rest = append(rest, n.Addr)
+		}
+	}
+	first := append([]string{slot0}, rest...)
+	last := append(append([]string(nil), rest...), slot0)
+	return [][]string{first, last}
+}
+
+// restartJava stops the cell's Redisson and starts it anew (the node list
+// in the next order), and returns what this start drew, for the cell's
+// note.
+func (t *matrixTopology) restartJava() string {
+	GinkgoHelper()
+	Expect(t.java.close()).To(Succeed())
+	order := t.orders[t.starts%len(t.orders)]
+	t.starts++
+	args := append([]string(nil), t.cmd[1:]...)
+	for i, a := range args {
+		if strings.HasPrefix(a, "redis://") {
+			args[i] = "redis://" + strings.Join(order, ",redis://")
+		}
+	}
+	var err error
+	t.java, err = runProbe(exec.Command(t.cmd[0], args...))
+	Expect(err).NotTo(HaveOccurred(), "restarting Redisson")
+	which := "slot-0 master listed first"
+	if t.starts%2 == 0 {
+		which = "slot-0 master listed last"
+	}
+	kind := "classic"
+	if javaListensSharded(t.java, t.nodes) {
+		kind = "sharded"
+	}
+	return fmt.Sprintf("Redisson started anew for this cell (%s): it drew %s pub/sub", which, kind)
 }
 
 // javaListensSharded makes a Redisson thread wait on a lock and reports
 // whether it listens with SSUBSCRIBE (true) or SUBSCRIBE (false).
-func javaListensSharded(j *probe, cc *redis.ClusterClient, nodes []*redistest.Server) bool {
+func javaListensSharded(j *probe, nodes []*redistest.Server) bool {
 	GinkgoHelper()
 	ctx := context.Background()
-	name := "{mx:detect}"
+	name := fmt.Sprintf("{mx:detect:%d}", time.Now().UnixNano())
 	key := os.Getenv(prefixEnv) + name
 	channel := "redisson_lock__channel:" + key
-	if !strings.Contains(key, "{") {
-		channel = "redisson_lock__channel:{" + key + "}"
-	}
 	holder, waiter := j.newTid(), j.newTid()
 	Expect(j.do("lock lock " + name + " " + holder + " 10000")).To(Equal("ok"))
 	wait := j.send("lock lock " + name + " " + waiter + " -1")
@@ -471,6 +533,5 @@ func javaListensSharded(j *probe, cc *redis.ClusterClient, nodes []*redistest.Se
 	j.ok("unlock lock " + name + " " + holder)
 	Expect(wait.wait(20 * time.Second)).To(Equal("ok"))
 	j.ok("unlock lock " + name + " " + waiter)
-	_ = cc
 	return sharded
 }

@@ -230,6 +230,10 @@ func (w *world) awaitQueued(name, field string) {
 func (w *world) listen(channels ...string) <-chan string {
 	GinkgoHelper()
 	sub := w.e.raw.Subscribe(context.Background(), channels...)
+	if listenSharded {
+		_ = sub.Close()
+		sub = w.e.raw.SSubscribe(context.Background(), channels...)
+	}
 	for range channels {
 		_, err := sub.Receive(context.Background())
 		Expect(err).NotTo(HaveOccurred())

@@ -130,7 +130,7 @@ func (e *env) rdb() *redis.Client {
 // at cleanup.
 func (e *env) goClient(opts ...rlock.Option) *rlock.Client {
 	GinkgoHelper()
-	c, err := rlock.NewClient(e.rdb(), opts...)
+	c, err := rlock.NewClient(e.rdb(), append(append([]rlock.Option(nil), goClientOptions...), opts...)...)
 	Expect(err).NotTo(HaveOccurred())
 	DeferCleanup(func() { _ = c.Close() })
 	return c

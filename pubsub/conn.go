@@ -69,6 +69,11 @@ type conn struct {
 	// roleAt is when the reader last asked c's node its ROLE (see
 	// checkRole); only c's reader uses it.
 	roleAt time.Time
+	// both is set when c carries its channels with both kinds of pub/sub,
+	// and prev is the last message delivered from c and what it woke (for
+	// twins, see Hub.deliver). Under Hub.mu.
+	both bool
+	prev twinRecord
 }
 
 // connKey marks the contexts of a connection's own commands, so that a
@@ -79,19 +84,27 @@ func (c *conn) ctx() context.Context {
 	return context.WithValue(context.Background(), connKey{}, c)
 }
 
-// isSharded reports whether the Hub uses sharded pub/sub, deciding it
-// (WithShardedFunc) on first use.
-func (h *Hub) isSharded(ctx context.Context) (bool, error) {
-	if h.shardedFn == nil {
-		return h.sharded, nil
+// kinds reports which kinds of pub/sub the Hub uses, deciding it
+// (WithKindsFunc) on first use.
+func (h *Hub) kinds(ctx context.Context) (Kinds, error) {
+	if h.kindsFn == nil {
+		if h.sharded {
+			return Sharded, nil
+		}
+		return Classic, nil
 	}
-	return h.shardedFn(ctx)
+	k, err := h.kindsFn(ctx)
+	if k != Sharded && k != Both {
+		k = Classic
+	}
+	return k, err
 }
 
 // placement returns where a channel is subscribed: the key of its
-// connection and the go-redis client that makes it.
-func (h *Hub) placement(ctx context.Context, name string, sharded bool) (string, redis.UniversalClient, error) {
-	if !sharded || h.nodes == nil {
+// connection and the go-redis client that makes it. A channel with a
+// sharded subscription (Sharded or Both) goes to its slot's master.
+func (h *Hub) placement(ctx context.Context, name string, k Kinds) (string, redis.UniversalClient, error) {
+	if k&Sharded == 0 || h.nodes == nil {
 		return "", h.rdb, nil
 	}
 	rdb, addr, err := h.nodes.Master(ctx, name)
@@ -131,14 +144,29 @@ func (h *Hub) connFor(key string, rdb redis.UniversalClient) (*conn, error) {
 	return c, nil
 }
 
-// subscribeOn writes SUBSCRIBE (or SSUBSCRIBE) for name on c.
-func (h *Hub) subscribeOn(c *conn, name string, sharded bool) error {
+// subscribeOn writes SUBSCRIBE or SSUBSCRIBE, or both (in that order), for
+// name on c.
+func (h *Hub) subscribeOn(c *conn, name string, k Kinds) error {
 	wctx, cancel := context.WithTimeout(c.ctx(), writeTimeout)
 	defer cancel()
-	if sharded {
+	if k&Classic != 0 {
+		if err := c.ps.Subscribe(wctx, name); err != nil {
+			return err
+		}
+	}
+	if k&Sharded != 0 {
 		return c.ps.SSubscribe(wctx, name)
 	}
-	return c.ps.Subscribe(wctx, name)
+	return nil
+}
+
+// commands is how many commands (and confirmations) one (un)subscription
+// of a channel takes with k.
+func commands(k Kinds) int32 {
+	if k == Both {
+		return 2
+	}
+	return 1
 }
 
 // writeTimeout bounds the write of a (un)subscribe command, which may come
@@ -177,14 +205,14 @@ func (h *Hub) read(c *conn) {
 		confirmed := false
 		switch m := m.(type) {
 		case *redis.Message:
-			h.deliver(m.Channel, m.Payload)
+			h.deliver(c, m.Channel, m.Payload)
 		case *redis.Subscription:
 			switch m.Kind {
 			case "subscribe", "ssubscribe":
 				h.confirmed(c, m.Channel)
 				confirmed = true
 			case "unsubscribe", "sunsubscribe":
-				h.unsubscribed(c, m.Channel)
+				h.unsubscribed(c, m.Channel, m.Kind == "sunsubscribe")
 			}
 		}
 		if h.roleDue(c, confirmed) && !h.checkRole(c) {
@@ -283,6 +311,11 @@ func (h *Hub) lost(c *conn, why error) {
 	c.dead = true
 	var moved []*channel
 	for _, ch := range h.chans {
+		if ch.conn == c && !ch.want {
+			ch.unsubs = 0 // its unsubscribe confirmations are lost with c
+			h.dropIfUnused(ch)
+			continue
+		}
 		if ch.conn == c {
 			moved = append(moved, ch)
 		}
@@ -328,25 +361,32 @@ func (h *Hub) later(pause time.Duration, f func()) {
 	time.AfterFunc(pause, f)
 }
 
-// unsubscribed handles an unsubscribe confirmation: one the Hub asked for,
-// or the server dropping the channel (a slot that migrated away), which is
-// then subscribed again where it belongs.
-func (h *Hub) unsubscribed(c *conn, name string) {
+// unsubscribed handles an unsubscribe confirmation (sharded: of an
+// SUNSUBSCRIBE): one the Hub asked for, or the server dropping the channel
+// (a slot that migrated away), which is then subscribed again where it
+// belongs. The server never drops a classic subscription itself, so on a
+// connection with both kinds only an SUNSUBSCRIBE can be a drop.
+func (h *Hub) unsubscribed(c *conn, name string, sharded bool) {
 	h.mu.Lock()
 	ch := h.chans[name]
 	if ch == nil || ch.conn != c {
 		h.mu.Unlock()
 		return
 	}
-	if ch.unsubs > 0 || !ch.want {
+	if ch.unsubs > 0 || !ch.want || (c.both && !sharded) {
 		if ch.unsubs > 0 {
 			ch.unsubs--
 		}
+		h.dropIfUnused(ch)
 		h.mu.Unlock()
 		return
 	}
 	ch.detach()
+	both := c.both
 	h.mu.Unlock()
+	if both {
+		h.dropClassic(c, name)
+	}
 	h.log.Debug("goredisson: the server dropped a subscription (its slot moved), subscribing again", "channel", name, "node", c.key)
 	if h.nodes != nil {
 		// On the reader's goroutine: bounded, rehome places the channel
@@ -423,7 +463,15 @@ func (h *Hub) errorReply(c *conn, msg string) {
 			chans = append(chans, ch)
 		}
 	}
+	both := c.both
 	h.mu.Unlock()
+	if both {
+		// The SUBSCRIBE before the refused SSUBSCRIBE may have been taken:
+		// the channel leaves c whole.
+		for _, ch := range chans {
+			h.dropClassic(c, ch.name)
+		}
+	}
 	if moved {
 		go h.rehome(nil, chans)
 		return
@@ -461,6 +509,20 @@ func (h *Hub) refused(c *conn, msg string) {
 		return
 	}
 	h.log.Debug("goredisson: subscription refused", "channels", strings.Join(names, ","), "err", msg)
+}
+
+// dropClassic unsubscribes the classic half of a channel that left c, a
+// connection with both kinds (its sharded half was dropped or refused), so
+// that c hears nothing more of it; messages that come meanwhile are not
+// delivered (see Hub.deliver). Written by c's reader before the channel is
+// subscribed again, so an UNSUBSCRIBE never follows a new SUBSCRIBE of
+// the channel on c. Its confirmation is no drop (see unsubscribed).
+func (h *Hub) dropClassic(c *conn, name string) {
+	wctx, cancel := context.WithTimeout(c.ctx(), writeTimeout)
+	defer cancel()
+	if err := c.ps.Unsubscribe(wctx, name); err != nil {
+		h.log.Debug("goredisson: unsubscribe of a moved channel failed", "channel", name, "node", c.key, "err", err)
+	}
 }
 
 // detach takes ch off its connection, which no longer carries it. Called
@@ -523,14 +585,14 @@ func (h *Hub) rehome(old *conn, chans []*channel) {
 	if old != nil {
 		h.dropConn(old)
 	}
-	sharded, err := h.isSharded(context.Background())
+	k, err := h.kinds(context.Background())
 	var failed []*channel
 	for _, ch := range chans {
 		if !h.claimRehome(ch, old) {
 			continue // unsubscribed meanwhile, or already moved
 		}
 		if err == nil {
-			err = h.subscribeNow(ch, sharded)
+			err = h.subscribeNow(ch, k)
 		}
 		if err != nil {
 			failed = append(failed, ch)
@@ -573,8 +635,8 @@ func (h *Hub) dropIdleConns() {
 // subscribeNow places ch and writes its SUBSCRIBE. If the write fails, the
 // connection is given up (with every channel on it, ch included: they are
 // subscribed again later) and the error returned. Called with sendMu held.
-func (h *Hub) subscribeNow(ch *channel, sharded bool) error {
-	key, rdb, err := h.placement(context.Background(), ch.name, sharded)
+func (h *Hub) subscribeNow(ch *channel, k Kinds) error {
+	key, rdb, err := h.placement(context.Background(), ch.name, k)
 	if err != nil {
 		return err
 	}
@@ -583,19 +645,22 @@ func (h *Hub) subscribeNow(ch *channel, sharded bool) error {
 		return err
 	}
 	h.mu.Lock()
+	c.both = k == Both
 	if ch.conn != c {
 		if ch.conn != nil && ch.counted {
 			ch.conn.n--
 		}
 		// Confirmations still due on another connection do not count.
-		ch.conn, ch.counted, ch.pending, ch.unsubs = c, false, 1, 0
+		ch.conn, ch.counted, ch.pending, ch.unsubs = c, false, commands(k), 0
+	} else if k == Both {
+		ch.pending++ // a first SUBSCRIBE counted one (join)
 	}
 	if !ch.counted {
 		c.n++
 		ch.counted = true
 	}
 	h.mu.Unlock()
-	if err := h.subscribeOn(c, ch.name, sharded); err != nil {
+	if err := h.subscribeOn(c, ch.name, k); err != nil {
 		h.lost(c, err)
 		return nil // lost subscribes it again
 	}
@@ -617,14 +682,15 @@ func (h *Hub) dropConn(c *conn) {
 // its connection when it was the connection's last channel. Called with
 // sendMu held, after ch.want was cleared.
 func (h *Hub) unsubscribeFrom(ch *channel) error {
-	sharded, err := h.isSharded(context.Background())
+	k, err := h.kinds(context.Background())
 	if err != nil {
 		return err
 	}
 	h.mu.Lock()
 	c := ch.conn
 	if c == nil || c.dead || !ch.counted {
-		ch.conn, ch.counted, ch.pending = nil, false, 0
+		ch.conn, ch.counted, ch.pending, ch.unsubs = nil, false, 0, 0
+		h.dropIfUnused(ch)
 		h.mu.Unlock()
 		return nil
 	}
@@ -632,12 +698,14 @@ func (h *Hub) unsubscribeFrom(ch *channel) error {
 	ch.counted = false
 	last := c.n == 0
 	if last {
-		ch.conn, ch.pending = nil, 0
+		ch.conn, ch.pending, ch.unsubs = nil, 0, 0
 	} else {
-		// The channel stays on c: a SUBSCRIBE that follows counts the
-		// confirmations due there in order (see confirmed).
-		ch.unsubs++
+		// The channel stays on c (and in the Hub until the confirmations
+		// came): a SUBSCRIBE that follows counts the confirmations due
+		// there in order (see confirmed).
+		ch.unsubs += commands(k)
 	}
+	h.dropIfUnused(ch)
 	h.mu.Unlock()
 	if last {
 		// Closing the connection ends every subscription on it.
@@ -646,12 +714,19 @@ func (h *Hub) unsubscribeFrom(ch *channel) error {
 	}
 	wctx, cancel := context.WithTimeout(c.ctx(), writeTimeout)
 	defer cancel()
-	if sharded {
-		err = c.ps.SUnsubscribe(wctx, ch.name)
-	} else {
+	if k&Classic != 0 {
 		err = c.ps.Unsubscribe(wctx, ch.name)
 	}
+	if k&Sharded != 0 && err == nil {
+		err = c.ps.SUnsubscribe(wctx, ch.name)
+	}
 	if err != nil {
+		h.mu.Lock()
+		if ch.conn == c && !ch.want {
+			ch.unsubs = 0 // no confirmation will come
+			h.dropIfUnused(ch)
+		}
+		h.mu.Unlock()
 		return fmt.Errorf("pubsub: unsubscribe %s: %w", ch.name, err)
 	}
 	return nil

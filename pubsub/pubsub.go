@@ -99,7 +99,47 @@ func WithLogger(l *slog.Logger) Option {
 // shardedSubscriptionMode AUTO asks the cluster). An error from f fails the
 // command as a connection error would.
 func WithShardedFunc(f func(ctx context.Context) (bool, error)) Option {
-	return func(h *Hub) { h.shardedFn = f }
+	return WithKindsFunc(func(ctx context.Context) (Kinds, error) {
+		sharded, err := f(ctx)
+		if sharded {
+			return Sharded, err
+		}
+		return Classic, err
+	})
+}
+
+// Kinds is the pub/sub a channel is subscribed with: classic (SUBSCRIBE),
+// sharded (SSUBSCRIBE), or both.
+type Kinds uint8
+
+// The kinds of pub/sub.
+const (
+	// Classic is SUBSCRIBE: messages sent with PUBLISH.
+	Classic Kinds = 1 << iota
+	// Sharded is SSUBSCRIBE: messages sent with SPUBLISH.
+	Sharded
+	// Both subscribes every channel with SUBSCRIBE and SSUBSCRIBE, on one
+	// connection to the master of the channel's slot (on a Cluster), for
+	// publishers of either kind. A message that publishers of both kinds
+	// send twice, once per kind (in one script, so the two arrive next to
+	// each other on that connection), wakes as one (see Hub.deliver).
+	Both = Classic | Sharded
+)
+
+// WithKindsFunc has the Hub ask f, before each subscription command, which
+// kinds of pub/sub to use (see WithShardedFunc). An answer other than
+// Classic, Sharded or Both is taken for Classic.
+func WithKindsFunc(f func(ctx context.Context) (Kinds, error)) Option {
+	return func(h *Hub) { h.kindsFn = f }
+}
+
+// WithExclusive tells the Hub which messages announce something only one
+// waiter can take (a lock freed): the twin of such a message (see Both)
+// is dropped once the waiter its first copy woke has acted on it, even
+// when that waiter took the lock and left. Other twins are dropped only
+// while every waiter of the channel still holds its wake.
+func WithExclusive(f func(channel, payload string) bool) Option {
+	return func(h *Hub) { h.exclusive = f }
 }
 
 // Hub shares one subscription connection among waiters (with sharded
@@ -111,7 +151,8 @@ type Hub struct {
 	linger    time.Duration
 	log       *slog.Logger
 	sharded   bool
-	shardedFn func(ctx context.Context) (bool, error)
+	kindsFn   func(ctx context.Context) (Kinds, error)
+	exclusive func(channel, payload string) bool
 	nodes     *cluster.Nodes // set on a Redis Cluster
 	watch     *dialWatch     // set on a Sentinel client once subscribed
 
@@ -225,6 +266,9 @@ type Sub struct {
 	// waiting is set from enqueue to unblock: a Wait blocks or is about to.
 	// Under Hub.mu.
 	waiting bool
+	// twin is set while the wake sent to the Sub is a twin's (see Hub.twin)
+	// and took once its waiter reported success (Took). Under Hub.mu.
+	twin, took bool
 	// idx is the Sub's place in Hub.blocked (-1: not there), at its
 	// blocked Wait's deadline (since Hub.epoch; noDeadline: none). Under
 	// Hub.mu.
@@ -417,9 +461,9 @@ func isClosed(c chan struct{}) bool {
 // waiters left, or ever); if it cannot, the channel is subscribed again in
 // the background. Called with sendMu held.
 func (h *Hub) subscribeFirst(ch *channel) error {
-	sharded, err := h.isSharded(context.Background())
+	k, err := h.kinds(context.Background())
 	if err == nil {
-		err = h.subscribeNow(ch, sharded)
+		err = h.subscribeNow(ch, k)
 	}
 	if err != nil {
 		h.retryLater([]*channel{ch})
@@ -458,31 +502,148 @@ func (h *Hub) confirmed(c *conn, name string) {
 	ch.wakeAll()
 }
 
-// deliver wakes waiters of the channel according to the message.
-func (h *Hub) deliver(name, payload string) {
+// deliver wakes waiters of the channel according to the message, which
+// came on c (nil: Notify). On a connection with both kinds of pub/sub, a
+// message for a channel that has left c is not delivered, and a twin is
+// dropped (see twin).
+func (h *Hub) deliver(c *conn, name, payload string) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	ch := h.chans[name]
 	if ch == nil {
 		return
 	}
+	n := h.wake(name, payload)
+	if c != nil && c.both {
+		if ch.conn != c {
+			return // its classic half, not unsubscribed yet (dropClassic)
+		}
+		if h.twin(c, ch, payload, n) {
+			c.prev = twinRecord{}
+			return
+		}
+	}
 	if ch.expect > 0 {
 		ch.expect--
 	}
-	switch n := h.wake(name, payload); n {
+	var woke *Sub
+	switch n {
 	case WakeAll:
 		ch.wakeAll()
 	case WakeShared:
-		ch.wakeShared()
+		woke = ch.wakeShared()
 	default:
-		ch.wakeN(max(n, 0))
+		woke = ch.wakeN(max(n, 0))
 	}
+	if c != nil && c.both {
+		c.prev = twinRecord{ch: ch, payload: payload, sub: woke, permits: ch.permits, at: time.Now()}
+	}
+}
+
+// twinRecord is the last message a connection with both kinds of pub/sub
+// delivered: its channel and payload, the Sub it woke that is not shared
+// (nil: none blocked; permits is then the channel's permits after it),
+// and when.
+type twinRecord struct {
+	ch      *channel
+	payload string
+	sub     *Sub
+	permits int32
+	at      time.Time
+}
+
+// twinWindow bounds how long after the first copy of a message its twin
+// may be dropped for a waiter that has taken the lock (see twin). The two
+// copies come in one write of the server, so the second is read at once
+// unless the reader is descheduled (for hundreds of ms on a loaded host);
+// a second unlock within it would need the waiter to have lost the lock
+// (a lease shorter than it run out) and another owner to have taken and
+// released it, with no other message on the connection in between.
+const twinWindow = time.Second
+
+// twin reports whether a message that wakes n of ch, just read from c (a
+// connection with both kinds of pub/sub), is to be dropped as the twin of
+// the message read just before it, c.prev.
+//
+// A publisher of both kinds (a goredisson Client for a fleet of mixed
+// Redisson releases) sends every message twice, PUBLISH then SPUBLISH, in
+// one script: on c the two copies come next to each other, and one unlock
+// must wake as one unlock. But two identical messages next to each other
+// may also be two unlocks (a Redisson client of each kind, say), and a
+// wake dropped then is lost. So a message identical to the one before it
+// is dropped only when no waiter can miss what it announces:
+//
+//   - when every live Sub of the channel still holds an untaken wake: each
+//     will try after both messages were published;
+//   - for a message that frees something only one waiter can take (the
+//     exclusive part, WithExclusive: a lock's unlock; a read-write lock's
+//     writer), when the waiter the first copy woke still holds it untaken
+//     (it tries after both), or is sent it again (it has taken it: its
+//     attempt may have run before a second unlock, so if it fails it tries
+//     again, and if it succeeds, Took drops the copy), or has taken the
+//     lock and left within twinWindow (a second unlock would have needed
+//     it to lose the lock meanwhile); or, when the first copy woke nobody
+//     and left a permit, while that permit is there. Shared waiters (a
+//     read-write lock's readers) must all still hold their wakes.
+//
+// Otherwise the message is delivered: a twin then costs a wake-up too
+// many (one attempt that fails), never a lost one.
+func (h *Hub) twin(c *conn, ch *channel, payload string, n int) bool {
+	p := c.prev
+	if p.ch != ch || p.payload != payload {
+		return false
+	}
+	exclusive := n == WakeShared || (n == 1 && h.exclusive != nil && h.exclusive(ch.name, payload))
+	if !exclusive {
+		return ch.allHold(false)
+	}
+	if n == WakeShared && !ch.allHold(true) {
+		return false
+	}
+	s := p.sub
+	switch {
+	case s == nil && (ch.refs == 0 || (n == WakeShared && ch.allShared())):
+		return true // nobody for the exclusive part to wake
+	case s == nil:
+		return p.permits > 0 && ch.permits >= p.permits
+	case s.pending && !s.closed:
+		return true
+	case s.took:
+		return time.Since(p.at) < twinWindow
+	case s.closed:
+		return false
+	}
+	ch.dequeue(s) // blocked again, if its attempt failed
+	s.signal()
+	s.twin = true
+	return true
+}
+
+// allHold reports whether every live Sub of ch (only the shared ones,
+// with shared) holds a wake it has not taken.
+func (ch *channel) allHold(shared bool) bool {
+	for s := ch.subs; s != nil; s = s.next {
+		if (!shared || s.shared) && !s.pending {
+			return false
+		}
+	}
+	return true
+}
+
+// allShared reports whether every live Sub of ch is shared.
+func (ch *channel) allShared() bool {
+	for s := ch.subs; s != nil; s = s.next {
+		if !s.shared {
+			return false
+		}
+	}
+	return true
 }
 
 // Notify wakes the channel's waiters of this Hub as a message with the
 // given payload would, without anything sent to Redis: for news the client
 // learns itself that Redis does not publish.
-func (h *Hub) Notify(name, payload string) { h.deliver(name, payload) }
+func (h *Hub) Notify(name, payload string) { h.deliver(nil, name, payload) }
 
 // wakeAll marks every Sub of the channel woken, blocked in Wait or not.
 func (ch *channel) wakeAll() {
@@ -495,8 +656,9 @@ func (ch *channel) wakeAll() {
 // wakeShared marks every shared Sub of the channel woken, blocked in Wait
 // or not, and wakes the longest-blocked other Sub (or, if there are others
 // but none is blocked, keeps a permit, as wakeN does): a message that every
-// shared waiter may act on, but only one of the others.
-func (ch *channel) wakeShared() {
+// shared waiter may act on, but only one of the others. It returns that
+// other Sub, if it woke one.
+func (ch *channel) wakeShared() *Sub {
 	others := false
 	for s := ch.subs; s != nil; s = s.next {
 		if s.shared {
@@ -507,7 +669,7 @@ func (ch *channel) wakeShared() {
 	}
 	if !others {
 		ch.queue = ch.queue[:0] // every Sub was shared, and is woken
-		return
+		return nil
 	}
 	rest := ch.queue[:0]
 	for _, s := range ch.queue {
@@ -517,22 +679,26 @@ func (ch *channel) wakeShared() {
 	}
 	clear(ch.queue[len(rest):])
 	ch.queue = rest
-	ch.wakeN(1)
+	return ch.wakeN(1)
 }
 
 // wakeN wakes the n longest-blocked Subs; wakes that find nobody blocked
-// are kept as permits for the next Waits, at most one per Sub.
-func (ch *channel) wakeN(n int) {
+// are kept as permits for the next Waits, at most one per Sub. It returns
+// the last Sub it woke (nil: none).
+func (ch *channel) wakeN(n int) *Sub {
+	var last *Sub
 	for ; n > 0 && len(ch.queue) > 0; n-- {
-		s := ch.queue[0]
+		last = ch.queue[0]
 		ch.queue = ch.queue[1:]
-		s.signal()
+		last.signal()
 	}
 	refs := int(ch.refs)
 	ch.permits = int32(min(int(ch.permits)+min(n, refs), refs))
+	return last
 }
 
 func (s *Sub) signal() {
+	s.twin = false
 	s.woken, s.pending = true, true
 	select {
 	case s.wake <- struct{}{}:
@@ -836,6 +1002,24 @@ func (s *Sub) Tried() {
 	h.mu.Unlock()
 }
 
+// Took reports that the Sub's waiter got what it waited for (its attempt
+// took the lock). A wake sent to it as a twin (the same unlock heard on the
+// other kind of pub/sub, see Hub.twin) is then dropped, not handed on by
+// Close: the unlock it announced is the one the waiter took.
+func (s *Sub) Took() {
+	h := s.hub
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	s.took = true
+	if s.twin && s.pending && !s.waiting {
+		select {
+		case <-s.wake:
+		default:
+		}
+		s.pending, s.woken, s.twin = false, false, false
+	}
+}
+
 // Used reports that the wake returned by the last Wait was acted on: the
 // attempt it prompted reached Redis. Close no longer hands it on.
 func (s *Sub) Used() {
@@ -917,7 +1101,6 @@ func (h *Hub) unsubscribeIdle(ch *channel, tp **time.Timer) {
 	ch.want = false
 	ch.permits = 0
 	ch.rehomed = false
-	h.dropIfUnused(ch)
 	h.mu.Unlock()
 	if err := h.unsubscribeFrom(ch); err != nil {
 		h.log.Warn("goredisson: unsubscribe failed", "channel", ch.name, "err", err)
@@ -925,9 +1108,12 @@ func (h *Hub) unsubscribeIdle(ch *channel, tp **time.Timer) {
 }
 
 // dropIfUnused forgets a channel that is neither used nor waiting for a
-// confirmation. Called with mu held.
+// confirmation: not while its unsubscribe confirmations are due, so that a
+// SUBSCRIBE of the name that follows on the same connection counts them
+// (a new channel would take a late one for the server dropping it).
+// Called with mu held.
 func (h *Hub) dropIfUnused(ch *channel) {
-	if ch.refs == 0 && !ch.want && h.chans[ch.name] == ch {
+	if ch.refs == 0 && !ch.want && ch.unsubs == 0 && h.chans[ch.name] == ch {
 		delete(h.chans, ch.name)
 	}
 }

@@ -119,9 +119,6 @@ func NewClient(rdb redis.UniversalClient, opts ...Option) (*Client, error) {
 		return nil, opErr("newclient", "", err)
 	}
 	_, isCluster := rdb.(*redis.ClusterClient)
-	if isCluster && o.sharded == shardedAuto && o.probesSharding() {
-		return nil, opErr("newclient", "", fmt.Errorf("%w: %w: Redisson 3.22 to 3.28 decides sharded pub/sub on a Cluster by whether one node it asks owns slot 0; set WithShardedPubSub to what the Java side uses (docs/redisson.md#releases)", ErrInvalidArgument, errVersion))
-	}
 	if !o.syncSet {
 		// Redisson checks replicas on every deployment but a single server.
 		o.sync = syncOff
@@ -136,12 +133,13 @@ func NewClient(rdb redis.UniversalClient, opts ...Option) (*Client, error) {
 	c.hub = pubsub.New(rdb,
 		pubsub.WithLogger(o.logger),
 		pubsub.WithWake(c.wakes),
-		pubsub.WithShardedFunc(func(ctx context.Context) (bool, error) {
+		pubsub.WithKindsFunc(func(ctx context.Context) (pubsub.Kinds, error) {
 			if err := c.resolveMode(ctx); err != nil {
-				return false, err
+				return pubsub.Classic, err
 			}
-			return c.opts.publishCommand.sharded(), nil
+			return c.opts.publishCommand.kinds(), nil
 		}),
+		pubsub.WithExclusive(exclusive),
 	)
 	c.wd = watchdog.New(c.renew, o.watchdogTimeout, watchdog.WithLogger(o.logger), watchdog.WithOnLost(c.lost))
 	go c.checkEviction()

@@ -68,13 +68,15 @@ func newOptions(opts []Option) (options, error) {
 		}
 		opt(&o)
 	}
-	if o.classicPubSubOnly() {
-		switch o.sharded {
-		case shardedAuto:
-			o.sharded = shardedOff
-		case shardedOn:
-			o.errs = append(o.errs, fmt.Errorf("%w: Redisson before 3.22.0 never uses sharded pub/sub; WithShardedPubSub(true) would miss its messages", errVersion))
-		}
+	switch {
+	case o.classicPubSubOnly() && o.sharded == shardedAuto:
+		o.sharded = shardedOff
+	case o.classicPubSubOnly() && o.sharded == shardedOn:
+		o.errs = append(o.errs, fmt.Errorf("%w: Redisson before 3.22.0 never uses sharded pub/sub; WithShardedPubSub(true) would miss its messages", errVersion))
+	case o.probesSharding() && o.sharded == shardedAuto:
+		// Each client of these releases decides sharded or classic at its
+		// start on a Cluster: hear and speak both (docs/redisson.md#releases).
+		o.sharded = shardedBothCluster
 	}
 	if len(o.errs) > 0 {
 		return o, fmt.Errorf("%w: %w", ErrInvalidArgument, errors.Join(o.errs...))
@@ -123,7 +125,8 @@ func WithLogger(l *slog.Logger) Option {
 }
 
 // WithShardedPubSub forces sharded pub/sub on or off
-// [shardedSubscriptionMode].
+// [shardedSubscriptionMode]: WithPubSubMode(PubSubSharded) or
+// WithPubSubMode(PubSubClassic).
 func WithShardedPubSub(on bool) Option {
 	return func(o *options) {
 		o.sharded = shardedOff

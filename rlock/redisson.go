@@ -62,6 +62,9 @@ func parseRedissonVersion(s string) (redissonVersion, error) {
 }
 
 // WithRedissonVersion names the Java side's Redisson release, e.g. "3.20.1".
+// On a Cluster it also picks the pub/sub (unless WithPubSubMode or
+// WithShardedPubSub says): classic before 3.22.0, both kinds from 3.22.0
+// to 3.27.x, sharded (AUTO) from 3.28.0.
 func WithRedissonVersion(v string) Option {
 	return func(o *options) {
 		rv, err := parseRedissonVersion(v)
@@ -89,12 +92,15 @@ func WithNameMapper(mapName, unmapName func(string) string) Option {
 // listens with SUBSCRIBE.
 func (o *options) classicPubSubOnly() bool { return o.version.less(3, 22, 0) }
 
-// probesSharding reports whether the Java side (Redisson 3.22.0 to 3.28.x)
+// probesSharding reports whether the Java side (Redisson 3.22.0 to 3.27.x)
 // decides sharded pub/sub on a Cluster by sending SPUBLISH "" "" to one
-// node: sharded only when that node owns slot 0, so a Go client cannot
-// tell which it chose.
+// node, sharded only when that node is the master of slot 0: 3.22.0 to
+// 3.26.x ask the first configured address that connects, 3.27.x the first
+// master of a map keyed by identity-hashed clients (a new draw at every
+// start). A Go client cannot tell which each Java client chose. From
+// 3.28.0 Redisson asks PUBSUB SHARDNUMSUB (commit c93363a3d), as AUTO does.
 func (o *options) probesSharding() bool {
-	return o.version != (redissonVersion{}) && !o.version.less(3, 22, 0) && o.version.less(3, 29, 0)
+	return o.version != (redissonVersion{}) && !o.version.less(3, 22, 0) && o.version.less(3, 28, 0)
 }
 
 // mapped is a name under the NameMapper: the key and the base of the

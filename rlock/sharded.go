@@ -3,10 +3,14 @@ package rlock
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 	"sync/atomic"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/goredisson/goredisson/internal/layout"
+	"github.com/goredisson/goredisson/pubsub"
 )
 
 // shardedMode is Redisson's shardedSubscriptionMode.
@@ -16,7 +20,62 @@ const (
 	shardedAuto shardedMode = iota // sharded on a Cluster that supports it
 	shardedOn
 	shardedOff
+	shardedBoth // both kinds, where the servers have sharded pub/sub
+	// shardedBothCluster is both kinds on a Cluster, classic elsewhere:
+	// WithRedissonVersion 3.22.0 to 3.27.x, as those releases are.
+	shardedBothCluster
 )
+
+// PubSubMode is how a Client publishes its messages (unlock, release,
+// count-down) and listens for the other clients' on a Redis Cluster:
+// Redisson's shardedSubscriptionMode, and both kinds at once for a fleet
+// whose Redisson clients do not all use the same (docs/redisson.md#releases).
+// Off a Cluster PubSubAuto is classic pub/sub, as Redisson's always is
+// there; PubSubSharded and PubSubBoth are what they say wherever the
+// servers have sharded pub/sub.
+type PubSubMode int
+
+// The pub/sub modes.
+const (
+	// PubSubAuto is Redisson's AUTO: sharded pub/sub on a Cluster whose
+	// servers support it (Redis and Valkey 7+), else classic. The default,
+	// unless WithRedissonVersion names a release that decides otherwise.
+	PubSubAuto PubSubMode = iota
+	// PubSubClassic is PUBLISH and SUBSCRIBE (Redisson: OFF).
+	PubSubClassic
+	// PubSubSharded is SPUBLISH and SSUBSCRIBE (Redisson: ON).
+	PubSubSharded
+	// PubSubBoth publishes every message with PUBLISH and SPUBLISH (in the
+	// same script) and listens with SUBSCRIBE and SSUBSCRIBE (on one
+	// connection to the master of the channel's slot), so that Redisson
+	// clients of either kind wake this Client's waiters and are woken by
+	// it; one unlock still wakes one waiter of this Client. The default on
+	// a Cluster with WithRedissonVersion 3.22.0 to 3.27.x, whose clients
+	// each decide at start (off a Cluster they, and that default, are
+	// classic). Classic where the servers have no sharded pub/sub (before
+	// Redis 7).
+	PubSubBoth
+)
+
+// WithPubSubMode sets how the Client publishes and listens on a Cluster
+// (default PubSubAuto, see WithRedissonVersion); WithShardedPubSub(on) is
+// PubSubSharded or PubSubClassic. The last of the two given wins.
+func WithPubSubMode(m PubSubMode) Option {
+	return func(o *options) {
+		switch m {
+		case PubSubAuto:
+			o.sharded = shardedAuto
+		case PubSubClassic:
+			o.sharded = shardedOff
+		case PubSubSharded:
+			o.sharded = shardedOn
+		case PubSubBoth:
+			o.sharded = shardedBoth
+		default:
+			o.errs = append(o.errs, fmt.Errorf("pub/sub mode %d: want PubSubAuto, PubSubClassic, PubSubSharded or PubSubBoth", m))
+		}
+	}
+}
 
 // pubCommand is the publish command the scripts are given: PUBLISH or
 // SPUBLISH. It is a script argument of its own type, written by go-redis
@@ -32,46 +91,59 @@ type pubCommand struct {
 const (
 	pubClassic = 1
 	pubSharded = 2
+	pubBoth    = 3 // PUBLISH and SPUBLISH (lib/notify.lua)
 )
 
 var (
 	publishBytes  = []byte("publish")
 	spublishBytes = []byte("spublish")
+	bothBytes     = []byte("both")
 )
 
 // MarshalBinary returns the command as go-redis writes it.
 func (p *pubCommand) MarshalBinary() ([]byte, error) {
-	if p.state.Load() == pubSharded {
+	switch p.state.Load() {
+	case pubSharded:
 		return spublishBytes, nil
+	case pubBoth:
+		return bothBytes, nil
 	}
 	return publishBytes, nil
 }
 
-// String returns "publish" or "spublish".
+// String returns "publish", "spublish" or "both".
 func (p *pubCommand) String() string {
 	b, _ := p.MarshalBinary()
 	return string(b)
 }
 
-// sharded reports whether unlock messages are published with SPUBLISH
-// (and waited for with SSUBSCRIBE). Valid once resolved.
-func (p *pubCommand) sharded() bool { return p.state.Load() == pubSharded }
+// kinds reports how messages are published and waited for: PUBLISH and
+// SUBSCRIBE, SPUBLISH and SSUBSCRIBE, or both. Valid once resolved.
+func (p *pubCommand) kinds() pubsub.Kinds {
+	switch p.state.Load() {
+	case pubSharded:
+		return pubsub.Sharded
+	case pubBoth:
+		return pubsub.Both
+	}
+	return pubsub.Classic
+}
 
 // decideLocally settles the choice that needs no question to Redis: ON,
-// OFF, and AUTO off a Cluster (Redisson decides sharded pub/sub only in its
-// cluster connection manager).
+// OFF, and AUTO (or the releases' both) off a Cluster (Redisson decides
+// sharded pub/sub only in its cluster connection manager).
 func (p *pubCommand) decideLocally(rdb redis.UniversalClient) {
 	_, isCluster := rdb.(*redis.ClusterClient)
 	switch {
 	case p.mode == shardedOn:
 		p.state.Store(pubSharded)
-	case p.mode == shardedOff || !isCluster:
+	case p.mode == shardedOff || (!isCluster && p.mode != shardedBoth):
 		p.state.Store(pubClassic)
 	}
 }
 
-// resolve decides AUTO on a Cluster as Redisson does
-// (PublishSubscribeService.checkShardingSupport): sharded when a node
+// resolve decides AUTO (and both) on a Cluster as Redisson does
+// (PublishSubscribeService.detectSharding): sharded (both) when a node
 // answers PUBSUB SHARDNUMSUB, classic when it refuses it (before Redis 7).
 // A node that cannot be reached decides nothing: the error is returned
 // and the next call asks again.
@@ -89,6 +161,8 @@ func (p *pubCommand) resolve(ctx context.Context, rdb redis.UniversalClient) err
 	err := rdb.Do(ctx, "pubsub", "shardnumsub", "0").Err()
 	var re redis.Error
 	switch {
+	case err == nil && (p.mode == shardedBoth || p.mode == shardedBothCluster):
+		p.state.Store(pubBoth)
 	case err == nil:
 		p.state.Store(pubSharded)
 	case errors.As(err, &re):
@@ -106,4 +180,11 @@ func (c *Client) resolveMode(ctx context.Context) error {
 		return nil
 	}
 	return c.opts.publishCommand.resolve(ctx, c.rdb)
+}
+
+// exclusive reports whether a message frees something one waiter can take:
+// a lock's unlock (pubsub.WithExclusive). A read-write lock's "0" is not
+// (its readers share), nor a semaphore's release.
+func exclusive(channel, payload string) bool {
+	return payload == layout.UnlockMessage && layout.IsLockChannel(channel)
 }

@@ -229,6 +229,7 @@ func (w *waiter) rideOut() (bool, error) {
 func (w *waiter) loop(tryFirst bool) (bool, error) {
 	for {
 		if tryFirst && w.tryOn() {
+			w.sub.Took() // a twin of the wake it used is not handed on
 			return true, nil
 		}
 		tryFirst = true

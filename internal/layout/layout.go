@@ -63,6 +63,11 @@ func RWChannel(name string) string { return PrefixName(rwChannelPrefix, name) }
 // IsRWChannel reports whether channel is a read-write lock's channel.
 func IsRWChannel(channel string) bool { return strings.HasPrefix(channel, rwChannelPrefix+":") }
 
+// IsLockChannel reports whether channel is the unlock channel of a lock
+// (Channel, FairChannel; a FasterMultiLock's group), whose unlock message
+// frees something one waiter can take.
+func IsLockChannel(channel string) bool { return strings.HasPrefix(channel, channelPrefix+":") }
+
 // FairChannel is the channel on which the fair-lock waiter with the given
 // holder field is woken: redisson_lock__channel:{name}:<field>.
 func FairChannel(name, field string) string { return Channel(name) + ":" + field }

@@ -13,9 +13,9 @@
 //
 //   - "version": goredisson with rlock.WithRedissonVersion(release);
 //   - "mapper": the same with a NameMapper (prefix "tenant:") on both sides;
-//   - "default": goredisson's defaults, for releases whose layout the
-//     version option changes without a mapper (before 3.22.0: classic
-//     pub/sub), on the Cluster only;
+//   - "default": goredisson's defaults, for releases whose pub/sub the
+//     version option changes (before 3.22.0: classic; 3.22.0 to 3.27.x:
+//     both kinds, as each Redisson start draws one), on the Cluster only;
 //   - "mapper-default" (only when -passes names it): the mapper without
 //     the version option, for releases before 3.52.0, on one server.
 //
@@ -95,7 +95,7 @@ func main() {
 			topo := *topology
 			switch pass {
 			case "default":
-				if !before(p.release, 3, 22) {
+				if !before(p.release, 3, 28) {
 					continue
 				}
 				if topo == "" {
@@ -336,7 +336,7 @@ func render(runs []run) string {
 	titles := map[string]string{
 		"version":        "## With `rlock.WithRedissonVersion(release)`\n\nThe option the docs tell porters to set. Every cell must agree.\n\n",
 		"mapper":         "## With a NameMapper on both sides\n\nRedisson's `NameMapper` map(n) = \"tenant:\" + n and `rlock.WithNameMapper` with the same pair, plus `rlock.WithRedissonVersion(release)` (hash-tagged names on the Cluster, as the old fair-lock layout needs: docs/redisson.md#namemapper).\n\n",
-		"default":        "## Without the version option (goredisson's defaults), releases before 3.22.0\n\nWhat a porter sees who leaves the option out: on a Cluster goredisson then uses sharded pub/sub (Redisson's AUTO on Redis 7), which these releases never use.\n\n",
+		"default":        "## Without the version option (goredisson's defaults), releases before 3.28.0\n\nWhat a porter sees who leaves the option out: on a Cluster goredisson then uses sharded pub/sub (Redisson's AUTO on Redis 7), which releases before 3.22.0 never use, and which a start of 3.22.0 to 3.27.x uses only when it drew sharded (see each cell's note: Redisson is started anew for every cell of these releases).\n\n",
 		"mapper-default": "## A NameMapper without the version option, releases before 3.52.0\n\nWhat a porter sees who sets the mapper but not the release: goredisson then writes the newest layout (see docs/redisson.md#namemapper for which keys move).\n\n",
 	}
 	last := ""
@@ -366,25 +366,52 @@ func render(runs []run) string {
 				case !ok:
 					b.WriteString(" not run |")
 				case c.Result == "agrees":
-					fmt.Fprintf(&b, " agrees (%.0f ms) |", c.Millis)
+					fmt.Fprintf(&b, " agrees (%.0f ms%s) |", c.Millis, drawOf(c.Note, "; "))
 				case strings.HasPrefix(c.Result, "that release lacks"):
 					b.WriteString(" lacks the type |")
 				default:
-					fmt.Fprintf(&b, " %s |", strings.ReplaceAll(c.Result, "|", "/"))
+					fmt.Fprintf(&b, " %s%s |", strings.ReplaceAll(c.Result, "|", "/"), drawOf(c.Note, " ("))
 				}
 			}
 			b.WriteString("\n")
 		}
 		notes := map[string]bool{}
+		draws := map[string]int{}
 		for _, c := range r.Cells {
+			if d := drawOf(c.Note, ""); d != "" {
+				draws[d]++
+				continue
+			}
 			if c.Note != "" && !notes[c.Note] {
 				notes[c.Note] = true
 				fmt.Fprintf(&b, "\nNote: %s.\n", c.Note)
 			}
 		}
+		if len(draws) > 0 {
+			goSide := "goredisson had only WithRedissonVersion (and the NameMapper of the pass)"
+			if r.Pass == "default" || r.Pass == "mapper-default" {
+				goSide = "goredisson had its defaults"
+			}
+			fmt.Fprintf(&b, "\nNote: on the Cluster, Redisson was started anew for every cell (the slot-0 master listed first and last in turn) and %s; %d starts drew sharded pub/sub, %d classic (each cell says which).\n",
+				goSide, draws["drew sharded"], draws["drew classic"])
+		}
 		b.WriteString("\n")
 	}
 	return b.String()
+}
+
+// drawOf returns "drew sharded" or "drew classic" after prefix when a
+// cell's note says what its Redisson start drew, else "".
+func drawOf(note, prefix string) string {
+	for _, d := range []string{"drew sharded", "drew classic"} {
+		if strings.Contains(note, d) {
+			if prefix == " (" {
+				return " (" + d + ")"
+			}
+			return prefix + d
+		}
+	}
+	return ""
 }
 
 func passRank(p string) int {
@@ -453,6 +480,6 @@ func summary(runs []run) string {
 		}
 		b.WriteString("\n")
 	}
-	b.WriteString("\n— : not run. The defaults pass runs for releases before 3.22.0 (from 3.29 the defaults match the version pass; for 3.22-3.28 they match only when Redisson came out sharded, see the notes); the mapper-without-version pass ran for a sample of releases before 3.52.0 (all of them move the fair queue).\n\n")
+	b.WriteString("\n— : not run. The defaults pass runs for releases before 3.28.0 (from 3.28 Redisson asks PUBSUB SHARDNUMSUB and the defaults match the version pass; 3.22 to 3.27 draw their pub/sub at each start, and the defaults match only the starts that drew sharded, see the notes); the mapper-without-version pass ran for a sample of releases before 3.52.0 (all of them move the fair queue). On the Cluster, every cell of 3.22.0 to 3.27.x starts Redisson anew (the slot-0 master listed first and last in turn) and goredisson has only WithRedissonVersion: its notes say what each start drew.\n\n")
 	return b.String()
 }

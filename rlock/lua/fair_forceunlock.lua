@@ -5,7 +5,7 @@
 -- KEYS[3]  the queue
 -- KEYS[4]  the timeouts
 -- ARGV[1]  unlock message ("0")
--- ARGV[2]  publish command: "publish" or "spublish"
+-- ARGV[2]  publish command: "publish", "spublish" or "both"
 -- Returns: 1 when a lock was deleted, 0 when there was none.
 --#include notify
 --#include fair_queue

@@ -12,7 +12,7 @@
 -- ARGV[1..5] see lib/settle.lua; ARGV[1] may also be 'g': give up waiting
 -- ARGV[6]  lease in ms the key keeps at least while holds remain (0: as
 --          it is; lib/lease.lua)
--- ARGV[7]  publish command: "publish" or "spublish"
+-- ARGV[7]  publish command: "publish", "spublish" or "both"
 -- ARGV[8]  unlock message ("0")
 -- ARGV[9]  threadWaitTime in ms of the waiter that gives up
 -- Returns: see lib/settle.lua; 0 for 'g'.

@@ -6,7 +6,7 @@
 -- KEYS[1]  the group hash
 -- KEYS[2]  the unlock channel
 -- ARGV[1]  unlock message ("0")
--- ARGV[2]  publish command: "publish" or "spublish"
+-- ARGV[2]  publish command: "publish", "spublish" or "both"
 -- ARGV[3..] the value fields
 -- Returns: 1 when any value was held, else 0.
 --#include notify

@@ -12,7 +12,7 @@
 -- ARGV[1..5] see lib/settle.lua (mode, holder field, call number, known
 --          holds, cancel floor TTL)
 -- ARGV[6]  lease in ms, re-applied to the values still held
--- ARGV[7]  publish command: "publish" or "spublish"
+-- ARGV[7]  publish command: "publish", "spublish" or "both"
 -- ARGV[8]  unlock message ("0")
 -- ARGV[9..] the value fields
 -- Returns: see lib/settle.lua.

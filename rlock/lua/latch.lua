@@ -13,7 +13,7 @@
 --                      returns 1 when set, else 0
 --          'delete'    delete the latch; returns 1 when it existed (and
 --                      "1" was published), else 0
--- ARGV[2]  publish command: "publish" or "spublish"
+-- ARGV[2]  publish command: "publish", "spublish" or "both"
 -- Returns: what each operation above says.
 --#include notify
 local op = ARGV[1]

@@ -46,7 +46,7 @@
 --          'leasetime' ARGV[3]=permit id bytes: returns the permit's
 --                    remaining lease in ms, -1 when it never expires, -2
 --                    when it is unknown or expired
--- ARGV[2]  publish command: "publish" or "spublish"
+-- ARGV[2]  publish command: "publish", "spublish" or "both"
 -- Returns: what each operation above says.
 --#include notify
 local never = 922337203685477

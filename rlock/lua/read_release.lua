@@ -7,7 +7,7 @@
 -- KEYS[3]  the channel, redisson_rwlock:{name}
 -- KEYS[4]  this holder's timeout prefix: {name}:<field>:rwlock_timeout
 -- ARGV[1..5] see lib/settle.lua (ARGV[2] is the reader field)
--- ARGV[6]  publish command: "publish" or "spublish"
+-- ARGV[6]  publish command: "publish", "spublish" or "both"
 -- ARGV[7]  message ("0")
 -- ARGV[8]  the key prefix of every holder's timeout keys: {name}
 -- Returns: see lib/settle.lua.

@@ -5,7 +5,7 @@
 -- KEYS[2]  the channel, redisson_rwlock:{name}
 -- ARGV[1]  mode: "read" or "write"
 -- ARGV[2]  message to publish
--- ARGV[3]  publish command: "publish" or "spublish"
+-- ARGV[3]  publish command: "publish", "spublish" or "both"
 -- Returns: 1 when a lock in that mode was deleted, else 0.
 --#include notify
 if redis.call('hget', KEYS[1], 'mode') == ARGV[1] then

@@ -20,7 +20,7 @@
 --          'drain'   take every available permit and set the count to 0;
 --                    returns the count it found (Redisson's drainPermits:
 --                    a negative count is returned as is, and reset to 0)
--- ARGV[3]  publish command: "publish" or "spublish"
+-- ARGV[3]  publish command: "publish", "spublish" or "both"
 -- Returns: what each operation above says.
 --#include notify
 local op, n = ARGV[1], tonumber(ARGV[2])

@@ -8,7 +8,7 @@
 -- ARGV[1..5] see lib/settle.lua (ARGV[2] is the writer field)
 -- ARGV[6]  lease in ms the key keeps at least while write holds remain
 --          (0: as it is; lib/lease.lua)
--- ARGV[7]  publish command: "publish" or "spublish"
+-- ARGV[7]  publish command: "publish", "spublish" or "both"
 -- ARGV[8]  message ("1")
 -- Returns: see lib/settle.lua.
 --#include notify

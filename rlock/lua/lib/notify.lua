@@ -9,13 +9,25 @@
 -- the client takes the reply out of it and logs a warning (see op.finish).
 local unpublished = nil
 
--- notify publishes message on channel with cmd (PUBLISH or SPUBLISH); a
--- refusal is recorded, not raised.
-local function notify(cmd, channel, message)
+-- publish_one publishes message on channel with cmd; a refusal is
+-- recorded, not raised.
+local function publish_one(cmd, channel, message)
     local r = redis.pcall(cmd, channel, message)
     if type(r) == 'table' and r.err and unpublished == nil then
         unpublished = channel .. ': ' .. r.err
     end
+end
+
+-- notify publishes message on channel with cmd: PUBLISH, SPUBLISH, or
+-- "both": PUBLISH then SPUBLISH (for listeners of either kind; the two
+-- copies reach a subscriber of both kinds next to each other).
+local function notify(cmd, channel, message)
+    if cmd == 'both' then
+        publish_one('publish', channel, message)
+        publish_one('spublish', channel, message)
+        return
+    end
+    publish_one(cmd, channel, message)
 end
 
 local reply = (function()
