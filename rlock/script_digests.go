@@ -19,7 +19,7 @@ var scriptSHA = map[string]string{
 	"forceunlock":        "51e2cfe4cd44ea2a069401ea1909819f33589dfc",
 	"latch":              "0f4a7f4e3cc6e297ecc2c570de7507aa5fbece5d",
 	"object":             "53f69009a7deb1155e5b6484b6bc6c866d6f46a4",
-	"permits":            "13395bb1fa6449da51079365c01c944dec836130",
+	"permits":            "d9477420dac4c83977a0df8aa64b68f7833656f7",
 	"read_acquire":       "7361e62ab27c2b050151b122d15393624c71632b",
 	"read_release":       "27ff8589b319a8680ae92fb628f0bf30cbe160b9",
 	"read_renew":         "58f726fd5b3f3506083813b82bee9175796f88a5",
