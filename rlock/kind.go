@@ -546,7 +546,8 @@ func (h *handle) kindErr() error {
 // value sets and are not hold counts.
 func (h *handle) inspectable() bool { return h.kind != kindFasterMulti }
 
-// wakesAll reports whether a message on the lock's channel must wake every
-// waiter of the Client on it (see Client.wakes): for a faster multilock,
-// whose waiters on one group channel may wait for different values.
-func (h *handle) wakesAll() bool { return h.kind == kindFasterMulti }
+// wakesPerClass reports whether a message on the lock's channel wakes a
+// waiter of the Client per class on it (see Client.wakes and
+// attempt.waitClass): for a faster multilock, whose waiters on one group
+// channel may wait for different values.
+func (h *handle) wakesPerClass() bool { return h.kind == kindFasterMulti }
