@@ -849,7 +849,8 @@ func (s *Sub) unblock(err error) (bool, error) {
 // wakes the Sub blocked longest). If so, the Sub counts as a newcomer until
 // its waiter calls Tried, and does not itself let others queue behind it:
 // so two waiters that arrive together at a free lock never both wait for
-// the other to try.
+// the other to try. A Sub with a class (SetClass) queues behind Subs of
+// its class only: the others wait for something else.
 func (s *Sub) QueueBehind() bool {
 	h := s.hub
 	h.mu.Lock()
@@ -858,7 +859,7 @@ func (s *Sub) QueueBehind() bool {
 		return false
 	}
 	for o := s.ch.subs; o != nil; o = o.next {
-		if o != s && (!o.newcomer || o.woken || s.ch.expect > 0) {
+		if o != s && o.class == s.class && (!o.newcomer || o.woken || s.ch.expect > 0) {
 			s.newcomer = true
 			return true
 		}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"math/rand/v2"
 	"slices"
+	"strconv"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -91,5 +92,47 @@ var _ = Describe("a FasterMultiLock wake taken by a waiter whose context ends at
 		p50, p99, worst := lat[len(lat)/2], lat[len(lat)*99/100], lat[len(lat)-1]
 		GinkgoWriter.Printf("FasterMultiLock: %d trials, second waiter got the values p50 %v, p99 %v, max %v after the unlock\n", trials, p50, p99, worst)
 		Expect(worst).To(BeNumerically("<", time.Second), "no waiter slept while the values were free")
+	})
+})
+
+var _ = Describe("a goroutine that unlocks a FasterMultiLock and locks it again at once", func() {
+	const trials = 30
+	var c *Client
+	BeforeEach(func() { c = internalClient() })
+
+	// As for a Lock (wakeup_internal_test.go): the waiter its unlock woke
+	// goes first. A waiter for other values of the group, blocked longer,
+	// is of another value set: it neither takes that wake nor makes the
+	// re-locker queue behind it.
+	It("queues behind the waiter on the same values its unlock woke", func() {
+		ctx := context.Background()
+		for i := range trials {
+			// A group of its own per trial: the last unlocks of a trial
+			// publish messages that must not reach the next one.
+			group := "queue:faster:" + strconv.Itoa(i)
+			ch := layout.Channel(group)
+			other := c.NewFasterMultiLock(group, "Ann_003")
+			keeper := ctxowner.New(ctx)
+			Expect(other.Lock(keeper)).To(Succeed())
+			octx, stopO := context.WithCancel(ctxowner.New(ctx))
+			oDone := make(chan error, 1)
+			go func() { oDone <- other.Lock(octx) }()
+			blockedOn(c, ch, 1)
+
+			l := c.NewFasterMultiLock(group, "Jack_001", "Mary_002")
+			h, w := ctxowner.New(ctx), ctxowner.New(ctx)
+			Expect(l.Lock(h)).To(Succeed())
+			got := lockThenUnlock(l, w)
+			blockedOn(c, ch, 2)
+			Expect(l.Unlock(h)).To(Succeed())
+			Expect(l.Lock(h)).To(Succeed()) // returns once the waiter has had its turn
+			Expect(got).To(BeClosed(), "trial %d: the goroutine that unlocked took the values again before the waiter its unlock woke", i)
+			Expect(l.HoldCount(h)).To(Equal(1))
+			Expect(l.Unlock(h)).To(Succeed())
+
+			stopO()
+			Eventually(oDone).Should(Receive(MatchError(context.Canceled)))
+			Expect(other.Unlock(keeper)).To(Succeed())
+		}
 	})
 })
