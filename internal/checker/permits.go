@@ -810,7 +810,7 @@ func (r *pRound) count(op string) {
 func (r *pRound) addHold(h *pHold) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if !r.restartAt.IsZero() && h.start.Before(r.restartEnd) {
+	if r.overlapsRestart(h.start) {
 		h.stale = true // the call overlapped a restart: which server took it is unknown
 	}
 	r.holds[h] = true
@@ -976,7 +976,9 @@ func pickLease(rng *rand.Rand) time.Duration {
 }
 
 func (r *pRound) permitsStep(ctx context.Context, a int, rng *rand.Rand, sem *rlock.PermitExpirableSemaphore, mine []*pHold) []*pHold {
-	switch x := rng.IntN(24); {
+	switch x := rng.IntN(26); {
+	case x >= 24:
+		r.permitsSpin(ctx, a, rng, sem, &mine)
 	case x < 8 || len(mine) == 0 && x < 17:
 		r.permitsAcquire(a, rng, sem, &mine)
 	case x < 13:
@@ -1174,6 +1176,38 @@ func (r *pRound) checkKeptLive(a int, h *pHold) {
 		r.violate("a%d kept permit %s: its LostContext ended %v after AcquireKept returned (%v), while Redis keeps it %v more",
 			a, h.ids[0][:8], time.Since(h.got).Round(time.Millisecond), context.Cause(h.lost), left)
 	}
+}
+
+// permitsSpin makes single attempts back to back (about one per ms) for
+// 0.2-0.8 s, until one takes a permit: attempts at every millisecond
+// around the expiries of the permits held meanwhile, where a refusal's
+// reply (the ms until the nearest expiry) is smallest.
+func (r *pRound) permitsSpin(ctx context.Context, a int, rng *rand.Rand, sem *rlock.PermitExpirableSemaphore, mine *[]*pHold) {
+	lease := pickLease(rng)
+	end := time.Now().Add(time.Duration(200+rng.IntN(600)) * time.Millisecond)
+	tries := 0
+	for ctx.Err() == nil && time.Now().Before(end) {
+		tries++
+		start := time.Now()
+		cctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		id, ok, err := sem.TryAcquire(cctx, 0, lease)
+		cancel()
+		if err != nil {
+			break
+		}
+		if ok {
+			h := &pHold{actor: a, start: start, never: lease <= 0, expiry: start.Add(lease).Round(0), ids: []string{id}, got: time.Now()}
+			r.addHold(h)
+			*mine = append(*mine, h)
+			break
+		}
+		time.Sleep(time.Duration(rng.IntN(1500)) * time.Microsecond)
+	}
+	r.count("spin")
+	r.mu.Lock()
+	r.calls += tries - 1
+	r.mu.Unlock()
+	r.event("a%d spin lease=%v: %d tries, holds %d", a, lease, tries, len(*mine))
 }
 
 func (r *pRound) permitsRelease(a int, rng *rand.Rand, sem *rlock.PermitExpirableSemaphore, h *pHold) {
