@@ -1,15 +1,9 @@
 package rlock_test
 
 import (
-	"context"
 	"strconv"
-	"sync"
 	"testing"
-	"time"
 
-	"github.com/redis/go-redis/v9"
-
-	"github.com/goredisson/goredisson/ctxowner"
 	"github.com/goredisson/goredisson/internal/layout"
 	"github.com/goredisson/goredisson/rlock"
 )
@@ -48,69 +42,21 @@ func benchFaster(b *testing.B, owners, rounds, clients int, sets [][]string) {
 		c, _ := newBenchClient(b, 16)
 		cs = append(cs, c)
 	}
-	raw := redis.NewClient(&redis.Options{Addr: redisAddr})
-	defer raw.Close()
 	var all []string
 	for _, s := range sets {
 		all = append(all, s...)
 	}
-	holderLock := cs[0].NewFasterMultiLock(group, all...)
 	locks := make([]rlock.Locker, owners)
 	for i := range locks {
 		locks[i] = cs[i%clients].NewFasterMultiLock(group, sets[i%len(sets)]...)
 	}
 	channel := layout.Channel(group)
-	blocked := func() int {
-		n := 0
-		for _, c := range cs {
-			n += rlock.BlockedWaiters(c, channel)
-		}
-		return n
-	}
-	var spent time.Duration
-	scripts := 0
-	b.ResetTimer()
-	b.StopTimer()
-	for range b.N {
-		holder := ctxowner.New(context.Background())
-		if err := holderLock.Lock(holder); err != nil {
-			b.Fatal(err)
-		}
-		var wg sync.WaitGroup
-		for i := range owners {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				ctx := ctxowner.New(context.Background())
-				for range rounds {
-					if err := locks[i].Lock(ctx); err != nil {
-						b.Error(err)
-						return
-					}
-					if err := locks[i].Unlock(ctx); err != nil {
-						b.Error(err)
-						return
-					}
-				}
-			}()
-		}
-		for deadline := time.Now().Add(time.Minute); blocked() < owners; time.Sleep(time.Millisecond) {
-			if time.Now().After(deadline) {
-				b.Fatalf("only %d of %d owners blocked after a minute", blocked(), owners)
+	drainHandoffs(b, owners, rounds, cs[0].NewFasterMultiLock(group, all...), func(i int) rlock.Locker { return locks[i] },
+		func() int {
+			n := 0
+			for _, c := range cs {
+				n += rlock.BlockedWaiters(c, channel)
 			}
-		}
-		before := scriptCalls(b, raw)
-		b.StartTimer()
-		start := time.Now()
-		if err := holderLock.Unlock(holder); err != nil {
-			b.Fatal(err)
-		}
-		wg.Wait()
-		spent += time.Since(start)
-		b.StopTimer()
-		scripts += scriptCalls(b, raw) - before
-	}
-	handoffs := float64(owners * rounds * b.N)
-	b.ReportMetric(float64(scripts)/handoffs, "scripts/hand-off")
-	b.ReportMetric(handoffs/spent.Seconds(), "hand-offs/s")
+			return n
+		})
 }
