@@ -252,8 +252,12 @@ type pRound struct {
 	active  time.Duration
 	start   time.Time
 
-	mu         sync.Mutex
-	setHi      int // every permit set or added, from the call's start
+	mu    sync.Mutex
+	setHi int // every permit set or added, from the call's start
+	// addsOpen counts the adds begun and not known done (running, or
+	// failed: a lost one may still land): a set of the total to n may be
+	// followed by each of them.
+	addsOpen   int
 	allowance  int // Semaphore: permits a restart may let back (calls in flight across it)
 	holds      map[*pHold]bool
 	inflight   map[int]int // Semaphore calls that may give permits back: id -> n
@@ -586,6 +590,7 @@ func (r *pRound) restart(ctx context.Context) {
 		err = r.set(ctx, r.raw)
 	}
 	r.mu.Lock()
+	r.setHi += r.addsOpen // adds open across the restart may land on the new server
 	r.restarting = false
 	r.restartEnd = time.Now()
 	if err != nil {
@@ -955,10 +960,16 @@ func (r *pRound) add(a int, rng *rand.Rand, add func(context.Context) error) {
 		return
 	}
 	r.setHi++
+	r.addsOpen++
 	r.mu.Unlock()
 	cctx, cancel := callCtx(rng, time.Second)
 	err := add(cctx)
 	cancel()
+	if err == nil {
+		r.mu.Lock()
+		r.addsOpen--
+		r.mu.Unlock()
+	}
 	r.count("add")
 	r.event("a%d add 1: err=%v", a, errText(err))
 }
@@ -1024,6 +1035,8 @@ func (r *pRound) permitsStep(ctx context.Context, a int, rng *rand.Rand, sem *rl
 	case x < 19:
 		r.mu.Lock()
 		n := r.setHi
+		// Adds still open may land after the set: each adds to n.
+		r.setHi = n + r.addsOpen
 		r.mu.Unlock()
 		cctx, cancel := callCtx(rng, time.Second)
 		var err error
