@@ -13,8 +13,9 @@
 // Each message wakes waiters of its channel only: by default one (the one
 // that has waited longest), as Redisson's per-channel semaphore does; the
 // Wake function (WithWake) may ask for n of them, all of them, or every
-// shared Sub (Sub.Share: a read-write lock's readers) and one other, from
-// the channel and the message. Wakes that find nobody blocked are kept for the
+// shared Sub (Sub.Share: a read-write lock's readers) and one other, or one
+// per class of Subs (Sub.SetClass: a faster multilock's waiters on the same
+// values), from the channel and the message. Wakes that find nobody blocked are kept for the
 // next Waits (at most one per Sub of the channel). When a channel had to be
 // subscribed again (its connection failed, its slot moved to another
 // master, the Sentinel primary changed), every waiter on it is woken once
@@ -25,7 +26,8 @@
 // reports (Sub.Used) that it made use of it, that is, that its next attempt
 // at the lock reached Redis. A Sub closed while it holds an unused wake (its
 // context ended right after the wake, say) hands the wake on to the next
-// waiter of its channel, so that one unlock always wakes someone who tries.
+// waiter of its channel (of its class, if it has one), so that one unlock
+// always wakes someone who tries.
 //
 // redis.Ring is not supported: a Ring has no shard for a subscription
 // without channels, and it moves keys between shards when one is marked
@@ -36,6 +38,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -68,8 +71,19 @@ const WakeAll = -1
 // one blocked longest, as a message that wakes one would.
 const WakeShared = -2
 
+// WakePerClass is what a Wake function returns for a message that wakes,
+// of each class of Subs on its channel (see Sub.SetClass; the Subs without
+// a class are one), the one blocked longest; a class none of whose Subs is
+// blocked gets its wake all the same, found by one of them at its next
+// Wait (as a wake-one message keeps a permit). The Subs of a class wait for
+// the same thing: when the one woken cannot have it, none of them can,
+// so one wake per class loses none, where one per channel could wake a
+// waiter for something else.
+const WakePerClass = -3
+
 // WithWake sets the function that decides how many waiters of a channel a
-// message wakes: WakeAll, WakeShared, 0, or up to n. Default: one.
+// message wakes: WakeAll, WakeShared, WakePerClass, 0, or up to n.
+// Default: one.
 func WithWake(f func(channel, payload string) int) Option {
 	return func(h *Hub) { h.wake = f }
 }
@@ -259,6 +273,8 @@ type Sub struct {
 	// Tried: the Sub's waiter has not made an attempt yet, so others do not
 	// queue behind it. shared is set by Share. Under Hub.mu.
 	woken, newcomer, shared bool
+	// class is set by SetClass (see WakePerClass). Under Hub.mu.
+	class string
 	// pending is set while a wake sent by signal is in the wake channel: a
 	// token there without it is a blocked Wait's alarm (its timeout passed,
 	// or the Hub closed: see ring), not a wake. Under Hub.mu.
@@ -532,6 +548,8 @@ func (h *Hub) deliver(c *conn, name, payload string) {
 		ch.wakeAll()
 	case WakeShared:
 		woke = ch.wakeShared()
+	case WakePerClass:
+		ch.wakePerClass()
 	default:
 		woke = ch.wakeN(max(n, 0))
 	}
@@ -680,6 +698,60 @@ func (ch *channel) wakeShared() *Sub {
 	clear(ch.queue[len(rest):])
 	ch.queue = rest
 	return ch.wakeN(1)
+}
+
+// wakePerClass wakes the longest-blocked Sub of each class of the
+// channel's Subs; a class with none blocked has one of its Subs marked
+// woken (one without a wake on its way: a Sub that has one tries again
+// anyway), so that its next Wait returns at once.
+func (ch *channel) wakePerClass() {
+	var served []string // the classes woken: few (a class per value set)
+	rest := ch.queue[:0]
+	for _, s := range ch.queue {
+		if slices.Contains(served, s.class) {
+			rest = append(rest, s)
+			continue
+		}
+		served = append(served, s.class)
+		s.signal()
+	}
+	clear(ch.queue[len(rest):])
+	ch.queue = rest
+	for s := ch.subs; s != nil; s = s.next {
+		if !s.pending && !slices.Contains(served, s.class) {
+			served = append(served, s.class)
+			s.signal()
+		}
+	}
+}
+
+// handOnClass hands a wake on to the longest-blocked Sub of class, or, if
+// none is blocked, to one of its Subs without a wake on its way (nothing
+// when every one has one: they try again anyway).
+func (ch *channel) handOnClass(class string) {
+	for i, s := range ch.queue {
+		if s.class == class {
+			ch.queue = append(ch.queue[:i], ch.queue[i+1:]...)
+			s.signal()
+			return
+		}
+	}
+	for s := ch.subs; s != nil; s = s.next {
+		if s.class == class && !s.pending {
+			s.signal()
+			return
+		}
+	}
+}
+
+// classed reports whether any Sub of the channel has a class.
+func (ch *channel) classed() bool {
+	for s := ch.subs; s != nil; s = s.next {
+		if s.class != "" {
+			return true
+		}
+	}
+	return false
 }
 
 // wakeN wakes the n longest-blocked Subs; wakes that find nobody blocked
@@ -943,7 +1015,8 @@ func (s *Sub) unblock(err error) (bool, error) {
 // wakes the Sub blocked longest). If so, the Sub counts as a newcomer until
 // its waiter calls Tried, and does not itself let others queue behind it:
 // so two waiters that arrive together at a free lock never both wait for
-// the other to try.
+// the other to try. A Sub with a class (SetClass) queues behind Subs of
+// its class only: the others wait for something else.
 func (s *Sub) QueueBehind() bool {
 	h := s.hub
 	h.mu.Lock()
@@ -952,7 +1025,7 @@ func (s *Sub) QueueBehind() bool {
 		return false
 	}
 	for o := s.ch.subs; o != nil; o = o.next {
-		if o != s && (!o.newcomer || o.woken || s.ch.expect > 0) {
+		if o != s && o.class == s.class && (!o.newcomer || o.woken || s.ch.expect > 0) {
 			s.newcomer = true
 			return true
 		}
@@ -990,6 +1063,18 @@ func (s *Sub) Share() {
 	h := s.hub
 	h.mu.Lock()
 	s.shared = true
+	h.mu.Unlock()
+}
+
+// SetClass puts the Sub in a class: the Subs of its channel that wait for
+// the same thing (a faster multilock's waiters on the same values). A
+// message its Wake function answers with WakePerClass wakes one Sub per
+// class, and a wake the Sub leaves unused is handed on within its class.
+// Call it before the Sub's first Wait.
+func (s *Sub) SetClass(class string) {
+	h := s.hub
+	h.mu.Lock()
+	s.class = class
 	h.mu.Unlock()
 }
 
@@ -1055,8 +1140,14 @@ func (s *Sub) Close() {
 	// (no wake lost, none counted twice), and no ring is missed.
 	s.pending = false
 	if unused && !h.closed {
-		// It may have been the only wake of an unlock: hand it on.
-		ch.wakeN(1)
+		// It may have been the only wake of an unlock: hand it on (within
+		// its class: a waiter for something else may not be able to use
+		// it).
+		if s.class != "" || ch.classed() {
+			ch.handOnClass(s.class)
+		} else {
+			ch.wakeN(1)
+		}
 	}
 	if ch.refs > 0 || h.closed {
 		h.mu.Unlock()

@@ -104,8 +104,8 @@ type attempt struct {
 // waiter is the attempt's own (a.w): one object on the heap.
 func (a *attempt) wait(wait time.Duration) (bool, error) {
 	a.startWait(wait)
-	if a.h.wakesAll() && wait != 0 {
-		defer a.h.c.wakeAllOn(a.w.channel)()
+	if a.h.wakesPerClass() && wait != 0 {
+		defer a.h.c.perClassOn(a.w.channel)()
 	}
 	defer a.w.close()
 	return a.w.run()

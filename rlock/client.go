@@ -46,10 +46,10 @@ type Client struct {
 	// queuePause bounds a queued waiter's first wait (see waitSpec.queue):
 	// queuePause, except in specs that need a lost wake to show.
 	queuePause time.Duration
-	// wakeAll counts, per channel, the waiters on it that a message must
-	// all wake (see Client.wakes).
-	wakeAllMu sync.Mutex
-	wakeAll   map[string]int
+	// perClass counts, per channel, the waiters on it that a message wakes
+	// one per class of (see Client.wakes).
+	perClassMu sync.Mutex
+	perClass   map[string]int
 	// reg keeps the Client's registration (nil: WithClientRegistry(false)).
 	reg *registry
 	// smallRedLockWarned is set once a RedLock over fewer than 3 masters
@@ -59,40 +59,42 @@ type Client struct {
 
 // wakes is the Hub's wake function: Redisson's (layout.Wakes), except that
 // a message on a channel with waiters that wait for different things
-// (faster multilocks on one group, for other values) wakes every waiter of
-// this Client on it: each tries once, so the one the unlock freed is not
-// left asleep while a waiter for values still held took the wake; and that
-// a read-write lock's "1" (a write unlock), which wakes every waiter in
-// Redisson, wakes every reader of this Client but one writer only, as "0"
-// does: one writer can take the lock, and waking them all cost a script per
-// waiting writer per hand-off (docs/locks.md).
+// (faster multilocks on one group, for other values) wakes one waiter of
+// this Client per class (pubsub.WakePerClass: the waiters on the same
+// values), so that the one the unlock freed is not left asleep while a
+// waiter for values still held took the wake, and a hand-off costs a try
+// per value set waited on, not per waiter; and that a read-write lock's "1"
+// (a write unlock), which wakes every waiter in Redisson, wakes every
+// reader of this Client but one writer only, as "0" does: one writer can
+// take the lock, and waking them all cost a script per waiting writer per
+// hand-off (docs/locks.md).
 func (c *Client) wakes(channel, payload string) int {
-	c.wakeAllMu.Lock()
-	all := c.wakeAll[channel] > 0
-	c.wakeAllMu.Unlock()
+	c.perClassMu.Lock()
+	perClass := c.perClass[channel] > 0
+	c.perClassMu.Unlock()
 	switch {
-	case all:
-		return pubsub.WakeAll
+	case perClass:
+		return pubsub.WakePerClass
 	case payload == layout.ReadUnlockMessage && layout.IsRWChannel(channel):
 		return pubsub.WakeShared
 	}
 	return layout.Wakes(channel, payload)
 }
 
-// wakeAllOn makes messages on channel wake all of this Client's waiters
-// until the returned func is called.
-func (c *Client) wakeAllOn(channel string) func() {
-	c.wakeAllMu.Lock()
-	defer c.wakeAllMu.Unlock()
-	if c.wakeAll == nil {
-		c.wakeAll = map[string]int{}
+// perClassOn makes messages on channel wake one of this Client's waiters
+// per class (see Client.wakes) until the returned func is called.
+func (c *Client) perClassOn(channel string) func() {
+	c.perClassMu.Lock()
+	defer c.perClassMu.Unlock()
+	if c.perClass == nil {
+		c.perClass = map[string]int{}
 	}
-	c.wakeAll[channel]++
+	c.perClass[channel]++
 	return func() {
-		c.wakeAllMu.Lock()
-		defer c.wakeAllMu.Unlock()
-		if c.wakeAll[channel]--; c.wakeAll[channel] <= 0 {
-			delete(c.wakeAll, channel)
+		c.perClassMu.Lock()
+		defer c.perClassMu.Unlock()
+		if c.perClass[channel]--; c.perClass[channel] <= 0 {
+			delete(c.perClass, channel)
 		}
 	}
 }

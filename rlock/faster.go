@@ -49,3 +49,39 @@ func newFasterHandle(c *Client, group string, values []string) handle {
 func (h *handle) fasterRead(ctx context.Context, op, field string) (int64, error) {
 	return h.c.runInt(ctx, newScriptOp(ctx, fasterReadScript, []any{h.name}, append([]any{op, field}, h.values()...)...))
 }
+
+// waitClass is the class of a faster multilock waiter among the waiters of
+// its Client on the group's channel (see pubsub.WakePerClass): its lock's
+// values, so that an unlock wakes one waiter per value set. The waiters of
+// a class must all be kept out by the same holds: an owner that holds some
+// of the group's values itself (through another of its faster multilocks)
+// is not kept out by them, where the others are, so it is a class of its
+// own. (Holds the owner takes on the group while it waits, in another
+// goroutine, are not seen.)
+func (a *attempt) waitClass() string {
+	h := a.h
+	if h.kind != kindFasterMulti {
+		return ""
+	}
+	if h.c.holds.holdsOn(h.name+"\x00", a.key.field) {
+		return h.ledgerName() + "\x00" + a.key.field
+	}
+	return h.ledgerName()
+}
+
+// holdsOn reports whether field has a hold, not known lost, on a lock
+// whose ledger name starts with prefix (a faster multilock's group).
+func (l *ledger) holdsOn(prefix, field string) bool {
+	for i := range l.shards {
+		s := &l.shards[i]
+		s.mu.Lock()
+		for k, h := range s.m {
+			if k.field == field && h.count > 0 && strings.HasPrefix(k.name, prefix) && !h.lost() {
+				s.mu.Unlock()
+				return true
+			}
+		}
+		s.mu.Unlock()
+	}
+	return false
+}

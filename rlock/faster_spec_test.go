@@ -205,7 +205,7 @@ var _ = Describe("FasterMultiLock", func() {
 })
 
 var _ = Describe("FasterMultiLock waiters for other values of one group", func() {
-	It("all wake on an unlock message, so the waiter whose values it freed goes in at once", func() {
+	It("wake one per value set on an unlock message, so the waiter whose values it freed goes in at once", func() {
 		e := spectest.NewEnv()
 		ctx := context.Background()
 		holders := e.Client()

@@ -37,8 +37,10 @@ func (p *PermitExpirableSemaphore) acquireKept(ctx context.Context, op string, w
 	}
 	c := h.c
 	lease := c.opts.watchdogTimeout
-	sent := time.Now() // no later than the moment Redis computes the permit's expiry
-	ids, ok, err := p.acquire(ctx, op, 1, wait, lease)
+	// sent: the taking attempt's send, no later than the moment Redis
+	// computes the permit's expiry (not the wait's start: a wait longer
+	// than the lease would have its deadline passed at once).
+	ids, sent, ok, err := p.acquire(ctx, op, 1, wait, lease)
 	if err != nil || !ok || len(ids) == 0 {
 		return nil, ok, err
 	}

@@ -266,11 +266,13 @@ func (h *handle) leaseBox() any {
 // queues reports whether a new waiter on this kind queues behind the
 // Client's waiters already on the lock instead of racing them (see
 // waitSpec.queue): for the exclusive locks and a read-write lock's writers,
-// woken one per unlock in a Client. Not for its readers (a reader must not
-// wait behind a writer of its own Client that Redisson would let it pass),
-// nor for a fair lock, whose queue is in Redis.
+// woken one per unlock in a Client, and a faster multilock's waiters, woken
+// one per value set (they queue behind waiters on the same values only, see
+// pubsub.Sub.QueueBehind). Not for its readers (a reader must not wait
+// behind a writer of its own Client that Redisson would let it pass), nor
+// for a fair lock, whose queue is in Redis.
 func (h *handle) queues() bool {
-	return h.kind == kindLock || h.kind == kindNonReentrant || h.kind == kindFenced || h.kind == kindWrite
+	return h.kind == kindLock || h.kind == kindNonReentrant || h.kind == kindFenced || h.kind == kindWrite || h.kind == kindFasterMulti
 }
 
 // channel is where waiters of field wait for unlock messages.
@@ -546,7 +548,8 @@ func (h *handle) kindErr() error {
 // value sets and are not hold counts.
 func (h *handle) inspectable() bool { return h.kind != kindFasterMulti }
 
-// wakesAll reports whether a message on the lock's channel must wake every
-// waiter of the Client on it (see Client.wakes): for a faster multilock,
-// whose waiters on one group channel may wait for different values.
-func (h *handle) wakesAll() bool { return h.kind == kindFasterMulti }
+// wakesPerClass reports whether a message on the lock's channel wakes a
+// waiter of the Client per class on it (see Client.wakes and
+// attempt.waitClass): for a faster multilock, whose waiters on one group
+// channel may wait for different values.
+func (h *handle) wakesPerClass() bool { return h.kind == kindFasterMulti }

@@ -19,7 +19,7 @@ var scriptSHA = map[string]string{
 	"forceunlock":        "9459f4ca0a9e625823587c5721e5a95a263f2bd9",
 	"latch":              "f887051f25700c34435a1457564087e3fcde678d",
 	"object":             "53f69009a7deb1155e5b6484b6bc6c866d6f46a4",
-	"permits":            "55e8637b8f2d68a460cefc21b474c6aa3304fb85",
+	"permits":            "3fa22e62597b26f33286247ac5de5b9d2f07280f",
 	"read_acquire":       "7361e62ab27c2b050151b122d15393624c71632b",
 	"read_release":       "1b129055398539896c146b29b12da9428f0f34f5",
 	"read_renew":         "58f726fd5b3f3506083813b82bee9175796f88a5",

@@ -167,7 +167,19 @@ func (w *waiter) join(sub *pubsub.Sub) {
 	if sub != nil && w.shared {
 		sub.Share()
 	}
+	if c, ok := w.t.(classed); ok && sub != nil {
+		if class := c.waitClass(); class != "" {
+			sub.SetClass(class)
+		}
+	}
 	w.sub = sub
+}
+
+// classed is a trier whose waiters are woken one per class (see
+// pubsub.WakePerClass): a faster multilock's attempt.
+type classed interface {
+	// waitClass returns the waiter's class ("": none).
+	waitClass() string
 }
 
 // attempt makes one attempt: it reports success, or records the attempt's

@@ -43,20 +43,31 @@ func BenchmarkWaitingWriters(b *testing.B) {
 
 func benchDrain(b *testing.B, owners, rounds int, channel string, newLock func(*rlock.Client) rlock.Locker) {
 	c, _ := newBenchClient(b, 16)
+	lock := newLock(c)
+	drainHandoffs(b, owners, rounds, lock, func(int) rlock.Locker { return lock },
+		func() int { return rlock.BlockedWaiters(c, channel) })
+}
+
+// drainHandoffs runs the hand-off benchmark: holder takes holderLock, the
+// owners block (owner i on lockOf(i)) until blocked counts them all, the
+// holder unlocks, and each owner takes its lock rounds times, unlocking
+// after each. It reports scripts/hand-off (INFO commandstats, from the
+// holder's unlock to the last owner's) and hand-offs/s.
+func drainHandoffs(b *testing.B, owners, rounds int, holderLock rlock.Locker, lockOf func(i int) rlock.Locker, blocked func() int) {
 	raw := redis.NewClient(&redis.Options{Addr: redisAddr})
 	defer raw.Close()
-	lock := newLock(c)
 	var spent time.Duration
 	scripts := 0
 	b.ResetTimer()
 	b.StopTimer()
 	for range b.N {
 		holder := ctxowner.New(context.Background())
-		if err := lock.Lock(holder); err != nil {
+		if err := holderLock.Lock(holder); err != nil {
 			b.Fatal(err)
 		}
 		var wg sync.WaitGroup
-		for range owners {
+		for i := range owners {
+			lock := lockOf(i)
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
@@ -73,15 +84,15 @@ func benchDrain(b *testing.B, owners, rounds int, channel string, newLock func(*
 				}
 			}()
 		}
-		for deadline := time.Now().Add(time.Minute); rlock.BlockedWaiters(c, channel) < owners; time.Sleep(time.Millisecond) {
+		for deadline := time.Now().Add(time.Minute); blocked() < owners; time.Sleep(time.Millisecond) {
 			if time.Now().After(deadline) {
-				b.Fatalf("only %d of %d owners blocked after a minute", rlock.BlockedWaiters(c, channel), owners)
+				b.Fatalf("only %d of %d owners blocked after a minute", blocked(), owners)
 			}
 		}
 		before := scriptCalls(b, raw)
 		b.StartTimer()
 		start := time.Now()
-		if err := lock.Unlock(holder); err != nil {
+		if err := holderLock.Unlock(holder); err != nil {
 			b.Fatal(err)
 		}
 		wg.Wait()

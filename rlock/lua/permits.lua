@@ -16,9 +16,11 @@
 --          'acquire' ARGV[3]=n, ARGV[4]=lease ms (<= 0: never expires),
 --                    ARGV[5..]=the n permit ids' bytes: take n permits at
 --                    once (after sweeping at most n expired ones back, as
---                    Redisson); returns 1 when taken; else the ms until the
---                    nearest permit expires, or -1 when none will (-3: the
---                    call was cancelled by a settle)
+--                    Redisson); returns 'OK' when taken (as Redisson's: not
+--                    an integer, which a refusal 1 ms from the nearest
+--                    expiry also is); else the ms until the nearest permit
+--                    expires, or -1 when none will (-3: the call was
+--                    cancelled by a settle)
 --          'release' ARGV[3]=permit id bytes: give the permit back
 --                    (Redisson's tryRelease(id)); returns 1, or 0 when the
 --                    id was unknown, or had expired (it is put back then)
@@ -102,7 +104,7 @@ if op == 'acquire' then
         if ttl > 0 then
             redis.call('pexpire', KEYS[2], ttl)
         end
-        return 1
+        return 'OK'
     end
     local nearest = redis.call('zrange', KEYS[2], 0, 0, 'withscores')
     if nearest[1] ~= nil and tonumber(nearest[2]) ~= never then
