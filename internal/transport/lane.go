@@ -42,6 +42,35 @@ func (b *batcher) runInline(o *Op, lane *inline.Lane) {
 		b.requeue(o)
 		return
 	}
+	b.callOnLane(o, lane)
+	tail := endCall(o, lane)
+	if b.s.watch != nil && tail == nil && !o.cut && b.s.watch.moved(o, lane) {
+		// Sentinel: the lane's dial found another server than the primary
+		// it was made for (nothing was sent): o goes through the flusher,
+		// which follows go-redis's pool.
+		b.requeue(o)
+		return
+	}
+	if tail != nil && o.done == nil {
+		// The caller leaves (Exec: abandoned); its reply is still read,
+		// here, so that it is settled as any abandoned call's is. (On a
+		// Cluster the op has its done channel from submit.)
+		o.done = make(chan struct{})
+	}
+	b.leaveLane(lane)
+	if tail == nil {
+		b.s.after(o, b)
+		return
+	}
+	go b.readTail(o, tail)
+}
+
+// callOnLane sends o on lane, between Begin and End: on the lane's kept
+// connection when it has one (runDirect), else through the lane's go-redis
+// client, whose connection the lane keeps for the next calls when this one
+// went well (Adopt). A script the server had not cached (NOSCRIPT) goes
+// once more, with its source.
+func (b *batcher) callOnLane(o *Op, lane *inline.Lane) {
 	rdb := lane.Client()
 	for _, eval := range []bool{false, true} {
 		lane.Unsent()
@@ -57,24 +86,25 @@ func (b *batcher) runInline(o *Op, lane *inline.Lane) {
 			break
 		}
 	}
+}
+
+// endCall ends o's call on lane: o.cut tells whether ctx's end or Close
+// interrupted it, and a call that failed before a byte of its command was
+// written is NotRun (unwrittenError). It returns the Tail that reads the
+// rest of a reply cut after its command went out (nil: none).
+func endCall(o *Op, lane *inline.Lane) *inline.Tail {
 	var tail *inline.Tail
 	o.cut, tail = lane.End(o.Err != nil && !notSent(o.Err))
 	if o.Err != nil && !notSent(o.Err) && !lane.Sent() {
 		o.Err = unwrittenError{o.Err}
 	}
-	if b.s.watch != nil && tail == nil && !o.cut && b.s.watch.moved(o, lane) {
-		// Sentinel: the lane's dial found another server than the primary
-		// it was made for (nothing was sent): o goes through the flusher,
-		// which follows go-redis's pool.
-		b.requeue(o)
-		return
-	}
-	if tail != nil && o.done == nil {
-		// The caller leaves (Exec: abandoned); its reply is still read,
-		// here, so that it is settled as any abandoned call's is. (On a
-		// Cluster the op has its done channel from submit.)
-		o.done = make(chan struct{})
-	}
+	return tail
+}
+
+// leaveLane ends the batcher's inline call (inline is cleared): the calls
+// queued meanwhile go to the flusher, and lane is shut if it is no longer
+// the batcher's (retired, or swapped on Sentinel).
+func (b *batcher) leaveLane(lane *inline.Lane) {
 	b.mu.Lock()
 	b.inline, b.cur = false, nil
 	retired := b.retired || lane != b.lane // retired, or swapped (Sentinel)
@@ -86,21 +116,22 @@ func (b *batcher) runInline(o *Op, lane *inline.Lane) {
 	if retired {
 		lane.Shut()
 	}
-	if tail == nil {
-		b.s.after(o, b)
-		return
+}
+
+// readTail reads, on a goroutine of its own, the rest of the reply of o,
+// whose call was cut after its command went out, and passes o on: its
+// outcome is that reply, or unknown (o.Err stays the cut call's error)
+// when the Tail read no whole reply.
+func (b *batcher) readTail(o *Op, tail *inline.Tail) {
+	raw, err := tail.Read(ReplyComplete)
+	if body, _, perr := replyBody(raw); perr == nil {
+		raw = body // without the RESP3 pushes before it
 	}
-	go func() {
-		raw, err := tail.Read(ReplyComplete)
-		if body, _, perr := replyBody(raw); perr == nil {
-			raw = body // without the RESP3 pushes before it
-		}
-		o.raw = raw
-		if err == nil {
-			o.finish(nil)
-		}
-		b.s.after(o, b)
-	}()
+	o.raw = raw
+	if err == nil {
+		o.finish(nil)
+	}
+	b.s.after(o, b)
 }
 
 // runDirect sends o on lane's kept connection, writing its command and

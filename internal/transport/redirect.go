@@ -134,6 +134,20 @@ func (o *Op) nextPause(wait bool) time.Duration {
 	return min(p, maxRedirectPause)
 }
 
+// sendTo sends o to the node a redirection named (o.target), waiting for
+// go-redis's slot map to learn that node when it does not know it yet
+// (waitForNode); an op whose node cannot be found is done, not sent.
+func (s *Sender) sendTo(o *Op) {
+	addr := o.target
+	rdb, err := s.nodes.Node(o.Ctx, addr)
+	switch {
+	case err == nil:
+		s.batcherFor(rdb, addr).add(o)
+	case !s.waitForNode(o):
+		o.endNotSent(err)
+	}
+}
+
 // waitForNode sends o again after a pause when the node a redirection
 // named is not in go-redis's slot map yet (a reload answered by a node that
 // has not heard of it), within the redirect budget and while its ctx lives:

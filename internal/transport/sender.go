@@ -156,7 +156,28 @@ func (s *Sender) batcherFor(rdb *redis.Client, addr string) *batcher {
 }
 
 // submit routes o to its batcher; done is closed when its outcome is known.
+// Off a Cluster, and for a keyless command on one, that is the one batcher;
+// on a Cluster, the batcher of the node serving o's key (sendCluster).
 func (s *Sender) submit(o *Op) {
+	s.prepare(o)
+	if s.nodes == nil {
+		s.one.add(o)
+		return
+	}
+	key, ok := o.RouteKey()
+	if !ok {
+		s.one.add(o)
+		return
+	}
+	s.sendCluster(o, key)
+}
+
+// prepare readies o for a send, its first or one after a redirection: o
+// gets its done channel now unless it may go inline on the one batcher
+// (an op sent inline is done before submit returns: see Op.done), and at
+// its first send the redirect budget starts (Op.first) and a script that
+// replica sync follows asks for WAIT.
+func (s *Sender) prepare(o *Op) {
 	o.cut = false
 	if o.done == nil && (s.nodes != nil || !s.oneInline) {
 		o.done = make(chan struct{})
@@ -167,45 +188,37 @@ func (s *Sender) submit(o *Op) {
 			o.Sync = true
 		}
 	}
-	if s.nodes == nil {
-		s.one.add(o)
-		return
-	}
-	key, ok := o.RouteKey()
-	if !ok {
-		s.one.add(o)
-		return
-	}
-	var rdb *redis.Client
-	var addr string
-	var err error
+}
+
+// sendCluster sends o, whose key is key, on a Redis Cluster: to the node a
+// redirection named (sendTo), else to the batcher the slot's route caches,
+// else to the slot's master as go-redis's slot map has it (the route is
+// cached). An op whose node cannot be found is done, not sent.
+func (s *Sender) sendCluster(o *Op, key string) {
 	if o.target != "" {
-		// A redirection named the node.
-		addr = o.target
-		rdb, err = s.nodes.Node(o.Ctx, addr)
-		if err != nil && s.waitForNode(o) {
-			return
-		}
-	} else {
-		slot := cluster.Slot(key)
-		if b := s.route[slot].Load(); b != nil {
-			b.add(o)
-			return
-		}
-		rdb, addr, err = s.nodes.Master(o.Ctx, key)
-		if err == nil {
-			b := s.batcherFor(rdb, addr)
-			s.route[slot].Store(b)
-			b.add(o)
-			return
-		}
-	}
-	if err != nil {
-		o.finish(notSentError{err})
-		o.markDone()
+		s.sendTo(o)
 		return
 	}
-	s.batcherFor(rdb, addr).add(o)
+	slot := cluster.Slot(key)
+	if b := s.route[slot].Load(); b != nil {
+		b.add(o)
+		return
+	}
+	rdb, addr, err := s.nodes.Master(o.Ctx, key)
+	if err != nil {
+		o.endNotSent(err)
+		return
+	}
+	b := s.batcherFor(rdb, addr)
+	s.route[slot].Store(b)
+	b.add(o)
+}
+
+// endNotSent ends o, which was never sent (its node could not be found): its
+// outcome is NotRun (notSentError).
+func (o *Op) endNotSent(err error) {
+	o.finish(notSentError{err})
+	o.markDone()
 }
 
 // unroute drops the cached routes of slot (or, when slot < 0, every route
