@@ -53,11 +53,11 @@ func newBatcher(s *Sender, rdb redis.UniversalClient, addr string) *batcher {
 	return b
 }
 
-// add sends o in its caller's goroutine when the batcher is idle, else
-// queues it.
+// add sends o in its caller's goroutine when the batcher is idle
+// (mayInline, runInline), else queues it for the flusher.
 func (b *batcher) add(o *Op) {
 	b.mu.Lock()
-	if b.lane != nil && !b.busy && !b.inline && !b.retired && !o.asking && !o.batched && !o.bounded() && b.syncFree(o) {
+	if b.mayInline(o) {
 		b.inline = true
 		lane := b.lane
 		b.cur = lane
@@ -70,20 +70,6 @@ func (b *batcher) add(o *Op) {
 	}
 	b.queue = append(b.queue, o)
 	b.kick()
-}
-
-// syncFree reports whether o may go without WAIT: it asks for no replica
-// sync, or its node needs none (as run decides: then o.Sync is cleared).
-// Called with mu held.
-func (b *batcher) syncFree(o *Op) bool {
-	if !o.Sync {
-		return true
-	}
-	if b.replicas.wanted(b.s.cfg.Sync) {
-		return false
-	}
-	o.Sync = false
-	return true
 }
 
 // addAll queues ops together.
@@ -170,43 +156,38 @@ func (b *batcher) flush() {
 	}
 }
 
-// run sends a batch: the ops that want replica sync go, with WAIT after
-// them, in a pipeline of their own on a goroutine of their own (WAIT holds
-// its connection until the replicas answer; the other ops must not wait
-// for it), the others as one pipeline (a lone op as a plain command).
-// Scripts the server did not have cached are sent again with their source.
+// run sends a batch: the ops that want replica sync go to the WAIT
+// pipeline (splitSynced), the others as one batch (sendBatch); then each of
+// those is passed on (Sender.after: done, or sent on after a redirection).
+// It keeps nothing of batch: flush reuses the slice.
 func (b *batcher) run(batch []*Op) {
-	var synced []*Op
-	plain := batch
-	if b.s.cfg.Sync != SyncOff {
-		plain = plain[:0:0]
-		for _, o := range batch {
-			if o.Sync && b.replicas.wanted(b.s.cfg.Sync) {
-				synced = append(synced, o)
-			} else {
-				o.Sync = false
-				plain = append(plain, o)
-			}
-		}
-		if len(synced) > 0 {
-			b.addSynced(synced)
-		}
-	}
+	plain := b.splitSynced(batch)
 	if len(plain) == 0 {
 		return
 	}
-	b.send(plain, false)
-	var again []*Op
+	b.sendBatch(plain)
 	for _, o := range plain {
+		b.s.after(o, b)
+	}
+}
+
+// sendBatch is the flusher's send of one batch, the one place where a batch
+// meets the node's connection. ops (one or more, for this batcher's node,
+// none wanting WAIT) go as one pipeline (a lone op as a plain command, see
+// send); the scripts the node had not cached (NOSCRIPT) then go once more,
+// with their source. It returns once every op has its outcome recorded
+// (Op.finish: its reply in V, or no reply in Err); no op is done yet nor
+// passed on (run does that), and it keeps nothing of ops.
+func (b *batcher) sendBatch(ops []*Op) {
+	b.send(ops, false)
+	var again []*Op
+	for _, o := range ops {
 		if o.NoScript() {
 			again = append(again, o)
 		}
 	}
 	if len(again) > 0 {
 		b.send(again, true)
-	}
-	for _, o := range plain {
-		b.s.after(o, b)
 	}
 }
 

@@ -2,6 +2,31 @@ package transport
 
 import "github.com/goredisson/goredisson/internal/inline"
 
+// mayInline reports whether o goes inline, in its caller's goroutine: the
+// batcher has a lane, not retired, and nothing in flight (no batch of the
+// flusher, no inline call); o is no redirection by ASK (ASKING goes on the
+// same connection: the flusher's pipeline), no op of SubmitAll's nor of a
+// bounded wait's (Op.bounded), and wants no WAIT (syncFree). Called with
+// mu held.
+func (b *batcher) mayInline(o *Op) bool {
+	return b.lane != nil && !b.busy && !b.inline && !b.retired &&
+		!o.asking && !o.batched && !o.bounded() && b.syncFree(o)
+}
+
+// syncFree reports whether o may go without WAIT: it asks for no replica
+// sync, or its node needs none (as run decides: then o.Sync is cleared).
+// Called with mu held.
+func (b *batcher) syncFree(o *Op) bool {
+	if !o.Sync {
+		return true
+	}
+	if b.replicas.wanted(b.s.cfg.Sync) {
+		return false
+	}
+	o.Sync = false
+	return true
+}
+
 // retire shuts the lane of a batcher go-redis replaced the client of: at
 // once when no call is in flight on it, else when that call ends
 // (runInline); no call goes inline on it from now on. It reports whether

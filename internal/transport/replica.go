@@ -96,6 +96,32 @@ func (o *Op) Unsynced(mode SyncMode) bool {
 	return o.Synced == 0
 }
 
+// splitSynced hands the ops of batch that want replica sync, when their
+// node gets it (syncState.wanted), to the WAIT pipeline (addSynced), and
+// returns the others, whose Sync it clears: WAIT holds its connection until
+// the replicas answer, and the other ops must not wait for it. With replica
+// sync off, it returns batch itself.
+func (b *batcher) splitSynced(batch []*Op) (plain []*Op) {
+	plain = batch
+	if b.s.cfg.Sync == SyncOff {
+		return plain
+	}
+	var synced []*Op
+	plain = plain[:0:0]
+	for _, o := range batch {
+		if o.Sync && b.replicas.wanted(b.s.cfg.Sync) {
+			synced = append(synced, o)
+		} else {
+			o.Sync = false
+			plain = append(plain, o)
+		}
+	}
+	if len(synced) > 0 {
+		b.addSynced(synced)
+	}
+	return plain
+}
+
 // addSynced queues ops that want replica sync for the sync goroutine,
 // started unless it runs.
 func (b *batcher) addSynced(ops []*Op) {
