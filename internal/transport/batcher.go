@@ -10,6 +10,13 @@ import (
 	"github.com/goredisson/goredisson/internal/inline"
 )
 
+// The batcher of one node and its flusher. An op added while the batcher is
+// idle goes inline (lane.go); the others queue, and the flusher goroutine
+// (loop, started by kick, ended flusherIdle after its last batch) sends the
+// queue as batches: in each, the ops that want WAIT go to the sync
+// goroutine (replica.go), the others through sendBatch, the one function
+// that writes a batch on the node's connection and records its outcomes.
+
 // batcher sends ops to one Redis node (or through one go-redis client),
 // batching those that arrive while a batch is in flight.
 type batcher struct {

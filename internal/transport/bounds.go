@@ -5,6 +5,10 @@ import (
 	"time"
 )
 
+// Call bounds: the calls a bounded wait makes (BoundCalls) are given up
+// CallGrace past the wait's end, whatever go-redis's timeouts (Exec), and
+// never go inline (Op.bounded).
+
 // CallGrace is how long past the end of its wait (or past its send, when
 // the wait has ended) a call made for a wait is waited for (see BoundCalls).
 const CallGrace = 250 * time.Millisecond

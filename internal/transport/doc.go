@@ -20,9 +20,9 @@ package transport
 // a connection of the transport's own whose read its ctx's end or Close
 // interrupts, the rest of the reply then read on a goroutine
 // (internal/inline, see batcher.runInline), so that an uncontended call
-// costs no goroutine hand-off. A caller waits for its own reply, its context, or the Client's
-// Close, whichever comes first: a call it stops waiting for stays in its
-// batch and its outcome is settled later.
+// costs no goroutine hand-off. A caller waits for its own reply, its
+// context, or the Client's Close, whichever comes first: a call it stops
+// waiting for stays in its batch and its outcome is settled later.
 //
 // On a Redis Cluster each master has a batcher of its own, fed with the
 // calls whose key it serves and sending on go-redis's client for that node:
@@ -40,3 +40,11 @@ package transport
 // default on Sentinel and Cluster) sends WAIT after a batch's acquire and
 // release scripts, in the same pipeline, so on the same connection (see
 // batcher.runSynced).
+//
+// Where it is, from the caller down: exec.go (Exec, a caller's wait for its
+// outcome) and bounds.go (a wait's call bounds); sender.go (the Sender:
+// routing to a batcher per node) and redirect.go (what becomes of a sent op
+// on a Cluster); sentinel.go (the primary a Sentinel client's lane dials);
+// batcher.go (the queue, the flusher, sendBatch), lane.go (inline calls)
+// and replica.go (WAIT); op.go and outcome.go (an op and its outcome);
+// resp.go (RESP written and read); deadline.go (DeadlineOnly).

@@ -6,6 +6,11 @@ import (
 	"time"
 )
 
+// Exec, the caller's side of a call: it submits the op and waits for its
+// outcome, its ctx's end (then endGrace more), Close or its call bound
+// (bounds.go). A call its caller leaves is abandoned (errAbandoned): rlock
+// settles it as any lost reply.
+
 // endGrace is how long a caller whose ctx ended still waits for its call's
 // own outcome.
 const endGrace = 5 * time.Millisecond

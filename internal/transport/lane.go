@@ -2,6 +2,13 @@ package transport
 
 import "github.com/goredisson/goredisson/internal/inline"
 
+// The inline lane's use by a batcher (the lane itself is package
+// internal/inline): whether an op goes inline (mayInline), its call in its
+// caller's goroutine (runInline: on the lane's kept connection, runDirect,
+// or through the lane's go-redis client), and the lane's life: retired when
+// go-redis replaces the node's client (retire), swapped on Sentinel
+// (swapLane), shut by Close (lanes).
+
 // mayInline reports whether o goes inline, in its caller's goroutine: the
 // batcher has a lane, not retired, and nothing in flight (no batch of the
 // flusher, no inline call); o is no redirection by ASK (ASKING goes on the

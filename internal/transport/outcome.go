@@ -7,6 +7,9 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
+// What a done op's outcome is (Outcome: Replied, NotRun, Unknown), and the
+// errors that prove that a command never reached Redis (notSent).
+
 // Outcome classifies a done op.
 type Outcome int
 

@@ -9,6 +9,12 @@ import (
 	"github.com/goredisson/goredisson/internal/cluster"
 )
 
+// Cluster redirections. Once its batcher has sent an op, Sender.after
+// decides whether the reply is its outcome or the op goes on: MOVED and
+// ASK to the node named (sendTo), TRYAGAIN and CLUSTERDOWN (and a node
+// whose client go-redis closed) again after a pause, within
+// redirectBudget.
+
 // Bounds of following redirections: a MOVED or ASK is followed at once, a
 // TRYAGAIN or CLUSTERDOWN (and a MOVED that points where the command was
 // sent, or a node whose client went away) after a pause that starts at

@@ -15,8 +15,11 @@ import (
 )
 
 // Replica sync (rlock/replica.go says when it is on): ops that ask for it
-// go with WAIT after them, in one pipeline on one connection (see
-// batcher.runSynced).
+// go with WAIT after them, in one pipeline on one connection. What a
+// batcher knows of its node's replicas (syncState) decides whether an op
+// gets WAIT; the flusher hands those that do to the batcher's sync
+// goroutine (splitSynced, syncLoop), which sends them with WAIT one
+// pipeline at a time (runSynced) and records WAIT's count (waited).
 
 // SyncMode is how replica sync is chosen.
 type SyncMode uint8

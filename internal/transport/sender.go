@@ -13,6 +13,13 @@ import (
 	"github.com/goredisson/goredisson/internal/inline"
 )
 
+// The Sender: what rlock calls (Exec in exec.go, SubmitAll, Shut) and
+// where an op goes. Each op is routed to a batcher (batcher.go): the one
+// batcher off a Cluster; on a Cluster the batcher of the master serving its
+// key, found by a CRC16 and a route cached per slot, made when go-redis
+// first names the node (batcherFor). What becomes of an op once its
+// batcher has sent it is redirect.go's.
+
 // Sender routes ops to batchers: the one batcher of a standalone or
 // Sentinel client, one per master on a Redis Cluster.
 type Sender struct {
