@@ -10,12 +10,13 @@ import (
 	"github.com/goredisson/goredisson/internal/inline"
 )
 
-// The batcher of one node and its flusher. An op added while the batcher is
-// idle goes inline (lane.go); the others queue, and the flusher goroutine
-// (loop, started by kick, ended flusherIdle after its last batch) sends the
-// queue as batches: in each, the ops that want WAIT go to the sync
-// goroutine (replica.go), the others through sendBatch, the one function
-// that writes a batch on the node's connection and records its outcomes.
+// The batcher of one node, its queue and its flusher. An op added while
+// the batcher is idle goes inline (add, in lane.go); the others queue, and
+// the flusher goroutine (loop, started by kick, ended flusherIdle after its
+// last batch) sends the queue as batches: in each, the ops that want WAIT
+// go to the sync goroutine (replica.go), the others through sendBatch, the
+// one function that writes a batch on the node's connection and records
+// its outcomes.
 
 // batcher sends ops to one Redis node (or through one go-redis client),
 // batching those that arrive while a batch is in flight.
@@ -58,25 +59,6 @@ func newBatcher(s *Sender, rdb redis.UniversalClient, addr string) *batcher {
 	b := &batcher{s: s, rdb: rdb, addr: addr, wake: make(chan struct{}, 1)}
 	b.replicas.n.Store(-1)
 	return b
-}
-
-// add sends o in its caller's goroutine when the batcher is idle
-// (mayInline, runInline), else queues it for the flusher.
-func (b *batcher) add(o *Op) {
-	b.mu.Lock()
-	if b.mayInline(o) {
-		b.inline = true
-		lane := b.lane
-		b.cur = lane
-		b.mu.Unlock()
-		b.runInline(o, lane)
-		return
-	}
-	if o.done == nil {
-		o.done = make(chan struct{})
-	}
-	b.queue = append(b.queue, o)
-	b.kick()
 }
 
 // addAll queues ops together.

@@ -3,11 +3,30 @@ package transport
 import "github.com/goredisson/goredisson/internal/inline"
 
 // The inline lane's use by a batcher (the lane itself is package
-// internal/inline): whether an op goes inline (mayInline), its call in its
-// caller's goroutine (runInline: on the lane's kept connection, runDirect,
-// or through the lane's go-redis client), and the lane's life: retired when
-// go-redis replaces the node's client (retire), swapped on Sentinel
-// (swapLane), shut by Close (lanes).
+// internal/inline): whether an op goes inline or to the flusher's queue
+// (add, mayInline), its call in its caller's goroutine (runInline: on the
+// lane's kept connection, runDirect, or through the lane's go-redis
+// client), and the lane's life: retired when go-redis replaces the node's
+// client (retire), swapped on Sentinel (swapLane), shut by Close (lanes).
+
+// add sends o in its caller's goroutine when the batcher is idle
+// (mayInline, runInline), else queues it for the flusher.
+func (b *batcher) add(o *Op) {
+	b.mu.Lock()
+	if b.mayInline(o) {
+		b.inline = true
+		lane := b.lane
+		b.cur = lane
+		b.mu.Unlock()
+		b.runInline(o, lane)
+		return
+	}
+	if o.done == nil {
+		o.done = make(chan struct{})
+	}
+	b.queue = append(b.queue, o)
+	b.kick()
+}
 
 // mayInline reports whether o goes inline, in its caller's goroutine: the
 // batcher has a lane, not retired, and nothing in flight (no batch of the
