@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"time"
+
+	"github.com/redis/go-redis/v9"
 )
 
 // The direct path: once a call through the lane's go-redis client went
@@ -75,19 +77,53 @@ func (l *Lane) drop(c *conn, dead bool) {
 // through Client. An error means no whole reply was read, as go-redis's
 // would: a cut call's End hands back a Tail as for one through Client.
 func (l *Lane) Do(ctx context.Context, cmd []byte, complete func([]byte) bool) (reply []byte, err error, handled bool) {
-	l.mu.Lock()
-	c := l.direct
-	l.mu.Unlock()
+	c, now := l.kept()
 	if c == nil {
 		return nil, nil, false
 	}
-	now := time.Now()
+	if c.arm(ctx, l.rdb.Options(), now) != nil {
+		// Closed by the server, unread bytes (go-redis reads them), or cut
+		// already: go-redis's client decides.
+		l.drop(c, false)
+		return nil, nil, false
+	}
+	err = c.roundTrip(cmd, complete)
+	c.last = now
+	if err != nil {
+		l.drop(c, true) // its stream may be broken: go-redis drops it
+		if !complete(c.rec) {
+			return nil, err, true
+		}
+	}
+	return c.rec, nil, true
+}
+
+// kept returns the connection the lane keeps for the direct path and the
+// time of the call, nil when it keeps none or the one it kept is past
+// go-redis's ConnMaxLifetime or ConnMaxIdleTime (that one is dropped:
+// go-redis drops it at its next Get).
+func (l *Lane) kept() (c *conn, now time.Time) {
+	l.mu.Lock()
+	c = l.direct
+	l.mu.Unlock()
+	if c == nil {
+		return nil, time.Time{}
+	}
+	now = time.Now()
 	o := l.rdb.Options()
 	if (o.ConnMaxLifetime > 0 && now.Sub(c.born) >= o.ConnMaxLifetime) ||
 		(o.ConnMaxIdleTime > 0 && now.Sub(c.last) >= o.ConnMaxIdleTime) {
-		l.drop(c, false) // go-redis drops it at its next Get
-		return nil, nil, false
+		l.drop(c, false)
+		return nil, now
 	}
+	return c, now
+}
+
+// arm readies c for a command as go-redis readies a pooled connection: it
+// sets the deadlines of o's read and write timeouts from now (capped by
+// ctx's deadline with ContextTimeoutEnabled), then checks that the server
+// has not closed the socket and that no byte waits unread (peek).
+func (c *conn) arm(ctx context.Context, o *redis.Options, now time.Time) (err error) {
 	var cd time.Time // ctx's deadline, when go-redis would honour it
 	if o.ContextTimeoutEnabled {
 		cd, _ = ctx.Deadline()
@@ -105,27 +141,21 @@ func (l *Lane) Do(ctx context.Context, cmd []byte, complete func([]byte) bool) (
 	if err == nil {
 		err = c.peek()
 	}
-	if err != nil {
-		// Closed by the server, unread bytes (go-redis reads them), or cut
-		// already: go-redis's client decides.
-		l.drop(c, false)
-		return nil, nil, false
+	return err
+}
+
+// roundTrip writes cmd on c and reads until complete reports a whole reply
+// in c.rec, or a read fails.
+func (c *conn) roundTrip(cmd []byte, complete func([]byte) bool) error {
+	if _, err := c.Write(cmd); err != nil {
+		return err
 	}
-	if _, err = c.Write(cmd); err == nil {
-		for !complete(c.rec) {
-			if err = c.readMore(); err != nil {
-				break
-			}
+	for !complete(c.rec) {
+		if err := c.readMore(); err != nil {
+			return err
 		}
 	}
-	c.last = now
-	if err != nil {
-		l.drop(c, true) // its stream may be broken: go-redis drops it
-		if !complete(c.rec) {
-			return nil, err, true
-		}
-	}
-	return c.rec, nil, true
+	return nil
 }
 
 // deadline is go-redis's deadline for a timeout (pool.Conn.deadline): none

@@ -216,12 +216,7 @@ func (l *Lane) Begin(ctx context.Context, closable, byDeadline bool) bool {
 // its command was written (see Sent) has no Tail: what its connection
 // read was the set-up's.
 func (l *Lane) End(failed bool) (cut bool, tail *Tail) {
-	if l.stop != nil {
-		if l.stop() {
-			l.spare = l.cur // its AfterFunc will never run
-		}
-		l.stop, l.cur = nil, nil
-	}
+	l.stopWatch()
 	l.mu.Lock()
 	l.active = false
 	if !l.dl.IsZero() && failed && !time.Now().Before(l.dl) {
@@ -229,26 +224,14 @@ func (l *Lane) End(failed bool) (cut bool, tail *Tail) {
 	}
 	l.dl = time.Time{}
 	cut = l.cut
-	if cut && failed && l.used != nil && l.wrote && l.sent {
-		c := l.used
-		// The Tail reads on alone: no cut of a later call reaches it, and
-		// go-redis (whose pool may still list it, idle: the direct path)
-		// no longer sets its deadlines.
-		c.held.Store(true)
-		delete(l.conns, c)
-		tail = &Tail{c: c, buf: append([]byte(nil), c.rec...), deadline: c.rd}
+	if cut && failed {
+		tail = l.tailLocked()
 	}
 	l.used = nil
 	later := l.later
 	l.later = nil
 	if cut {
-		// The deadlines in the past may outlive the call on a connection
-		// go-redis kept: clear them (go-redis sets its own before each
-		// read and write unless its timeouts are -2).
-		for c := range l.conns {
-			c.cut.Store(false)
-			_ = c.Conn.SetDeadline(time.Time{})
-		}
+		l.uncutLocked()
 	}
 	closeNow := l.shut && !l.closed
 	l.closed = l.closed || closeNow
@@ -262,6 +245,46 @@ func (l *Lane) End(failed bool) (cut bool, tail *Tail) {
 		_ = l.rdb.Close() // outside mu: it closes the conns, which take mu
 	}
 	return cut, tail
+}
+
+// stopWatch stops the context.AfterFunc Begin set on the call's ctx (none
+// with byDeadline), keeping its call for reuse when it will never run.
+func (l *Lane) stopWatch() {
+	if l.stop == nil {
+		return
+	}
+	if l.stop() {
+		l.spare = l.cur // its AfterFunc will never run
+	}
+	l.stop, l.cur = nil, nil
+}
+
+// tailLocked returns the Tail of a call that was cut and failed, when a
+// byte of its command went out on a connection whose last write went out
+// whole (nil otherwise: nothing of the reply is on its way). Called with
+// mu held.
+func (l *Lane) tailLocked() *Tail {
+	c := l.used
+	if c == nil || !l.wrote || !l.sent {
+		return nil
+	}
+	// The Tail reads on alone: no cut of a later call reaches it, and
+	// go-redis (whose pool may still list it, idle: the direct path) no
+	// longer sets its deadlines.
+	c.held.Store(true)
+	delete(l.conns, c)
+	return &Tail{c: c, buf: append([]byte(nil), c.rec...), deadline: c.rd}
+}
+
+// uncutLocked clears the deadlines in the past that a cut left on the
+// lane's connections: they may outlive the call on a connection go-redis
+// kept (go-redis sets its own before each read and write unless its
+// timeouts are -2). Called with mu held.
+func (l *Lane) uncutLocked() {
+	for c := range l.conns {
+		c.cut.Store(false)
+		_ = c.Conn.SetDeadline(time.Time{})
+	}
 }
 
 // Sent reports whether a byte of the command of the call that ended (since

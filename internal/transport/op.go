@@ -2,7 +2,6 @@ package transport
 
 import (
 	"context"
-	"errors"
 	"strings"
 	"time"
 
@@ -176,57 +175,6 @@ const unpublishedMark = "goredisson:unpublished"
 func (o *Op) NoScript() bool {
 	e, ok := o.V.(ReplyError)
 	return o.Err == nil && ok && e.NoScript()
-}
-
-// Outcome classifies a done op.
-type Outcome int
-
-const (
-	// Replied: a reply was read (o.V, possibly a ReplyError).
-	Replied Outcome = iota
-	// NotRun: the command certainly did not run: never sent, or refused
-	// before it ran (NOSCRIPT, MOVED, LOADING, ...).
-	NotRun
-	// Unknown: sent, and no reply read; it may have run, or may still run.
-	Unknown
-)
-
-// Outcome classifies the op once done.
-func (o *Op) Outcome() Outcome {
-	switch {
-	case o.Err != nil && notSent(o.Err):
-		return NotRun
-	case o.Err != nil:
-		return Unknown
-	}
-	if e, ok := o.V.(ReplyError); ok && e.NotRun() {
-		return NotRun
-	}
-	return Replied
-}
-
-// Transient reports whether a done op that got no reply, or was refused
-// before it ran (see Outcome), may get one if sent again: not when
-// go-redis's client is closed, nor when its connection's set-up was
-// refused (a wrong password: a Redis error in Err).
-func (o *Op) Transient() bool {
-	if o.Err == nil {
-		return true // a refusal (LOADING, BUSY, READONLY, ...) or a reply
-	}
-	var re redis.Error
-	return !errors.Is(o.Err, redis.ErrClosed) && !errors.As(o.Err, &re)
-}
-
-// ReplyErr returns the error of a done op: its transport error, or the
-// error reply of Redis, or nil.
-func (o *Op) ReplyErr() error {
-	if o.Err != nil {
-		return o.Err
-	}
-	if e, ok := o.V.(ReplyError); ok {
-		return e
-	}
-	return nil
 }
 
 // KeyRefused reports whether the op came back refused by an ACL for one of

@@ -183,10 +183,10 @@ var _ = Describe("The inline lane on Sentinel", Label("sentinel"), func() {
 		// outcome, as on the flusher) and dropped.
 		Expect(s.Exec(ctx, NewOp(ctx, "ping"))).To(Succeed())
 		oldC := redis.NewClient(&redis.Options{Addr: old})
-		DeferCleanup(oldC.Close) // after the SLAVEOF NO ONE below (clean-ups run last first)
+		DeferCleanup(oldC.Close) // after the REPLICAOF NO ONE below (clean-ups run last first)
 		host, port, _ := net.SplitHostPort(replica)
-		Expect(oldC.SlaveOf(ctx, host, port).Err()).To(Succeed())
-		DeferCleanup(func() { Expect(oldC.SlaveOf(context.Background(), "no", "one").Err()).To(Succeed()) })
+		Expect(oldC.ReplicaOf(ctx, host, port).Err()).To(Succeed())
+		DeferCleanup(func() { Expect(oldC.ReplicaOf(context.Background(), "no", "one").Err()).To(Succeed()) })
 		// A call made while the flusher still ends the last batch goes
 		// through it (also answered READONLY, by go-redis's pool): send
 		// until one went on the lane.

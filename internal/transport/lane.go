@@ -1,0 +1,268 @@
+package transport
+
+import "github.com/goredisson/goredisson/internal/inline"
+
+// The inline lane's use by a batcher (the lane itself is package
+// internal/inline): whether an op goes inline or to the flusher's queue
+// (add, mayInline), its call in its caller's goroutine (runInline: on the
+// lane's kept connection, runDirect, or through the lane's go-redis
+// client), and the lane's life: retired when go-redis replaces the node's
+// client (retire), swapped on Sentinel (swapLane), shut by Close (lanes).
+
+// add sends o in its caller's goroutine when the batcher is idle
+// (mayInline, runInline), else queues it for the flusher.
+func (b *batcher) add(o *Op) {
+	b.mu.Lock()
+	if b.mayInline(o) {
+		b.inline = true
+		lane := b.lane
+		b.cur = lane
+		b.mu.Unlock()
+		b.runInline(o, lane)
+		return
+	}
+	if o.done == nil {
+		o.done = make(chan struct{})
+	}
+	b.queue = append(b.queue, o)
+	b.kick()
+}
+
+// mayInline reports whether o goes inline, in its caller's goroutine: the
+// batcher has a lane, not retired, and nothing in flight (no batch of the
+// flusher, no inline call); o is no redirection by ASK (ASKING goes on the
+// same connection: the flusher's pipeline), no op of SubmitAll's nor of a
+// bounded wait's (Op.bounded), and wants no WAIT (syncFree). Called with
+// mu held.
+func (b *batcher) mayInline(o *Op) bool {
+	return b.lane != nil && !b.busy && !b.inline && !b.retired &&
+		!o.asking && !o.batched && !o.bounded() && b.syncFree(o)
+}
+
+// syncFree reports whether o may go without WAIT: it asks for no replica
+// sync, or its node needs none (as run decides: then o.Sync is cleared).
+// Called with mu held.
+func (b *batcher) syncFree(o *Op) bool {
+	if !o.Sync {
+		return true
+	}
+	if b.replicas.wanted(b.s.cfg.Sync) {
+		return false
+	}
+	o.Sync = false
+	return true
+}
+
+// retire shuts the lane of a batcher go-redis replaced the client of: at
+// once when no call is in flight on it, else when that call ends
+// (runInline); no call goes inline on it from now on. It reports whether
+// a call was in flight (Close must still be able to cut it: Sender.Shut).
+func (b *batcher) retire() bool {
+	if b.lane == nil {
+		return false
+	}
+	b.mu.Lock()
+	b.retired = true
+	busy := b.inline
+	b.mu.Unlock()
+	if !busy {
+		b.lane.Shut()
+	}
+	return busy
+}
+
+// inFlight reports whether a call is being sent inline.
+func (b *batcher) inFlight() bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.inline
+}
+
+// runInline sends o, in its caller's goroutine, on the lane (inline was
+// set for it); calls made meanwhile queue, and are handed to the flusher
+// when it is done. The caller's ctx end, or Close, interrupts the read:
+// the call is then cut (its outcome unknown, settled as a lost reply's)
+// and Exec reports it abandoned. A call that failed before a byte of its
+// command was written (inline.Lane.Sent: cut or timed out while its
+// connection was being dialed or set up, or before its write) did not
+// run: its outcome is NotRun (unwrittenError), whatever ended it.
+func (b *batcher) runInline(o *Op, lane *inline.Lane) {
+	_, byDeadline := o.Ctx.(DeadlineOnly)
+	if !lane.Begin(o.Ctx, b.s.closing(o.Ctx) != nil, byDeadline) {
+		// Closed: through the flusher, as a clean-up after Close goes.
+		b.requeue(o)
+		return
+	}
+	b.callOnLane(o, lane)
+	tail := endCall(o, lane)
+	if b.s.watch != nil && tail == nil && !o.cut && b.s.watch.moved(o, lane) {
+		// Sentinel: the lane's dial found another server than the primary
+		// it was made for (nothing was sent): o goes through the flusher,
+		// which follows go-redis's pool.
+		b.requeue(o)
+		return
+	}
+	if tail != nil && o.done == nil {
+		// The caller leaves (Exec: abandoned); its reply is still read,
+		// here, so that it is settled as any abandoned call's is. (On a
+		// Cluster the op has its done channel from submit.)
+		o.done = make(chan struct{})
+	}
+	b.leaveLane(lane)
+	if tail == nil {
+		b.s.after(o, b)
+		return
+	}
+	go b.readTail(o, tail)
+}
+
+// callOnLane sends o on lane, between Begin and End: on the lane's kept
+// connection when it has one (runDirect), else through the lane's go-redis
+// client, whose connection the lane keeps for the next calls when this one
+// went well (Adopt). A script the server had not cached (NOSCRIPT) goes
+// once more, with its source.
+func (b *batcher) callOnLane(o *Op, lane *inline.Lane) {
+	rdb := lane.Client()
+	for _, eval := range []bool{false, true} {
+		lane.Unsent()
+		if !b.runDirect(o, lane, eval) {
+			cmd := o.command(eval)
+			_ = rdb.Process(o.Ctx, cmd)
+			o.finish(cmd.Err())
+			if cmd.Err() == nil {
+				lane.Adopt()
+			}
+		}
+		if !o.NoScript() {
+			break
+		}
+	}
+}
+
+// endCall ends o's call on lane: o.cut tells whether ctx's end or Close
+// interrupted it, and a call that failed before a byte of its command was
+// written is NotRun (unwrittenError). It returns the Tail that reads the
+// rest of a reply cut after its command went out (nil: none).
+func endCall(o *Op, lane *inline.Lane) *inline.Tail {
+	var tail *inline.Tail
+	o.cut, tail = lane.End(o.Err != nil && !notSent(o.Err))
+	if o.Err != nil && !notSent(o.Err) && !lane.Sent() {
+		o.Err = unwrittenError{o.Err}
+	}
+	return tail
+}
+
+// leaveLane ends the batcher's inline call (inline is cleared): the calls
+// queued meanwhile go to the flusher, and lane is shut if it is no longer
+// the batcher's (retired, or swapped on Sentinel).
+func (b *batcher) leaveLane(lane *inline.Lane) {
+	b.mu.Lock()
+	b.inline, b.cur = false, nil
+	retired := b.retired || lane != b.lane // retired, or swapped (Sentinel)
+	if len(b.queue) > 0 {
+		b.kick()
+	} else {
+		b.mu.Unlock()
+	}
+	if retired {
+		lane.Shut()
+	}
+}
+
+// readTail reads, on a goroutine of its own, the rest of the reply of o,
+// whose call was cut after its command went out, and passes o on: its
+// outcome is that reply, or unknown (o.Err stays the cut call's error)
+// when the Tail read no whole reply.
+func (b *batcher) readTail(o *Op, tail *inline.Tail) {
+	raw, err := tail.Read(ReplyComplete)
+	if body, _, perr := replyBody(raw); perr == nil {
+		raw = body // without the RESP3 pushes before it
+	}
+	o.raw = raw
+	if err == nil {
+		o.finish(nil)
+	}
+	b.s.after(o, b)
+}
+
+// runDirect sends o on lane's kept connection, writing its command and
+// reading its reply itself (inline.Lane.Do), and reports whether it did;
+// if not, nothing was sent and o goes through the lane's go-redis client.
+func (b *batcher) runDirect(o *Op, lane *inline.Lane, eval bool) bool {
+	line := o.Line
+	if o.S != nil && (eval || o.S.SHA == "") {
+		line = append([]any{"eval", o.S.Src}, o.Line[2:]...)
+	}
+	cmd, ok := AppendCommand(b.wbuf[:0], line)
+	b.wbuf = cmd
+	if !ok {
+		return false
+	}
+	raw, err, handled := lane.Do(o.Ctx, cmd, ReplyComplete)
+	if !handled {
+		return false
+	}
+	if err == nil {
+		// RESP3: pushes may come before the reply (they are dropped, as
+		// the lane's client has no push handler) or after it; bytes read
+		// past the reply (a push, maybe cut short) leave the stream in an
+		// unknown state: the connection goes (go-redis drops it).
+		body, rest, perr := replyBody(raw)
+		if perr != nil || len(rest) != 0 {
+			lane.Discard()
+		}
+		if perr == nil {
+			raw = body
+		}
+	}
+	o.raw = append(o.small[:0], raw...)
+	o.finish(err)
+	return true
+}
+
+// requeue hands o, which the lane did not send, to the flusher (the lane
+// call ends: inline is cleared), and shuts the lane if it is no longer
+// the batcher's.
+func (b *batcher) requeue(o *Op) {
+	b.mu.Lock()
+	lane := b.cur
+	b.inline, b.cur = false, nil
+	stale := lane != nil && (b.retired || lane != b.lane)
+	if o.done == nil {
+		o.done = make(chan struct{})
+	}
+	b.queue = append(b.queue, o)
+	b.kick()
+	if stale {
+		lane.Shut()
+	}
+}
+
+// swapLane makes l the batcher's lane (nil: none) on Sentinel. The old
+// lane is shut at once when no call is in flight on it, else when that
+// call ends (runInline). Called with Sender.mu held.
+func (b *batcher) swapLane(l *inline.Lane) {
+	b.mu.Lock()
+	old := b.lane
+	b.lane = l
+	busy := b.inline && b.cur == old
+	b.mu.Unlock()
+	if old != nil && !busy {
+		old.Shut()
+	}
+}
+
+// lanes returns the batcher's lane and the one a call in flight inline
+// uses (for Shut).
+func (b *batcher) lanes() []*inline.Lane {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	var ls []*inline.Lane
+	if b.lane != nil {
+		ls = append(ls, b.lane)
+	}
+	if b.inline && b.cur != nil && b.cur != b.lane {
+		ls = append(ls, b.cur)
+	}
+	return ls
+}
