@@ -57,8 +57,8 @@ func do(ctx context.Context, op string, l Locker, fn func(ctx context.Context) e
 
 // doLogger is the logger of l's Client, for what Do cannot return.
 func doLogger(l Locker) *slog.Logger {
-	if h, ok := l.(interface{ handle() *handle }); ok && h.handle() != nil && h.handle().c != nil {
-		return h.handle().c.logger()
+	if h, ok := l.(interface{ handle() *handle }); ok && h.handle() != nil && h.handle().Core() != nil {
+		return h.handle().Core().Logger()
 	}
 	return slog.Default()
 }

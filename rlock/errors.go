@@ -3,6 +3,8 @@ package rlock
 import (
 	"errors"
 	"fmt"
+
+	"github.com/goredisson/goredisson/internal/engine"
 )
 
 // Every error of this package wraps one of these, a context or a Redis
@@ -10,23 +12,23 @@ import (
 var (
 	// ErrNotHeld: the owner holds none, or a permit id is not held. A
 	// lock's error names the caller's owner and who holds the lock.
-	ErrNotHeld = errors.New("lock not held by this owner")
+	ErrNotHeld = engine.ErrNotHeld
 	// ErrClosed: the Client was closed (before the call, or during it).
-	ErrClosed = errors.New("client closed")
+	ErrClosed = engine.ErrClosed
 	// ErrInvalidArgument: a nil or empty argument, a bad count, lease or wait.
-	ErrInvalidArgument = errors.New("invalid argument")
+	ErrInvalidArgument = engine.ErrInvalidArgument
 	// ErrReentry: a non-reentrant lock's holder took it again.
-	ErrReentry = errors.New("non-reentrant lock already held by this owner")
+	ErrReentry = engine.ErrReentry
 	// ErrBusy: Do did not acquire the lock within its wait.
 	ErrBusy = errors.New("lock busy")
 	// ErrLockLost: a hold was lost (LostContext's cause, a re-entry's error).
-	ErrLockLost = errors.New("lock lost")
+	ErrLockLost = engine.ErrLockLost
 	// ErrReplicaSync: too few replicas confirmed an acquisition in time.
-	ErrReplicaSync = errors.New("too few replicas confirmed the acquisition")
+	ErrReplicaSync = engine.ErrReplicaSync
 	// ErrNoQuorum: a RedLock's masters failed too often for a majority.
 	ErrNoQuorum = errors.New("no quorum of masters reachable")
 	// ErrUnknownOutcome: a release's reply was lost; it may not have run.
-	ErrUnknownOutcome = errors.New("outcome unknown: it may not have taken effect")
+	ErrUnknownOutcome = engine.ErrUnknownOutcome
 )
 
 // Error is a failed operation on a lock; Err is its cause.

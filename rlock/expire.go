@@ -2,19 +2,15 @@ package rlock
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"strings"
 	"time"
 
-	"github.com/goredisson/goredisson/internal/layout"
+	"github.com/goredisson/goredisson/internal/engine"
 )
 
 // Redisson's RExpirable on the locks (every RLock is a RedissonExpirable)
 // and the semaphores: the time to live of all of an object's keys at once.
 // Details and the keys of each kind: docs/api.md.
-
-var expireScript = mustScript("expire")
 
 // ExpireCond is the condition of ExpireIf (Redis 7.0+).
 type ExpireCond string
@@ -27,22 +23,9 @@ const (
 	IfLess    ExpireCond = "LT" // only earlier than the key's expiry [expireIfLess]
 )
 
-// expiryKeys are the keys Redisson's expire, expireAt and clearExpire touch
-// for the lock's kind (RedissonFairLock's and RedissonFencedLock's
-// overrides; the name alone for the others).
-func (h *handle) expiryKeys() []string {
-	switch h.kind {
-	case kindFenced:
-		return []string{h.name, layout.Token(h.name)}
-	case kindFair, kindNonReentrantFair:
-		return []string{h.name, layout.Queue(h.aux()), layout.Timeouts(h.aux())}
-	}
-	return []string{h.name}
-}
-
 // expire is Expire, ExpireAt and ExpireIf of every lock and synchronizer:
 // cmd "pexpire" (ms: time to live) or "pexpireat" (ms: Unix time).
-func (c *Client) expire(ctx context.Context, op, name string, keys []string, cmd string, ms int64, cond ExpireCond) (bool, error) {
+func expire(ctx context.Context, e *engine.Core, op, name string, keys []string, cmd string, ms int64, cond ExpireCond) (bool, error) {
 	switch cond {
 	case "", IfNotSet, IfSet, IfGreater, IfLess:
 	default:
@@ -51,52 +34,28 @@ func (c *Client) expire(ctx context.Context, op, name string, keys []string, cmd
 	if cmd == "pexpire" && ms < 1 {
 		return false, opErr(op, name, fmt.Errorf("%w: time to live below 1ms", ErrInvalidArgument))
 	}
-	n, err := c.runInt(ctx, newScriptOp(ctx, expireScript, boxAll(keys), cmd, ms, string(cond)))
-	if err != nil && cond != "" {
-		err = needsRedis7(err, "an expire condition")
-	}
-	return n == 1, opErr(op, name, err)
+	ok, err := e.Expire(ctx, keys, cmd, ms, string(cond))
+	return ok, opErr(op, name, err)
 }
 
 // expireAt is ExpireAt and ExpireIf: the zero time is ErrInvalidArgument.
-func (c *Client) expireAt(ctx context.Context, op, name string, keys []string, t time.Time, cond ExpireCond) (bool, error) {
+func expireAt(ctx context.Context, e *engine.Core, op, name string, keys []string, t time.Time, cond ExpireCond) (bool, error) {
 	if t.IsZero() {
 		return false, opErr(op, name, fmt.Errorf("%w: zero expiry time", ErrInvalidArgument))
 	}
-	return c.expire(ctx, op, name, keys, "pexpireat", t.UnixMilli(), cond)
+	return expire(ctx, e, op, name, keys, "pexpireat", t.UnixMilli(), cond)
 }
 
-// expireTime is PEXPIRETIME of name: the zero time when the key does not
-// exist or has no expiry.
-func (c *Client) expireTime(ctx context.Context, op, name string) (time.Time, error) {
-	ms, err := c.commandInt(ctx, "pexpiretime", name)
-	if err != nil {
-		return time.Time{}, opErr(op, name, needsRedis7(err, "PEXPIRETIME"))
-	}
-	if ms < 0 {
-		return time.Time{}, nil
-	}
-	return time.UnixMilli(ms), nil
+// expireTime is ExpireTime: PEXPIRETIME of name.
+func expireTime(ctx context.Context, e *engine.Core, op, name string) (time.Time, error) {
+	t, err := e.ExpireTime(ctx, name)
+	return t, opErr(op, name, err)
 }
 
 // clearExpire is ClearExpire: PERSIST every key.
-func (c *Client) clearExpire(ctx context.Context, op, name string, keys []string) (bool, error) {
-	n, err := c.runInt(ctx, newScriptOp(ctx, objectScript, boxAll(keys), "persist"))
-	return n == 1, opErr(op, name, err)
-}
-
-// needsRedis7 reports an error reply of a server older than Redis 7.0
-// (PEXPIRETIME unknown, PEXPIRE with a condition a wrong number of
-// arguments) as errors.ErrUnsupported.
-func needsRedis7(err error, what string) error {
-	if err == nil {
-		return nil
-	}
-	s := strings.ToLower(err.Error())
-	if strings.Contains(s, "unknown command") || strings.Contains(s, "wrong number of arg") {
-		return fmt.Errorf("%w: %s needs Redis 7.0 or later (%v)", errors.ErrUnsupported, what, err)
-	}
-	return err
+func clearExpire(ctx context.Context, e *engine.Core, op, name string, keys []string) (bool, error) {
+	ok, err := e.ClearExpire(ctx, keys)
+	return ok, opErr(op, name, err)
 }
 
 // Expire sets the lock's keys' time to live, whoever holds it [expire].
@@ -150,11 +109,11 @@ func (f *FencedLock) ClearExpire(ctx context.Context) (bool, error) {
 }
 
 func (h *handle) expireOp(ctx context.Context, cmd string, ms int64, cond ExpireCond) (bool, error) {
-	op := h.opName("expire")
+	op := h.OpName("expire")
 	if err := h.check(ctx, "expire"); err != nil {
 		return false, err
 	}
-	return h.c.expire(ctx, op, h.name, h.expiryKeys(), cmd, ms, cond)
+	return expire(ctx, h.Core(), op, h.Key(), h.ExpiryKeys(), cmd, ms, cond)
 }
 
 func (h *handle) expireAtOp(ctx context.Context, t time.Time, cond ExpireCond) (bool, error) {
@@ -165,21 +124,21 @@ func (h *handle) expireAtOp(ctx context.Context, t time.Time, cond ExpireCond) (
 	if err := h.check(ctx, op); err != nil {
 		return false, err
 	}
-	return h.c.expireAt(ctx, h.opName(op), h.name, h.expiryKeys(), t, cond)
+	return expireAt(ctx, h.Core(), h.OpName(op), h.Key(), h.ExpiryKeys(), t, cond)
 }
 
 func (h *handle) expireTimeOp(ctx context.Context) (time.Time, error) {
 	if err := h.check(ctx, "expiretime"); err != nil {
 		return time.Time{}, err
 	}
-	return h.c.expireTime(ctx, h.opName("expiretime"), h.name)
+	return expireTime(ctx, h.Core(), h.OpName("expiretime"), h.Key())
 }
 
 func (h *handle) clearExpireOp(ctx context.Context) (bool, error) {
 	if err := h.check(ctx, "clearexpire"); err != nil {
 		return false, err
 	}
-	return h.c.clearExpire(ctx, h.opName("clearexpire"), h.name, h.expiryKeys())
+	return clearExpire(ctx, h.Core(), h.OpName("clearexpire"), h.Key(), h.ExpiryKeys())
 }
 
 // ExpireAt is Lock.ExpireAt for the synchronizer's keys.
@@ -187,7 +146,7 @@ func (o *Object) ExpireAt(ctx context.Context, t time.Time) (bool, error) {
 	if err := o.s.check(ctx, "expireat"); err != nil {
 		return false, err
 	}
-	return o.s.c.expireAt(ctx, "expireat", o.s.name, o.keys, t, "")
+	return expireAt(ctx, o.s.Core(), "expireat", o.s.Key(), o.keys, t, "")
 }
 
 // ExpireIf is Lock.ExpireIf for the synchronizer's keys.
@@ -195,7 +154,7 @@ func (o *Object) ExpireIf(ctx context.Context, cond ExpireCond, t time.Time) (bo
 	if err := o.s.check(ctx, "expireif"); err != nil {
 		return false, err
 	}
-	return o.s.c.expireAt(ctx, "expireif", o.s.name, o.keys, t, cond)
+	return expireAt(ctx, o.s.Core(), "expireif", o.s.Key(), o.keys, t, cond)
 }
 
 // ExpireTime is Lock.ExpireTime for the synchronizer's key.
@@ -203,5 +162,5 @@ func (o *Object) ExpireTime(ctx context.Context) (time.Time, error) {
 	if err := o.s.check(ctx, "expiretime"); err != nil {
 		return time.Time{}, err
 	}
-	return o.s.c.expireTime(ctx, "expiretime", o.s.name)
+	return expireTime(ctx, o.s.Core(), "expiretime", o.s.Key())
 }

@@ -5,8 +5,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/goredisson/goredisson/internal/layout"
-	"github.com/goredisson/goredisson/watchdog"
+	"github.com/goredisson/goredisson/internal/engine"
 )
 
 // Extend sets the fixed lease of ctx's owner's hold to lease from now.
@@ -23,63 +22,15 @@ func (h *handle) extend(ctx context.Context, lease time.Duration) error {
 	start := time.Now()
 	err := h.check(ctx, "extend")
 	if err == nil && lease < time.Millisecond {
-		err = opErr(h.opName("extend"), h.name, fmt.Errorf("%w: lease %v: Extend needs a fixed lease of at least 1ms", ErrInvalidArgument, lease))
+		err = opErr(h.OpName("extend"), h.Key(), fmt.Errorf("%w: lease %v: Extend needs a fixed lease of at least 1ms", ErrInvalidArgument, lease))
 	}
 	if err == nil {
-		err = h.setLease(ctx, lease)
+		err = h.SetLease(ctx, lease)
 		if err == ErrNotHeld {
-			err = h.notHeld(ctx, h.field(ctx)) // names the owner and the holder
+			err = h.NotHeld(ctx, h.Field(ctx)) // names the owner and the holder
 		}
-		err = opErr(h.opName("extend"), h.name, err)
+		err = opErr(h.OpName("extend"), h.Key(), err)
 	}
-	h.observe(ctx, Event{Op: "extend", Start: start, Err: err})
+	h.observe(ctx, engine.Event{Op: "extend", Start: start, Err: err})
 	return err
-}
-
-// setLease runs Extend for ctx's owner once no other call of the owner on
-// the lock is in flight.
-func (h *handle) setLease(ctx context.Context, lease time.Duration) error {
-	c := h.c
-	k := h.holdKey(h.field(ctx))
-	hs, err := c.holds.enter(ctx, k, c.done)
-	if err != nil {
-		return err
-	}
-	defer c.holds.exit(k, hs)
-	if err := c.runUnsettled(ctx, k, hs); err != nil {
-		return err
-	}
-	switch {
-	case !h.extendable():
-		return fmt.Errorf("%w: Extend is not offered on a FasterMultiLock (its values' leases are set by each acquisition)", ErrInvalidArgument)
-	case hs.known() == 0:
-		return ErrNotHeld
-	case hs.renewed:
-		return fmt.Errorf("%w: the hold is watchdog-managed (the watchdog renews it); Extend sets fixed leases", ErrInvalidArgument)
-	}
-	sent := time.Now()
-	v, err := c.script(ctx, extendScript, []string{h.name, layout.ReadTimeoutPrefix(h.name, k.field)},
-		lease.Milliseconds(), k.field, h.extendMode(), layout.ReadKeyPrefix(h.name))
-	if err != nil {
-		// It may have run: until Redis says, the hold lasts until the
-		// earlier of the two deadlines.
-		c.holds.update(k, func() {
-			if hs.entry != nil {
-				if d := watchdog.Deadline(sent, lease); d.Before(hs.entry.Deadline()) {
-					hs.entry.Reset(d)
-				}
-			}
-		})
-		return err
-	}
-	if v != int64(1) {
-		c.loseHold(k, hs)
-		return ErrNotHeld
-	}
-	c.holds.update(k, func() {
-		if hs.entry != nil {
-			hs.entry.Reset(watchdog.Deadline(sent, lease))
-		}
-	})
-	return nil
 }

@@ -4,7 +4,7 @@ import (
 	"context"
 	"time"
 
-	"github.com/goredisson/goredisson/internal/layout"
+	"github.com/goredisson/goredisson/internal/engine"
 )
 
 // FencedLock is a lock whose acquisitions return fencing tokens
@@ -15,7 +15,7 @@ var _ Locker = (*FencedLock)(nil)
 
 // NewFencedLock returns the fenced lock of the given name [getFencedLock].
 func (c *Client) NewFencedLock(name string) *FencedLock {
-	return &FencedLock{h: newHandle(c, name, kindFenced)}
+	return &FencedLock{h: newHandle(c, name, engine.KindFenced)}
 }
 
 func (f *FencedLock) handle() *handle {
@@ -58,8 +58,8 @@ func (f *FencedLock) Token(ctx context.Context) (int64, error) {
 	if err := h.check(ctx, "token"); err != nil {
 		return 0, err
 	}
-	n, err := h.c.commandInt(ctx, "get", layout.Token(h.name))
-	return n, opErr("token", h.name, err)
+	n, err := h.FencedToken(ctx)
+	return n, opErr("token", h.Key(), err)
 }
 
 // Unlock is Lock.Unlock.

@@ -12,6 +12,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/goredisson/goredisson/ctxowner"
+	"github.com/goredisson/goredisson/internal/engine"
 )
 
 // group is the set of locks behind a MultiLock or a RedLock.
@@ -34,10 +35,10 @@ type identified interface {
 }
 
 func (h *handle) identity() (redis.UniversalClient, string) {
-	if h == nil || h.c == nil {
+	if h == nil {
 		return nil, ""
 	}
-	return h.c.rdb, h.ledgerName()
+	return h.Core().RDB(), h.LedgerName()
 }
 func (l *Lock) identity() (redis.UniversalClient, string)       { return l.handle().identity() }
 func (f *FencedLock) identity() (redis.UniversalClient, string) { return f.handle().identity() }
@@ -117,7 +118,7 @@ func takeOne(ctx context.Context, l Locker, wait, lease time.Duration) (bool, er
 // context that survives ctx's end (a failed acquisition must not leave
 // holds), and returns what failed.
 func giveBack(ctx context.Context, locks []Locker) error {
-	rctx, cancel := cleanupCtx(ctx)
+	rctx, cancel := engine.CleanupCtx(ctx)
 	defer cancel()
 	var errs []error
 	for i := len(locks) - 1; i >= 0; i-- {
@@ -137,7 +138,7 @@ func (g *group) unlock(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	rctx, cancel := cleanupCtx(ctx)
+	rctx, cancel := engine.CleanupCtx(ctx)
 	defer cancel()
 	released, notHeld := 0, 0
 	var failed []error
@@ -250,12 +251,12 @@ func (g *group) remainTTL(ctx context.Context) (time.Duration, error) {
 
 // watchLoss watches the group's holds: it is lost when the group no longer
 // holds: any lock of a MultiLock, or more than a RedLock can spare, lost.
-func (g *group) watchLoss(ctx context.Context) *lossWatch {
+func (g *group) watchLoss(ctx context.Context) *engine.LossWatch {
 	if g == nil || ctx == nil {
 		return nil
 	}
 	ctx = ctxowner.Pin(ctx)
-	var parts []*lossWatch
+	var parts []*engine.LossWatch
 	for _, l := range g.locks {
 		if w, ok := l.(lossWatcher); ok {
 			if p := w.watchLoss(ctx); p != nil {
@@ -266,7 +267,7 @@ func (g *group) watchLoss(ctx context.Context) *lossWatch {
 	if len(parts) < g.need {
 		return nil
 	}
-	return &lossWatch{parts: parts, spare: len(parts) - g.need}
+	return engine.GroupLoss(parts, len(parts)-g.need)
 }
 
 // lockOrder sorts locks into the order every MultiLock takes them in: by

@@ -24,7 +24,7 @@ func Inspect(ctx context.Context, l Locker) (*inspect.Info, error) {
 	if !ok {
 		return nil, opErr("inspect", nameOf(l), fmt.Errorf("%w: %T is not a single-key lock of this package", ErrInvalidArgument, l))
 	}
-	if lk, ok := l.(*Lock); ok && lk != nil && !lk.h.inspectable() {
+	if lk, ok := l.(*Lock); ok && lk != nil && !lk.h.Inspectable() {
 		return nil, opErr("inspect", lk.Name(), fmt.Errorf("%w: a faster multilock's values are not one lock key", ErrInvalidArgument))
 	}
 	rdb, name := x.identity()
@@ -34,13 +34,13 @@ func Inspect(ctx context.Context, l Locker) (*inspect.Info, error) {
 	if name == "" {
 		return nil, opErr("inspect", "", fmt.Errorf("%w: empty lock name", ErrInvalidArgument))
 	}
-	if h := handleOf(l); h != nil && h.aux() != "" && h.aux() != h.name {
+	if h := handleOf(l); h != nil && h.Aux() != "" && h.Aux() != h.Key() {
 		// The fair queue and timeouts are under another name (Redisson
 		// before 3.52 under a NameMapper).
 		if ctx == nil {
 			return nil, opErr("inspect", name, fmt.Errorf("%w: nil context", ErrInvalidArgument))
 		}
-		info, err := h.inspect(ctx)
+		info, err := h.Inspect(ctx)
 		return info, opErr("inspect", name, err)
 	}
 	info, err := inspect.Lock(ctx, rdb, name)
@@ -59,8 +59,8 @@ func HolderField(ctx context.Context, l Locker) (string, error) {
 	case *FencedLock:
 		h = x.handle()
 	}
-	if h == nil || h.c == nil {
+	if h == nil || h.Core() == nil {
 		return "", opErr("holderfield", nameOf(l), fmt.Errorf("%w: %T is not a single-key lock of this package", ErrInvalidArgument, l))
 	}
-	return h.field(ctx), nil
+	return h.Field(ctx), nil
 }

@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/goredisson/goredisson/internal/engine"
 	"github.com/goredisson/goredisson/watchdog"
 )
 
@@ -35,8 +36,7 @@ func (p *PermitExpirableSemaphore) acquireKept(ctx context.Context, op string, w
 	if err := h.check(ctx, op); err != nil {
 		return nil, false, err
 	}
-	c := h.c
-	lease := c.opts.watchdogTimeout
+	lease := h.Core().WatchdogTimeout()
 	// sent: the taking attempt's send, no later than the moment Redis
 	// computes the permit's expiry (not the wait's start: a wait longer
 	// than the lease would have its deadline passed at once).
@@ -46,11 +46,10 @@ func (p *PermitExpirableSemaphore) acquireKept(ctx context.Context, op string, w
 	}
 	raws, err := decodeIDs(ids)
 	if err != nil {
-		return nil, false, opErr(op, h.name, err)
+		return nil, false, opErr(op, h.Key(), err)
 	}
 	k := &KeptPermit{p: p, id: ids[0]}
-	k.entry = c.wd.Add(watchdog.Lease{Key: h.name, Field: ids[0], Permit: true,
-		Data: leaseData{renew: renewPermit, key: h.name, keys: boxAll(p.keys()), values: raws}}, watchdog.Deadline(sent, lease), true)
+	k.entry = h.KeepPermit(ids[0], raws[0], sent)
 	return k, true, nil
 }
 
@@ -71,13 +70,13 @@ func (k *KeptPermit) LostContext(ctx context.Context) (lctx context.Context, sto
 		ctx = context.Background()
 	}
 	if k == nil || k.entry == nil {
-		return newLossCtx(ctx, nil, nil, opErr("lostcontext", "", ErrNotHeld))
+		return engine.LossContext(ctx, nil, nil, opErr("lostcontext", "", ErrNotHeld))
 	}
-	return newLossCtx(ctx, &lossWatch{entry: k.entry}, func(why error) error {
+	return engine.LossContext(ctx, engine.EntryLoss(k.entry), func(why error) error {
 		if why == ErrLockLost {
-			return opErr("lost", k.p.s.name, &permitLostError{id: k.id})
+			return opErr("lost", k.p.s.Key(), &engine.PermitLostError{ID: k.id})
 		}
-		return opErr("lost", k.p.s.name, fmt.Errorf("%w: permit %s", why, k.id))
+		return opErr("lost", k.p.s.Key(), fmt.Errorf("%w: permit %s", why, k.id))
 	}, nil)
 }
 
@@ -94,7 +93,7 @@ func (k *KeptPermit) Release(ctx context.Context) error {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	if k.done {
-		return opErr("release", k.p.s.name, &permitError{ids: []string{k.id}})
+		return opErr("release", k.p.s.Key(), &permitError{ids: []string{k.id}})
 	}
 	// Drained, not stopped: a lease whose release fails is still watched,
 	// so that LostContext ends at its deadline.
@@ -109,14 +108,3 @@ func (k *KeptPermit) Release(ctx context.Context) error {
 	}
 	return err
 }
-
-// permitLostError is the ErrLockLost of a kept permit, worded for a permit:
-// "permit <id> lost".
-type permitLostError struct{ id string }
-
-func (e *permitLostError) Error() string {
-	return "permit " + e.id + " lost (its lease ran out unrenewed, or it was released or removed elsewhere)"
-}
-
-// Is makes the error ErrLockLost for errors.Is.
-func (e *permitLostError) Is(target error) bool { return target == ErrLockLost }

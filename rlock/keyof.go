@@ -5,11 +5,11 @@ func KeyOf(l Locker) string {
 	switch x := l.(type) {
 	case *Lock:
 		if x != nil {
-			return x.h.name
+			return x.h.Key()
 		}
 	case *FencedLock:
 		if x != nil {
-			return x.handle().name
+			return x.handle().Key()
 		}
 	}
 	if l == nil {

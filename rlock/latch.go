@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/goredisson/goredisson/internal/layout"
+	"github.com/goredisson/goredisson/internal/engine"
 )
 
 // CountDownLatch waits for a count to reach zero [getCountDownLatch].
@@ -13,8 +13,7 @@ type CountDownLatch struct{ s syncHandle }
 
 // NewCountDownLatch returns the latch of the given name [getCountDownLatch].
 func (c *Client) NewCountDownLatch(name string) *CountDownLatch {
-	h, _ := newSyncHandle(c, name, "countdownlatch")
-	return &CountDownLatch{s: h}
+	return &CountDownLatch{s: newSyncHandle(c, name, "countdownlatch")}
 }
 
 func (l *CountDownLatch) handle() *syncHandle {
@@ -24,10 +23,6 @@ func (l *CountDownLatch) handle() *syncHandle {
 	return &l.s
 }
 
-func (l *CountDownLatch) keys() []string {
-	return []string{l.s.name, layout.LatchChannel(l.s.name)}
-}
-
 // TrySetCount sets the count if the key does not exist [trySetCount].
 func (l *CountDownLatch) TrySetCount(ctx context.Context, n int64) (bool, error) {
 	h := l.handle()
@@ -35,10 +30,10 @@ func (l *CountDownLatch) TrySetCount(ctx context.Context, n int64) (bool, error)
 		return false, err
 	}
 	if n < 0 {
-		return false, opErr("trysetcount", h.name, fmt.Errorf("%w: count %d", ErrInvalidArgument, n))
+		return false, opErr("trysetcount", h.Key(), fmt.Errorf("%w: count %d", ErrInvalidArgument, n))
 	}
-	v, err := h.run(ctx, latchScript, l.keys(), "set", h.c.opts.publishCommand, n)
-	return v == 1, opErr("trysetcount", h.name, err)
+	v, err := h.Latch(ctx, "set", n)
+	return v == 1, opErr("trysetcount", h.Key(), err)
 }
 
 // CountDown decrements the count; the last one opens the latch [countDown].
@@ -47,10 +42,8 @@ func (l *CountDownLatch) CountDown(ctx context.Context) error {
 	if err := h.check(ctx, "countdown"); err != nil {
 		return err
 	}
-	cctx := cleanupCall(ctx)
-	defer cctx.stop()
-	_, err := h.runUnsure(cctx, latchScript, l.keys(), "countdown", h.c.opts.publishCommand)
-	return opErr("countdown", h.name, err)
+	_, err := h.CountDown(ctx)
+	return opErr("countdown", h.Key(), err)
 }
 
 // Count returns the count now (0 when the latch is open) [getCount].
@@ -59,8 +52,8 @@ func (l *CountDownLatch) Count(ctx context.Context) (int64, error) {
 	if err := h.check(ctx, "count"); err != nil {
 		return 0, err
 	}
-	n, err := h.c.commandInt(ctx, "get", h.name)
-	return n, opErr("count", h.name, err)
+	n, err := h.Get(ctx)
+	return n, opErr("count", h.Key(), err)
 }
 
 // Await waits until the count is zero or ctx ends [await()].
@@ -82,21 +75,10 @@ func (l *CountDownLatch) await(ctx context.Context, op string, wait time.Duratio
 	}
 	wait = waitMillis(wait)
 	start := time.Now()
-	h.observe(ctx, Event{Op: "wait", Start: start})
-	deadline := waitDeadline(wait)
-	ctx = boundCalls(ctx, deadline)
-	ok, err := h.c.waitFor(ctx, &funcWait{waitSpec: waitSpec{
-		channel:  layout.LatchChannel(h.name),
-		once:     wait == 0,
-		deadline: deadline},
-		try: func() (bool, time.Duration, bool, error) {
-			n, err := h.c.commandInt(ctx, "get", h.name)
-			return err == nil && n <= 0, h.safetyPause(), err == nil, err
-		},
-		retryable: func(err error) bool { return h.c.retryable(ctx, err) },
-	})
-	err = opErr(op, h.name, h.c.ctxOr(ctx, err))
-	h.observe(ctx, Event{Op: "await", Start: start, Acquired: ok, Err: err})
+	h.observe(ctx, engine.Event{Op: "wait", Start: start})
+	ok, err := h.Await(ctx, wait)
+	err = opErr(op, h.Key(), err)
+	h.observe(ctx, engine.Event{Op: "await", Start: start, Acquired: ok, Err: err})
 	return ok, err
 }
 
@@ -105,7 +87,12 @@ func (l *CountDownLatch) Name() string { return l.handle().nameOr() }
 
 // IsExists reports whether the latch's key exists [isExists()].
 func (l *CountDownLatch) IsExists(ctx context.Context) (bool, error) {
-	return l.handle().exists(ctx)
+	h := l.handle()
+	if err := h.check(ctx, "isexists"); err != nil {
+		return false, err
+	}
+	ok, err := h.Exists(ctx)
+	return ok, opErr("isexists", h.Key(), err)
 }
 
 // Delete deletes (opens) the latch; true if it existed [delete()].
@@ -114,6 +101,6 @@ func (l *CountDownLatch) Delete(ctx context.Context) (bool, error) {
 	if err := h.check(ctx, "delete"); err != nil {
 		return false, err
 	}
-	v, err := h.run(ctx, latchScript, l.keys(), "delete", h.c.opts.publishCommand)
-	return v == 1, opErr("delete", h.name, err)
+	v, err := h.Latch(ctx, "delete")
+	return v == 1, opErr("delete", h.Key(), err)
 }

@@ -2,31 +2,15 @@ package rlock
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"strings"
-	"sync"
 
-	"github.com/redis/go-redis/v9"
-
-	"github.com/goredisson/goredisson/ctxowner"
+	"github.com/goredisson/goredisson/internal/engine"
 )
 
 // Redisson's object listeners [addListener(ObjectListener)] on locks
 // (RObservable, Redisson 3.43.0+) and synchronizers (RObject): keyevent
 // notifications of the object's key being deleted or expiring. Details:
 // docs/api.md.
-
-// keyeventChannels are the keyevent channels of the Client's database
-// (Redisson subscribes to every database's, __keyevent@*:del, which a key
-// of the same name in another database fires); DB 0 on a Cluster.
-func (c *Client) keyeventChannels() (del, expired string) {
-	db := 0
-	if rc, ok := c.rdb.(*redis.Client); ok {
-		db = rc.Options().DB
-	}
-	return fmt.Sprintf("__keyevent@%d__:del", db), fmt.Sprintf("__keyevent@%d__:expired", db)
-}
 
 // KeyEvent is a deleted or expired event of a key, as Listen delivers it.
 type KeyEvent struct {
@@ -40,7 +24,7 @@ func (l *Lock) Listen(ctx context.Context, fn func(KeyEvent)) (stop func(), err 
 	if err := h.check(ctx, "listen"); err != nil {
 		return nil, err
 	}
-	return h.c.listen(ctx, h.opName("listen"), h.name, fn)
+	return listen(ctx, h.Core(), h.OpName("listen"), h.Key(), fn)
 }
 
 // Listen is Lock.Listen.
@@ -49,7 +33,7 @@ func (f *FencedLock) Listen(ctx context.Context, fn func(KeyEvent)) (stop func()
 	if err := h.check(ctx, "listen"); err != nil {
 		return nil, err
 	}
-	return h.c.listen(ctx, "listen", h.name, fn)
+	return listen(ctx, h.Core(), "listen", h.Key(), fn)
 }
 
 // Listen is Lock.Listen for the synchronizer's key [addListener].
@@ -57,7 +41,7 @@ func (o *Object) Listen(ctx context.Context, fn func(KeyEvent)) (stop func(), er
 	if err := o.s.check(ctx, "listen"); err != nil {
 		return nil, err
 	}
-	return o.s.c.listen(ctx, "listen", o.s.name, fn)
+	return listen(ctx, o.s.Core(), "listen", o.s.Key(), fn)
 }
 
 // Listen is Lock.Listen for the latch's key [addListener].
@@ -66,88 +50,14 @@ func (l *CountDownLatch) Listen(ctx context.Context, fn func(KeyEvent)) (stop fu
 	if err := s.check(ctx, "listen"); err != nil {
 		return nil, err
 	}
-	return s.c.listen(ctx, "listen", s.name, fn)
+	return listen(ctx, s.Core(), "listen", s.Key(), fn)
 }
 
-// listen subscribes, on its own connection to the node of name, to
-// Redisson's keyevent patterns, and calls fn on one goroutine with the
-// events of name until ctx ends, stop is called or the Client closes. It
-// returns once the subscription is confirmed; stop waits until fn has
-// returned and the goroutine ended, unless fn itself calls it.
-func (c *Client) listen(ctx context.Context, op, name string, fn func(KeyEvent)) (func(), error) {
+// listen is Listen: it calls fn with the events of name on e's Client.
+func listen(ctx context.Context, e *engine.Core, op, name string, fn func(KeyEvent)) (func(), error) {
 	if fn == nil {
 		return nil, opErr(op, name, fmt.Errorf("%w: nil listener", ErrInvalidArgument))
 	}
-	node := redis.UniversalClient(c.rdb)
-	if cc, ok := c.rdb.(*redis.ClusterClient); ok {
-		// Keyevent notifications are published by the node that has the key.
-		n, err := cc.MasterForKey(ctx, name)
-		if err != nil {
-			return nil, opErr(op, name, err)
-		}
-		node = n
-	}
-	if err := checkNotify(ctx, node); err != nil {
-		return nil, opErr(op, name, err)
-	}
-	del, expired := c.keyeventChannels()
-	sub := node.Subscribe(ctx, del, expired)
-	for range 2 {
-		if _, err := sub.Receive(ctx); err != nil {
-			_ = sub.Close()
-			return nil, opErr(op, name, err)
-		}
-	}
-	msgs := sub.Channel()
-	quit, done := make(chan struct{}), make(chan struct{})
-	gid := make(chan string, 1) // the delivering goroutine's number
-	go func() {
-		defer close(done)
-		gid <- ctxowner.Of(context.Background())
-		defer sub.Close()
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case <-quit:
-				return
-			case <-c.done:
-				return
-			case m, ok := <-msgs:
-				if !ok {
-					return
-				}
-				if m.Payload == name {
-					fn(KeyEvent{Name: name, Expired: strings.HasSuffix(m.Channel, ":expired")})
-				}
-			}
-		}
-	}()
-	var once sync.Once
-	self := <-gid
-	return func() {
-		once.Do(func() { close(quit) })
-		if ctxowner.Of(context.Background()) != self { // from fn it cannot wait for fn
-			<-done
-		}
-	}, nil
-}
-
-// checkNotify fails with errors.ErrUnsupported when the server's
-// notify-keyspace-events leaves out keyevent notifications of DEL or of
-// expiry; a server that refuses CONFIG GET is not checked.
-func checkNotify(ctx context.Context, node redis.UniversalClient) error {
-	got, err := node.ConfigGet(ctx, "notify-keyspace-events").Result()
-	if err != nil {
-		return nil
-	}
-	v, ok := got["notify-keyspace-events"]
-	if !ok {
-		return nil
-	}
-	all := strings.Contains(v, "A")
-	if strings.Contains(v, "E") && (all || strings.Contains(v, "g")) && (all || strings.Contains(v, "x")) {
-		return nil
-	}
-	return fmt.Errorf("%w: Redis's notify-keyspace-events is %q; deleted and expired events need E, g and x (CONFIG SET notify-keyspace-events Egx)", errors.ErrUnsupported, v)
+	stop, err := e.Listen(ctx, name, func(expired bool) { fn(KeyEvent{Name: name, Expired: expired}) })
+	return stop, opErr(op, name, err)
 }

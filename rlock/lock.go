@@ -3,6 +3,8 @@ package rlock
 import (
 	"context"
 	"time"
+
+	"github.com/goredisson/goredisson/internal/engine"
 )
 
 // Locker is the contract every lock keeps (Redisson's RLock; docs/api.md).
@@ -26,16 +28,16 @@ var _ Locker = (*Lock)(nil)
 
 // NewLock returns the reentrant lock of the given name [getLock].
 func (c *Client) NewLock(name string) *Lock {
-	return newLock(c, name, kindLock)
+	return newLock(c, name, engine.KindLock)
 }
 
 // NewNonReentrantLock is NewLock without re-entry [getNonReentrantLock].
 func (c *Client) NewNonReentrantLock(name string) *Lock {
-	return newLock(c, name, kindNonReentrant)
+	return newLock(c, name, engine.KindNonReentrant)
 }
 
 // newLock returns a lock of kind k.
-func newLock(c *Client, name string, k kind) *Lock {
+func newLock(c *Client, name string, k engine.Kind) *Lock {
 	return &Lock{h: newHandle(c, name, k)}
 }
 
@@ -88,4 +90,10 @@ func (l *Lock) HoldCount(ctx context.Context) (int, error) {
 // RemainTTL returns the remaining lease (0: not held; NoExpiry: no expiry).
 func (l *Lock) RemainTTL(ctx context.Context) (time.Duration, error) {
 	return l.handle().remainTTL(ctx)
+}
+
+// NewFasterMultiLock returns the all-or-none lock on values of a group
+// [getMultiLock(group, values)].
+func (c *Client) NewFasterMultiLock(group string, values ...string) *Lock {
+	return &Lock{h: handle{engine.NewFasterHandle(c.core(), group, values)}}
 }

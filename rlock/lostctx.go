@@ -2,149 +2,65 @@ package rlock
 
 import (
 	"context"
-	"errors"
 
-	"github.com/goredisson/goredisson/watchdog"
+	"github.com/goredisson/goredisson/internal/engine"
 )
 
-// The loss signal (LostContext, KeptPermit.LostContext): a context that is
-// live only while the hold's local deadline has not passed.
+// LostContext returns a context that ends when ctx's owner loses l, with a
+// cause wrapping ErrLockLost (or ErrClosed when the Client closed first); it
+// is cancelled at once, with cause ErrNotHeld, when the owner holds none.
 //
-// A goroutine that waited for the watchdog's Lost channel and then
-// cancelled the context raced the holder after a pause (SIGSTOP, a stopped
-// VM, a long GC): the resumed holder could look at Err before that
-// goroutine ran, and see the context live after another client had taken
-// the lock. lossCtx instead asks the hold at each look: its Err, Done and
-// Value (and so context.Cause) check the watchdog entry's local deadline
-// on the monotonic clock (watchdog.Entry.IsLost: two atomic loads and a
-// clock reading while the hold is live) and cancel the context with the
-// loss as cause once it has passed. Contexts derived with
-// context.WithCancel, WithTimeout or WithDeadline have their own state:
-// they end when lossCtx is cancelled, by a look at it or by the entry's
-// AfterLost function, which the Scheduler's deadline timer (or a renewal
-// that finds the hold gone, or Close) runs. No goroutine waits meanwhile.
-
-// lossWatch is the hold (or group of holds) behind a loss signal.
-type lossWatch struct {
-	entry *watchdog.Entry // one hold's lease (nil for a group)
-	parts []*lossWatch    // a group's holds
-	spare int             // how many parts a group may lose and still hold
+// It is live only while the hold's local deadline (the last acquisition or
+// renewal Redis confirmed, sent at t: t + lease - 1 % - 2 ms on this
+// process's monotonic clock) has not passed: every look at its Err, Done or
+// Value, and so context.Cause, after the deadline sees the loss, whatever
+// the Go scheduler runs first after the process was paused (SIGSTOP, a
+// stopped VM, a long GC). No other client can take the lock before that
+// deadline, given clock rates within 1 % of Redis's. A renewal confirmed
+// after the deadline does not revive it. A context derived from it with
+// context.WithValue looks the same way; one derived with
+// context.WithCancel, WithTimeout or WithDeadline (or AfterFunc) ends when
+// the deadline timer fires or a look at this context sees the loss, a
+// moment later: loop on this context itself. Its Deadline is ctx's (the
+// lease's deadline moves with every renewal). stop ends it and releases
+// what it registered; after the hold is released it stays live until stop
+// or ctx's end.
+func LostContext(ctx context.Context, l Locker) (lctx context.Context, stop context.CancelFunc) {
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	var w *engine.LossWatch
+	if lw, ok := l.(lossWatcher); ok {
+		w = lw.watchLoss(ctx)
+	}
+	name := nameOf(l)
+	return engine.LossContext(ctx, w, func(why error) error { return opErr("lost", name, why) },
+		opErr("lostcontext", name, ErrNotHeld))
 }
 
-// lost reports whether the hold is lost and why (ErrLockLost, or ErrClosed
-// when the Client closed first). For a single hold it costs what
-// watchdog.Entry.IsLost does while the hold is live.
-func (w *lossWatch) lost() (bool, error) {
-	if w.entry != nil {
-		if !w.entry.IsLost() {
-			return false, nil
-		}
-		if errors.Is(w.entry.Err(), watchdog.ErrClosed) {
-			return true, ErrClosed
-		}
-		return true, ErrLockLost
-	}
-	losses := 0
-	for _, p := range w.parts {
-		if lost, why := p.lost(); lost {
-			if losses++; losses > w.spare {
-				return true, why
-			}
-		}
-	}
-	return false, nil
+// lossWatcher is implemented by this package's lock types: watchLoss
+// returns the hold of ctx's owner to watch, or nil when the owner holds
+// none.
+type lossWatcher interface {
+	watchLoss(ctx context.Context) *engine.LossWatch
 }
 
-// entries calls f with the watchdog entry of every hold.
-func (w *lossWatch) entries(f func(*watchdog.Entry)) {
-	if w.entry != nil {
-		f(w.entry)
+func nameOf(l Locker) string {
+	if l == nil {
+		return ""
 	}
-	for _, p := range w.parts {
-		p.entries(f)
-	}
+	return l.Name()
 }
 
-// lossKey is the Value key under which a lossCtx finds the nearest lossCtx
-// it was made from.
-type lossKey struct{}
-
-// lossCtx is the context a loss signal returns: a context.WithCancelCause
-// of the caller's context that also ends, with the loss as its cause, at the
-// first look after the hold is lost.
-type lossCtx struct {
-	context.Context // context.WithCancelCause(parent): Deadline, children, cause
-	cancel          context.CancelCauseFunc
-	w               *lossWatch
-	because         func(error) error // the cause for ErrLockLost or ErrClosed
-	// up is the loss signal this one was made from when the parent ends
-	// exactly when it does (the parent is it, or a context.WithValue of
-	// it): then a look at this one is a look at it too.
-	up *lossCtx
+// watchLoss watches the hold of ctx's owner on the lock (nil: none).
+func (h *handle) watchLoss(ctx context.Context) *engine.LossWatch {
+	if h == nil {
+		return nil
+	}
+	return h.WatchLoss(ctx)
 }
 
-// newLossCtx returns the loss signal of w on parent (w nil: ctx's owner
-// holds none, and the context is cancelled at once with notHeld as cause).
-func newLossCtx(parent context.Context, w *lossWatch, because func(error) error, notHeld error) (context.Context, context.CancelFunc) {
-	inner, cancel := context.WithCancelCause(parent)
-	stop := func() { cancel(context.Canceled) }
-	if w == nil {
-		cancel(notHeld)
-		return inner, stop
-	}
-	c := &lossCtx{Context: inner, cancel: cancel, w: w, because: because}
-	if up, ok := parent.Value(lossKey{}).(*lossCtx); ok && parent.Done() == up.Context.Done() {
-		c.up = up
-	}
-	var unregister []func() bool
-	w.entries(func(e *watchdog.Entry) {
-		unregister = append(unregister, e.AfterLost(func() { _ = c.Err() }))
-	})
-	// Once the context ends (loss, stop, parent), nothing is left
-	// registered on holds that live on.
-	context.AfterFunc(inner, func() {
-		for _, u := range unregister {
-			u()
-		}
-	})
-	_ = c.Err()
-	return c, stop
+func (l *Lock) watchLoss(ctx context.Context) *engine.LossWatch { return l.handle().watchLoss(ctx) }
+func (f *FencedLock) watchLoss(ctx context.Context) *engine.LossWatch {
+	return f.handle().watchLoss(ctx)
 }
-
-// Err returns the context's error: the parent's or stop's, or
-// context.Canceled once the hold is lost (context.Cause says why). Once the
-// hold's local deadline has passed it is never nil, whatever ran first.
-func (c *lossCtx) Err() error {
-	if err := c.Context.Err(); err != nil {
-		return err
-	}
-	if c.up != nil && c.up.Err() != nil {
-		c.cancel(context.Cause(c.up))
-		return c.Context.Err()
-	}
-	if lost, why := c.w.lost(); lost {
-		c.cancel(c.because(why))
-		return c.Context.Err()
-	}
-	return nil
-}
-
-// Done returns the context's done channel, closed already when the hold is
-// lost.
-func (c *lossCtx) Done() <-chan struct{} {
-	_ = c.Err()
-	return c.Context.Done()
-}
-
-// Value returns the parent's value for key, after the look Err makes (so
-// that context.Cause, which asks Value, sees a loss at once).
-func (c *lossCtx) Value(key any) any {
-	_ = c.Err()
-	if key == (lossKey{}) {
-		return c
-	}
-	return c.Context.Value(key)
-}
-
-// String names the context for fmt, as the context package's own do.
-func (c *lossCtx) String() string { return "rlock.LostContext" }

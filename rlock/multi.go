@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"time"
+
+	"github.com/goredisson/goredisson/internal/engine"
 )
 
 // MultiLock holds several locks as one, all or nothing [getMultiLock].
@@ -102,4 +104,4 @@ func (m *MultiLock) RemainTTL(ctx context.Context) (time.Duration, error) {
 	return m.group().remainTTL(ctx)
 }
 
-func (m *MultiLock) watchLoss(ctx context.Context) *lossWatch { return m.group().watchLoss(ctx) }
+func (m *MultiLock) watchLoss(ctx context.Context) *engine.LossWatch { return m.group().watchLoss(ctx) }

@@ -3,6 +3,8 @@ package rlock
 import (
 	"context"
 	"time"
+
+	"github.com/goredisson/goredisson/internal/engine"
 )
 
 // Observer receives a Client's lock events (WithObserver). Observe must be
@@ -39,29 +41,8 @@ func WithObserver(o Observer) Option {
 	}
 }
 
-// observe reports an event when the Client has an Observer.
-func (c *Client) observe(ctx context.Context, e Event) {
-	if c.opts.observer != nil {
-		c.opts.observer.Observe(ctx, e)
-	}
-}
+// observer adapts an Observer to the engine's: the engine's events are
+// Events, field for field.
+type observer struct{ o Observer }
 
-// observe reports an event of this lock (Kind, Lock and Duration filled in
-// here) when its Client has an Observer.
-func (h *handle) observe(ctx context.Context, e Event) {
-	if h == nil || h.c == nil || h.c.opts.observer == nil {
-		return
-	}
-	e.Kind, e.Lock, e.Duration = h.kind.String(), h.name, time.Since(e.Start)
-	h.c.opts.observer.Observe(ctx, e)
-}
-
-// observeHold reports that an owner's hold of a lock began ("hold") or
-// ended by a release ("free"); see Event.Op. Called outside the ledger's
-// locks.
-func (c *Client) observeHold(op string, k holdKey, kd kind, held time.Duration) {
-	if c.opts.observer == nil {
-		return
-	}
-	c.observe(context.Background(), Event{Op: op, Kind: kd.String(), Lock: k.name, Start: time.Now(), Held: held})
-}
+func (a observer) Observe(ctx context.Context, e engine.Event) { a.o.Observe(ctx, Event(e)) }

@@ -7,45 +7,21 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+
+	"github.com/goredisson/goredisson/internal/engine"
 )
 
-// Defaults and floors of the options.
-const (
-	defaultWatchdogTimeout = 30 * time.Second // Redisson's lockWatchdogTimeout
-	// minWatchdogTimeout is the shortest watchdog lease a client on a busy
-	// host can keep: it is renewed every third, and a renewal may be late
-	// by the scheduling and network delay of a loaded machine.
-	minWatchdogTimeout = time.Second
-	// defaultFairLockWaitTimeout is Redisson's fairLockWaitTimeout.
-	defaultFairLockWaitTimeout = 5 * time.Minute
-)
+// minWatchdogTimeout is the shortest watchdog lease a client on a busy
+// host can keep: it is renewed every third, and a renewal may be late by
+// the scheduling and network delay of a loaded machine.
+const minWatchdogTimeout = time.Second
 
+// options are the engine's settings (engine.Config), what the Client keeps
+// for itself and the options' errors.
 type options struct {
-	watchdogTimeout time.Duration
-	clientID        string
-	logger          *slog.Logger
-	// publishCommand is the publish command of every script: PUBLISH or
-	// SPUBLISH, decided by sharded (see pubCommand).
-	publishCommand *pubCommand
-	sharded        shardedMode
-	spin           backoff
-	fairWait       time.Duration
-	// sync, syncReplicas and syncTimeout are the replica sync (see
-	// replica.go); syncSet records that WithReplicaSync chose it.
-	sync         syncMode
-	syncSet      bool
-	syncReplicas int
-	syncTimeout  time.Duration
-	observer     Observer
-	retry        retryPolicy
-	// register and clientName are the Client's registration (registry.go).
-	register   bool
-	clientName string
-	// version is the Java side's Redisson release (zero: the newest);
-	// mapName and unmapName its NameMapper (nil: none). See redisson.go.
-	version            redissonVersion
-	mapName, unmapName func(string) string
-	errs               []error
+	engine.Config
+	observer Observer
+	errs     []error
 }
 
 var errNilObserver = errors.New("nil observer")
@@ -53,15 +29,7 @@ var errNilObserver = errors.New("nil observer")
 // newOptions applies opts over the defaults; invalid values make it fail
 // with ErrInvalidArgument.
 func newOptions(opts []Option) (options, error) {
-	o := options{
-		watchdogTimeout: defaultWatchdogTimeout,
-		logger:          slog.Default(),
-		spin:            defaultBackoff,
-		fairWait:        defaultFairLockWaitTimeout,
-		syncTimeout:     defaultSyncTimeout,
-		retry:           defaultRetry,
-		register:        true,
-	}
+	o := options{Config: engine.DefaultConfig()}
 	for _, opt := range opts {
 		if opt == nil {
 			return o, fmt.Errorf("%w: nil option", ErrInvalidArgument)
@@ -69,22 +37,24 @@ func newOptions(opts []Option) (options, error) {
 		opt(&o)
 	}
 	switch {
-	case o.classicPubSubOnly() && o.sharded == shardedAuto:
-		o.sharded = shardedOff
-	case o.classicPubSubOnly() && o.sharded == shardedOn:
+	case o.classicPubSubOnly() && o.Sharded == engine.ShardedAuto:
+		o.Sharded = engine.ShardedOff
+	case o.classicPubSubOnly() && o.Sharded == engine.ShardedOn:
 		o.errs = append(o.errs, fmt.Errorf("%w: Redisson before 3.22.0 never uses sharded pub/sub; WithShardedPubSub(true) would miss its messages", errVersion))
-	case o.probesSharding() && o.sharded == shardedAuto:
+	case o.probesSharding() && o.Sharded == engine.ShardedAuto:
 		// Each client of these releases decides sharded or classic at its
 		// start on a Cluster: hear and speak both (docs/redisson.md#releases).
-		o.sharded = shardedBothCluster
+		o.Sharded = engine.ShardedBothCluster
 	}
 	if len(o.errs) > 0 {
 		return o, fmt.Errorf("%w: %w", ErrInvalidArgument, errors.Join(o.errs...))
 	}
-	if o.clientID == "" {
-		o.clientID = uuid.NewString()
+	if o.ClientID == "" {
+		o.ClientID = uuid.NewString()
 	}
-	o.publishCommand = &pubCommand{mode: o.sharded}
+	if o.observer != nil {
+		o.Observer = observer{o.observer}
+	}
 	return o, nil
 }
 
@@ -98,7 +68,7 @@ func WithWatchdogTimeout(d time.Duration) Option {
 			o.errs = append(o.errs, fmt.Errorf("watchdog timeout %v: must be at least %v", d, minWatchdogTimeout))
 			return
 		}
-		o.watchdogTimeout = d
+		o.WatchdogTimeout = d
 	}
 }
 
@@ -109,7 +79,7 @@ func WithClientID(id string) Option {
 			o.errs = append(o.errs, errors.New("empty client id"))
 			return
 		}
-		o.clientID = id
+		o.ClientID = id
 	}
 }
 
@@ -120,7 +90,7 @@ func WithLogger(l *slog.Logger) Option {
 			o.errs = append(o.errs, errors.New("nil logger"))
 			return
 		}
-		o.logger = l
+		o.Logger = l
 	}
 }
 
@@ -129,9 +99,9 @@ func WithLogger(l *slog.Logger) Option {
 // WithPubSubMode(PubSubClassic).
 func WithShardedPubSub(on bool) Option {
 	return func(o *options) {
-		o.sharded = shardedOff
+		o.Sharded = engine.ShardedOff
 		if on {
-			o.sharded = shardedOn
+			o.Sharded = engine.ShardedOn
 		}
 	}
 }
@@ -143,7 +113,7 @@ func WithSpinBackoff(initial, max time.Duration) Option {
 			o.errs = append(o.errs, fmt.Errorf("spin backoff %v..%v: need 0 < initial <= max", initial, max))
 			return
 		}
-		o.spin = backoff{initial: initial, max: max}
+		o.Spin = engine.Backoff{Initial: initial, Max: max}
 	}
 }
 
@@ -154,7 +124,7 @@ func WithFairLockWaitTimeout(d time.Duration) Option {
 			o.errs = append(o.errs, fmt.Errorf("fair lock wait timeout %v: must be at least 1s", d))
 			return
 		}
-		o.fairWait = d
+		o.FairWait = d
 	}
 }
 
@@ -162,16 +132,16 @@ func WithFairLockWaitTimeout(d time.Duration) Option {
 // slavesSyncTimeout].
 func WithReplicaSync(replicas int, timeout time.Duration) Option {
 	return func(o *options) {
-		o.syncSet = true
+		o.SyncSet = true
 		switch {
 		case replicas == 0 && timeout == 0:
-			o.sync = syncOff
+			o.SyncReplicas = 0 // off
 			return
 		case replicas < 1 || timeout < time.Millisecond:
 			o.errs = append(o.errs, fmt.Errorf("replica sync %d within %v: need at least 1 replica and 1ms, or 0 and 0 for off", replicas, timeout))
 			return
 		}
-		o.sync, o.syncReplicas, o.syncTimeout = syncExplicit, replicas, timeout
+		o.SyncReplicas, o.SyncTimeout = replicas, timeout
 	}
 }
 
@@ -183,14 +153,9 @@ func WithRetry(attempts int, delay time.Duration) Option {
 			o.errs = append(o.errs, fmt.Errorf("retry %d times with delay %v: need a delay of at least 1ms", attempts, delay))
 			return
 		}
-		o.retry = retryPolicy{attempts: attempts, delay: delay}
+		o.Retry = engine.RetryPolicy{Attempts: attempts, Delay: delay}
 	}
 }
-
-// backoff is a spin lock's retry schedule.
-type backoff struct{ initial, max time.Duration }
-
-var defaultBackoff = backoff{initial: time.Millisecond, max: 128 * time.Millisecond}
 
 // maxClientName bounds WithClientName.
 const maxClientName = 256
@@ -202,11 +167,11 @@ func WithClientName(name string) Option {
 			o.errs = append(o.errs, fmt.Errorf("client name of %d bytes: want 1 to %d", len(name), maxClientName))
 			return
 		}
-		o.clientName = name
+		o.ClientName = name
 	}
 }
 
 // WithClientRegistry turns the Client's registration on or off (default on).
 func WithClientRegistry(on bool) Option {
-	return func(o *options) { o.register = on }
+	return func(o *options) { o.Register = on }
 }

@@ -2,14 +2,12 @@ package rlock
 
 import (
 	"context"
-	"crypto/rand"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"strings"
 	"time"
 
-	"github.com/goredisson/goredisson/internal/layout"
+	"github.com/goredisson/goredisson/internal/engine"
 )
 
 // PermitExpirableSemaphore is a semaphore of permits with ids and leases
@@ -18,8 +16,7 @@ type PermitExpirableSemaphore struct{ Object }
 
 // NewPermitExpirableSemaphore gets one by name [getPermitExpirableSemaphore].
 func (c *Client) NewPermitExpirableSemaphore(name string) *PermitExpirableSemaphore {
-	h, aux := newSyncHandle(c, name, "permitsemaphore")
-	return &PermitExpirableSemaphore{newObject(h, layout.PermitTimeouts(aux))}
+	return &PermitExpirableSemaphore{newObject(newSyncHandle(c, name, "permitsemaphore"))}
 }
 
 func (p *PermitExpirableSemaphore) handle() *syncHandle {
@@ -27,17 +24,6 @@ func (p *PermitExpirableSemaphore) handle() *syncHandle {
 		return nil
 	}
 	return &p.Object.s
-}
-
-func (p *PermitExpirableSemaphore) keys() []string {
-	n := p.s.name
-	return []string{n, p.Object.keys[1], layout.SemaphoreChannel(n), layout.Cancel(n)}
-}
-
-// run runs one permits.lua operation.
-func (p *PermitExpirableSemaphore) run(ctx context.Context, op string, args ...any) (int64, error) {
-	h := &p.s
-	return h.run(ctx, permitsScript, p.keys(), append([]any{op, h.c.opts.publishCommand}, args...)...)
 }
 
 // call checks the handle and runs one operation, its error wrapped with
@@ -49,13 +35,13 @@ func (p *PermitExpirableSemaphore) call(ctx context.Context, name, op string, ar
 	}
 	if len(args) > 0 {
 		if n, ok := args[0].(int); ok {
-			if err := checkCount(n); err != nil {
-				return 0, opErr(name, h.name, err)
+			if err := engine.CheckCount(n); err != nil {
+				return 0, opErr(name, h.Key(), err)
 			}
 		}
 	}
-	v, err := p.run(ctx, op, args...)
-	return v, opErr(name, h.name, countErr(err))
+	v, err := h.Permits(ctx, op, args...)
+	return v, opErr(name, h.Key(), engine.CountErr(err))
 }
 
 // TrySetPermits sets the permits if none were set [trySetPermits].
@@ -136,124 +122,19 @@ func (p *PermitExpirableSemaphore) acquire(ctx context.Context, op string, n int
 	}
 	switch {
 	case n < 1:
-		return nil, sent, false, opErr(op, h.name, fmt.Errorf("%w: %d permits (at least 1)", ErrInvalidArgument, n))
-	case checkCount(n) != nil:
-		return nil, sent, false, opErr(op, h.name, checkCount(n))
+		return nil, sent, false, opErr(op, h.Key(), fmt.Errorf("%w: %d permits (at least 1)", ErrInvalidArgument, n))
+	case engine.CheckCount(n) != nil:
+		return nil, sent, false, opErr(op, h.Key(), engine.CheckCount(n))
 	case lease > 0 && lease < time.Millisecond:
-		return nil, sent, false, opErr(op, h.name, fmt.Errorf("%w: lease %v is below 1ms (use <= 0 for a permit that never expires)", ErrInvalidArgument, lease))
+		return nil, sent, false, opErr(op, h.Key(), fmt.Errorf("%w: lease %v is below 1ms (use <= 0 for a permit that never expires)", ErrInvalidArgument, lease))
 	}
 	wait = waitMillis(wait)
-	start, attempts, contended := time.Now(), 0, 0
-	h.observe(ctx, Event{Op: "wait", Start: start})
-	deadline := waitDeadline(wait)
-	ctx = boundCalls(ctx, deadline)
-	ok, err = h.c.waitFor(ctx, &funcWait{waitSpec: waitSpec{
-		channel:  layout.SemaphoreChannel(h.name),
-		once:     wait == 0,
-		deadline: deadline},
-		try: func() (bool, time.Duration, bool, error) {
-			attempts++
-			var pause time.Duration
-			var reached bool
-			var err error
-			sent = time.Now()
-			ids, pause, reached, err = p.tryOnce(ctx, n, lease)
-			if reached && ids == nil && err == nil {
-				contended++
-			}
-			if pause < 0 || pause > h.safetyPause() {
-				pause = h.safetyPause()
-			}
-			return ids != nil, pause, reached, err
-		},
-		retryable: func(err error) bool { return h.c.retryable(ctx, err) },
-	})
-	err = opErr(op, h.name, h.c.ctxOr(ctx, err))
-	h.observe(ctx, Event{Op: op, Start: start, Attempts: attempts, Contended: contended, Acquired: ok, Err: err})
-	if !ok {
-		ids = nil
-	}
-	return ids, sent, ok, err
-}
-
-// tryOnce makes one attempt with n fresh permit ids; it returns the ids
-// when it took the permits, else how long until the nearest permit expires
-// (-1: none will).
-func (p *PermitExpirableSemaphore) tryOnce(ctx context.Context, n int, lease time.Duration) (ids []string, pause time.Duration, reached bool, err error) {
-	c := p.s.c
-	raws := make([]any, n)
-	buf := make([]byte, 16*n)
-	if _, err := rand.Read(buf); err != nil {
-		return nil, 0, false, err
-	}
-	for i := range raws {
-		raws[i] = string(buf[16*i : 16*(i+1)])
-	}
-	o := newScriptOp(ctx, permitsScript, boxAll(p.keys()), append([]any{"acquire", c.pubArg, n, lease.Milliseconds()}, raws...)...)
-	err = c.exec(ctx, o)
-	reason, lost := abandoned(err)
-	switch {
-	case lost:
-		go p.settle(o, raws)
-		return nil, 0, false, reason
-	case err != nil:
-		return nil, 0, false, err
-	case o.Outcome() == unknown:
-		go p.settle(o, raws)
-		return nil, 0, false, o.Err
-	case o.Outcome() == notRun || o.ReplyErr() != nil:
-		return nil, 0, o.Outcome() == replied, o.ReplyErr()
-	}
-	if permitsTaken(o.V) {
-		ids = make([]string, n)
-		for i := range ids {
-			ids[i] = hex.EncodeToString(buf[16*i : 16*(i+1)])
-		}
-		return ids, 0, true, nil
-	}
-	switch v, ok := o.V.(int64); {
-	case !ok:
-		return nil, 0, true, errUnexpected(o.V)
-	case v >= 0:
-		return nil, time.Duration(v) * time.Millisecond, true, nil
-	}
-	return nil, -1, true, nil
-}
-
-// permitsTaken reports whether v is the reply of an acquire that took its
-// permits: "OK", where a refusal replies the ms until the nearest permit
-// expires (which may be 1).
-func permitsTaken(v any) bool {
-	s, ok := v.(string)
-	return ok && s == "OK"
-}
-
-// settle gives back the permits of an acquire whose caller left: once its
-// reply is in, or, if it never comes, by a settle that also makes the
-// acquire do nothing should it still arrive.
-func (p *PermitExpirableSemaphore) settle(lost *op, raws []any) {
-	c := p.s.c
-	ctx, cancel := cleanupCtx(lost.Ctx)
-	defer cancel()
-	op := "settle"
-	if c.awaitLost(ctx, lost) {
-		if !permitsTaken(lost.V) {
-			return // it took no permit
-		}
-		op = "releasemany"
-	}
-	// Both are idempotent: sent again until one is answered.
-	for attempt := 0; ; attempt++ {
-		_, err := p.run(ctx, op, raws...)
-		if err == nil {
-			return
-		}
-		if ctx.Err() != nil || c.sleep(ctx, min(time.Duration(attempt+1)*20*time.Millisecond, 200*time.Millisecond)) != nil {
-			c.logger().Warn("goredisson: could not give back the permits of an acquire whose caller had left; they free themselves at their lease",
-				"semaphore", p.s.name, "err", err)
-			return
-		}
-	}
+	start := time.Now()
+	h.observe(ctx, engine.Event{Op: "wait", Start: start})
+	ids, sent, a, err := h.AcquirePermits(ctx, n, wait, lease)
+	err = opErr(op, h.Key(), err)
+	h.observe(ctx, engine.Event{Op: op, Start: start, Attempts: a.Attempts, Contended: a.Contended, Acquired: a.Held, Err: err})
+	return ids, sent, a.Held, err
 }
 
 // permitError is the ErrNotHeld of permit ids that were released already,
@@ -293,10 +174,8 @@ func decodeIDs(ids []string) ([]any, error) {
 }
 
 // release runs a release of ids (op "release" or "releasemany") as
-// cleanup: an ended ctx does not stop it (it runs bounded by 5 s). A release
-// is idempotent, so one whose reply was lost is sent again (within that
-// bound, else ErrUnknownOutcome); a single id found gone then counts as
-// released (the lost call released it, or it expired and went back).
+// cleanup: an ended ctx does not stop it (see
+// engine.SyncHandle.ReleasePermits).
 func (p *PermitExpirableSemaphore) release(ctx context.Context, name, op string, ids []string) (int64, error) {
 	h := p.handle()
 	if err := h.check(ctx, name); err != nil {
@@ -306,36 +185,10 @@ func (p *PermitExpirableSemaphore) release(ctx context.Context, name, op string,
 	raws, err := decodeIDs(ids)
 	var n int64
 	if err == nil {
-		rctx := cleanupCall(ctx)
-		defer rctx.stop()
-		args := append([]any{op, h.c.opts.publishCommand}, raws...)
-		lost := false
-		for attempt := 0; ; attempt++ {
-			n, err = h.runUnsure(rctx, permitsScript, p.keys(), args...)
-			var re replyError
-			if errors.Is(err, ErrUnknownOutcome) || lost && err != nil && !errors.As(err, &re) {
-				lost = true
-				if h.c.sleep(rctx, min(time.Duration(attempt+1)*20*time.Millisecond, 200*time.Millisecond)) == nil {
-					continue
-				}
-				if !errors.Is(err, ErrUnknownOutcome) {
-					err = unknownOutcome(err)
-				}
-				break
-			}
-			if lost && err == nil && n == 0 {
-				if op == "release" {
-					n = 1 // gone: released by the lost call, or expired and put back
-				} else {
-					// All or none: released by the lost call, or refused.
-					err = fmt.Errorf("%w: a release whose reply was lost was sent again and found the permits gone", ErrUnknownOutcome)
-				}
-			}
-			break
-		}
+		n, err = h.ReleasePermits(ctx, op, raws)
 	}
-	err = opErr(name, h.name, err)
-	h.observe(ctx, Event{Op: "release", Start: start, Err: err})
+	err = opErr(name, h.Key(), err)
+	h.observe(ctx, engine.Event{Op: "release", Start: start, Err: err})
 	return n, err
 }
 
@@ -349,7 +202,7 @@ func (p *PermitExpirableSemaphore) TryRelease(ctx context.Context, permitID stri
 func (p *PermitExpirableSemaphore) Release(ctx context.Context, permitID string) error {
 	n, err := p.release(ctx, "release", "release", []string{permitID})
 	if err == nil && n != 1 {
-		err = opErr("release", p.s.name, &permitError{ids: []string{permitID}})
+		err = opErr("release", p.s.Key(), &permitError{ids: []string{permitID}})
 	}
 	return err
 }
@@ -364,7 +217,7 @@ func (p *PermitExpirableSemaphore) TryReleaseN(ctx context.Context, ids []string
 func (p *PermitExpirableSemaphore) ReleaseN(ctx context.Context, ids []string) error {
 	n, err := p.release(ctx, "release", "releasemany", ids)
 	if err == nil && int(n) != distinct(ids) {
-		err = opErr("release", p.s.name, &permitError{ids: ids})
+		err = opErr("release", p.s.Key(), &permitError{ids: ids})
 	}
 	return err
 }
@@ -376,14 +229,14 @@ func (p *PermitExpirableSemaphore) UpdateLeaseTime(ctx context.Context, permitID
 		return false, err
 	}
 	if lease > 0 && lease < time.Millisecond {
-		return false, opErr("updateleasetime", h.name, fmt.Errorf("%w: lease %v is below 1ms (use <= 0 for a permit that never expires)", ErrInvalidArgument, lease))
+		return false, opErr("updateleasetime", h.Key(), fmt.Errorf("%w: lease %v is below 1ms (use <= 0 for a permit that never expires)", ErrInvalidArgument, lease))
 	}
 	raws, err := decodeIDs([]string{permitID})
 	if err != nil {
-		return false, opErr("updateleasetime", h.name, err)
+		return false, opErr("updateleasetime", h.Key(), err)
 	}
-	v, err := p.run(ctx, "update", raws[0], lease.Milliseconds())
-	return v == 1, opErr("updateleasetime", h.name, err)
+	v, err := h.Permits(ctx, "update", raws[0], lease.Milliseconds())
+	return v == 1, opErr("updateleasetime", h.Key(), err)
 }
 
 // LeaseTime returns a permit's remaining lease or NoExpiry [getLeaseTime].
@@ -394,14 +247,14 @@ func (p *PermitExpirableSemaphore) LeaseTime(ctx context.Context, permitID strin
 	}
 	raws, err := decodeIDs([]string{permitID})
 	if err != nil {
-		return 0, opErr("leasetime", h.name, err)
+		return 0, opErr("leasetime", h.Key(), err)
 	}
-	v, err := p.run(ctx, "leasetime", raws[0])
+	v, err := h.Permits(ctx, "leasetime", raws[0])
 	switch {
 	case err != nil:
-		return 0, opErr("leasetime", h.name, err)
+		return 0, opErr("leasetime", h.Key(), err)
 	case v == -2:
-		return 0, opErr("leasetime", h.name, &permitError{ids: []string{permitID}})
+		return 0, opErr("leasetime", h.Key(), &permitError{ids: []string{permitID}})
 	case v == -1:
 		return NoExpiry, nil
 	}

@@ -35,22 +35,16 @@ func (m *MultiLock) IsHeldByOwner(ctx context.Context, owner string) (bool, erro
 // isHeldByOwner reads whether the hash field "<client id>:<owner>" (with a
 // write lock's ":write") holds the lock, as Redisson's HEXISTS of
 // getLockName(threadId) does, once no call of that owner on the lock is in
-// flight (or being settled) and its kept settles ran (see Client.lookAt).
+// flight (or being settled) and its kept settles ran (see engine.Handle.IsHeldByOwner).
 func (h *handle) isHeldByOwner(ctx context.Context, owner string) (bool, error) {
 	if err := h.check(ctx, "isheldbyowner"); err != nil {
 		return false, err
 	}
 	if owner == "" {
-		return false, opErr(h.opName("isheldbyowner"), h.name, fmt.Errorf("%w: empty owner id", ErrInvalidArgument))
+		return false, opErr(h.OpName("isheldbyowner"), h.Key(), fmt.Errorf("%w: empty owner id", ErrInvalidArgument))
 	}
-	k := h.holdKey(h.c.id + ":" + owner + h.suffix())
-	hs, err := h.c.lookAt(ctx, k)
-	if err != nil {
-		return false, opErr(h.opName("isheldbyowner"), h.name, err)
-	}
-	defer h.c.holds.exit(k, hs)
-	n, err := h.holds(ctx, k.field)
-	return n > 0, opErr(h.opName("isheldbyowner"), h.name, err)
+	ok, err := h.IsHeldByOwner(ctx, owner)
+	return ok, opErr(h.OpName("isheldbyowner"), h.Key(), err)
 }
 
 // LockTokenLease is LockToken with a lease [lockAndGetToken(leaseTime)].

@@ -9,6 +9,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/goredisson/goredisson/internal/engine"
 )
 
 // RedLock is Redlock over independent masters [RedissonRedLock], deprecated by
@@ -18,7 +20,7 @@ type RedLock struct {
 	attemptTimeout time.Duration
 	drift          float64
 	retryWait      time.Duration
-	retry          retryPolicy // rounds in a row without a possible quorum
+	retry          engine.RetryPolicy // rounds in a row without a possible quorum
 }
 
 var _ Locker = (*RedLock)(nil)
@@ -55,11 +57,11 @@ func NewRedLock(locks ...Locker) (*RedLock, error) {
 		return nil, err
 	}
 	g.need, g.majority = len(locks)/2+1, true
-	retry := defaultRetry
-	var c *Client
-	if h, ok := locks[0].(interface{ handle() *handle }); ok && h.handle() != nil && h.handle().c != nil {
-		c = h.handle().c
-		retry = c.opts.retry
+	retry := engine.DefaultRetry
+	var c *engine.Core
+	if h, ok := locks[0].(interface{ handle() *handle }); ok && h.handle() != nil && h.handle().Core() != nil {
+		c = h.handle().Core()
+		retry = c.Retry()
 	}
 	if len(locks) < 3 {
 		warnSmallRedLock(c, g.name(), len(locks))
@@ -87,12 +89,12 @@ func (r *RedLock) With(opts ...RedLockOption) (*RedLock, error) {
 // smallRedLockWarned records that a RedLock with no default Client warned.
 var smallRedLockWarned atomic.Bool
 
-// warnSmallRedLock logs, once per Client (the first lock's), that a RedLock
-// over fewer than 3 masters is no safer than a single lock.
-func warnSmallRedLock(c *Client, name string, n int) {
+// warnSmallRedLock logs, once per Client (the first lock's, c), that a
+// RedLock over fewer than 3 masters is no safer than a single lock.
+func warnSmallRedLock(c *engine.Core, name string, n int) {
 	log, once := slog.Default(), &smallRedLockWarned
 	if c != nil {
-		log, once = c.logger(), &c.smallRedLockWarned
+		log, once = c.Logger(), c.SmallRedLockWarned()
 	}
 	if once.CompareAndSwap(false, true) {
 		log.Warn("goredisson: a RedLock over fewer than 3 masters gives no more safety than a single lock (logged once per Client)",
@@ -159,7 +161,7 @@ func (r *RedLock) RemainTTL(ctx context.Context) (time.Duration, error) {
 	return r.group().remainTTL(ctx)
 }
 
-func (r *RedLock) watchLoss(ctx context.Context) *lossWatch { return r.group().watchLoss(ctx) }
+func (r *RedLock) watchLoss(ctx context.Context) *engine.LossWatch { return r.group().watchLoss(ctx) }
 
 // watchdogLeased is implemented by this package's lock types: the lease a
 // watchdog hold is given.
@@ -168,10 +170,10 @@ type watchdogLeased interface {
 }
 
 func (h *handle) watchdogLease() time.Duration {
-	if h == nil || h.c == nil {
-		return defaultWatchdogTimeout
+	if h == nil || h.Core() == nil {
+		return engine.DefaultWatchdogTimeout
 	}
-	return h.c.opts.watchdogTimeout
+	return h.Core().WatchdogTimeout()
 }
 func (l *Lock) watchdogLease() time.Duration       { return l.handle().watchdogLease() }
 func (f *FencedLock) watchdogLease() time.Duration { return f.handle().watchdogLease() }
@@ -182,7 +184,7 @@ func (r *RedLock) keep(lease time.Duration) time.Duration {
 	if lease > 0 {
 		return lease
 	}
-	keep := defaultWatchdogTimeout
+	keep := engine.DefaultWatchdogTimeout
 	for i, l := range r.g.locks {
 		if w, ok := l.(watchdogLeased); ok && (i == 0 || w.watchdogLease() < keep) {
 			keep = w.watchdogLease()
@@ -205,7 +207,7 @@ func (r *RedLock) try(ctx context.Context, op string, wait, lease time.Duration)
 	keep := r.keep(lease)
 	var giveBackErr error
 	allowance := time.Duration(float64(keep)*r.drift) + 2*time.Millisecond
-	failing := &failures{policy: &r.retry}
+	failing := engine.NewFailures(&r.retry)
 	for round := 0; ; round++ {
 		start := time.Now()
 		granted, failed := r.round(ctx, r.roundWait(round, wait, deadline), lease)
@@ -216,7 +218,7 @@ func (r *RedLock) try(ctx context.Context, op string, wait, lease time.Duration)
 		// A hold that cannot be given back expires with its lease; the
 		// failure is reported with the call's result.
 		giveBackErr = errors.Join(giveBackErr, giveBack(ctx, granted))
-		pause, err := r.afterRound(failing, failed, wait)
+		pause, err := r.afterRound(&failing, failed, wait)
 		if err != nil {
 			return 0, false, opErr(op, g.name(), errors.Join(err, giveBackErr))
 		}
@@ -256,17 +258,17 @@ func (r *RedLock) roundWait(round int, wait time.Duration, deadline time.Time) t
 // masters that failed leave no quorum possible, the next round comes after
 // the retry pause, or, with the budget spent (or after a single round), the
 // call fails with ErrNoQuorum.
-func (r *RedLock) afterRound(failing *failures, failed []error, wait time.Duration) (time.Duration, error) {
+func (r *RedLock) afterRound(failing *engine.Failures, failed []error, wait time.Duration) (time.Duration, error) {
 	g := r.group()
 	if len(failed) <= len(g.locks)-g.need {
-		failing.reset()
+		failing.Reset()
 		return 0, nil
 	}
 	err := fmt.Errorf("%w: %d of %d masters failed, %d must grant: %w", ErrNoQuorum, len(failed), len(g.locks), g.need, errors.Join(failed...))
 	if wait == 0 {
 		return 0, err
 	}
-	pause, more, gaveUp := failing.failed(err)
+	pause, more, gaveUp := failing.Failed(err)
 	if !more {
 		return 0, gaveUp
 	}

@@ -1,5 +1,7 @@
 package rlock
 
+import "github.com/goredisson/goredisson/internal/engine"
+
 // ReadWriteLock is Redisson's RReadWriteLock: many readers or one writer,
 // reentrant [getReadWriteLock].
 type ReadWriteLock struct {
@@ -13,12 +15,12 @@ func (c *Client) NewReadWriteLock(name string) *ReadWriteLock {
 }
 
 // ReadLock returns the shared side [readLock()].
-func (rw *ReadWriteLock) ReadLock() *Lock { return rw.side(kindRead) }
+func (rw *ReadWriteLock) ReadLock() *Lock { return rw.side(engine.KindRead) }
 
 // WriteLock returns the exclusive side [writeLock()].
-func (rw *ReadWriteLock) WriteLock() *Lock { return rw.side(kindWrite) }
+func (rw *ReadWriteLock) WriteLock() *Lock { return rw.side(engine.KindWrite) }
 
-func (rw *ReadWriteLock) side(k kind) *Lock {
+func (rw *ReadWriteLock) side(k engine.Kind) *Lock {
 	if rw == nil {
 		return newLock(nil, "", k)
 	}

@@ -1,9 +1,11 @@
 package rlock
 
+import "github.com/goredisson/goredisson/internal/engine"
+
 // SpinLock is Lock, kept for revision 2 of the API; see NewSpinLock.
 type SpinLock = Lock
 
 // NewSpinLock returns the spin lock of the given name [getSpinLock].
 func (c *Client) NewSpinLock(name string) *Lock {
-	return newLock(c, name, kindSpin)
+	return newLock(c, name, engine.KindSpin)
 }

@@ -22,12 +22,12 @@ import (
 // channel) to stage a race exactly. They run in the package's one Ginkgo
 // suite (suite_test.go), on its server (specServerAddr).
 
-// internalClient returns a Client on a go-redis client of its own; both
-// are closed at cleanup.
-func internalClient() *Client {
+// internalClient returns a Client made with opts on a go-redis client of
+// its own; both are closed at cleanup.
+func internalClient(opts ...Option) *Client {
 	GinkgoHelper()
 	rdb := redis.NewClient(&redis.Options{Addr: specServerAddr})
-	c, err := NewClient(rdb)
+	c, err := NewClient(rdb, opts...)
 	Expect(err).NotTo(HaveOccurred())
 	DeferCleanup(func() {
 		Expect(c.Close()).To(Succeed())
@@ -39,7 +39,7 @@ func internalClient() *Client {
 // blockedOn waits until n waiters of c block on channel.
 func blockedOn(c *Client, channel string, n int) {
 	GinkgoHelper()
-	Eventually(func() int { return c.hub.Waiters(channel) }).WithPolling(200 * time.Microsecond).Should(Equal(n))
+	Eventually(func() int { return c.e.Waiters(channel) }).WithPolling(200 * time.Microsecond).Should(Equal(n))
 }
 
 // lockThenUnlock starts owner's Lock of l on a goroutine of its own, which
@@ -63,11 +63,10 @@ var _ = Describe("a wake taken by a waiter whose context ends at the same moment
 		DeferCleanup(func() {
 			Eventually(gleak.Goroutines).WithTimeout(5 * time.Second).ShouldNot(gleak.HaveLeaked(before))
 		})
-		c = internalClient()
 		// B queues behind A without an attempt of its own: with the default
 		// 100 ms bound on that first wait, a lost wake would cost B only
 		// 100 ms and slip under the limits below. Make it cost 3 s.
-		c.queuePause = 3 * time.Second
+		c = internalClient(withQueuePause(3 * time.Second))
 	})
 
 	// race runs the trials: a holder H holds the lock; waiter A (Lock, its
@@ -131,7 +130,7 @@ var _ = Describe("a wake taken by a waiter whose context ends at the same moment
 		Expect(worst).To(BeNumerically("<", time.Second), "no waiter slept while the lock was free")
 	}
 	// waiters returns how many waiters block on channel in this Client.
-	waiters := func(channel string) int { return c.hub.Waiters(channel) }
+	waiters := func(channel string) int { return c.e.Waiters(channel) }
 
 	It("is handed on for a Lock", func() {
 		l := c.NewLock("race:lock")
@@ -170,7 +169,7 @@ var _ = Describe("a wake taken by a waiter whose context ends at the same moment
 
 	It("is handed on for a FairLock (each waiter on its own channel)", func() {
 		f := c.NewFairLock("race:fair")
-		own := func(ctx context.Context) string { return layout.FairChannel("race:fair", c.field(ctx)) }
+		own := func(ctx context.Context) string { return layout.FairChannel("race:fair", c.e.Field(ctx)) }
 		race("FairLock", func(context.Context) Locker { return f }, func(context.Context) Locker { return f },
 			func(a, b context.Context) bool { return waiters(own(a)) == 1 && (b == nil || waiters(own(b)) == 1) })
 	})
@@ -247,7 +246,7 @@ var _ = Describe("a goroutine that unlocks and locks again at once", func() {
 			blockedOn(c, ch, 2)
 			Expect(l.Unlock(h)).To(Succeed())
 			Eventually(got1).Should(BeClosed())
-			Expect(c.hub.Waiters(ch)).To(Equal(1), "w2 is still queued")
+			Expect(c.e.Waiters(ch)).To(Equal(1), "w2 is still queued")
 			close(release1)
 			Eventually(w2First).Should(Receive(BeTrue()), "trial %d: w1 took the lock back before the waiter its unlock woke", i)
 			Eventually(func() (bool, error) { return l.IsLocked(ctx) }).Should(BeFalse())

@@ -1,4 +1,4 @@
-package rlock
+package engine
 
 import (
 	"context"
@@ -8,12 +8,6 @@ import (
 	"github.com/goredisson/goredisson/internal/highwayhash"
 	"github.com/goredisson/goredisson/internal/layout"
 )
-
-// NewFasterMultiLock returns the all-or-none lock on values of a group
-// [getMultiLock(group, values)].
-func (c *Client) NewFasterMultiLock(group string, values ...string) *Lock {
-	return &Lock{h: newFasterHandle(c, group, values)}
-}
 
 // fasterFields returns the hash fields of values: sorted, without
 // duplicates.
@@ -26,11 +20,11 @@ func fasterFields(values []string) []string {
 	return slices.Compact(fields)
 }
 
-// newFasterHandle returns the handle of a faster multilock. Its holds are
+// NewFasterHandle returns the handle of a faster multilock. Its holds are
 // kept in the ledger, and its lost calls are cancelled, per set of values:
 // two faster multilocks on one group with other values are other locks.
-func newFasterHandle(c *Client, group string, values []string) handle {
-	h := newHandle(c, group, kindFasterMulti)
+func NewFasterHandle(c *Core, group string, values []string) Handle {
+	h := NewHandle(c, group, KindFasterMulti)
 	group = h.name // under the NameMapper
 	fields := fasterFields(values)
 	digest := highwayhash.RedissonBase64([]byte(strings.Join(fields, ",")))
@@ -46,7 +40,7 @@ func newFasterHandle(c *Client, group string, values []string) handle {
 }
 
 // fasterRead runs one of faster_read.lua's reads on the lock's values.
-func (h *handle) fasterRead(ctx context.Context, op, field string) (int64, error) {
+func (h *Handle) fasterRead(ctx context.Context, op, field string) (int64, error) {
 	return h.c.runInt(ctx, newScriptOp(ctx, fasterReadScript, []any{h.name}, append([]any{op, field}, h.values()...)...))
 }
 
@@ -60,13 +54,13 @@ func (h *handle) fasterRead(ctx context.Context, op, field string) (int64, error
 // goroutine, are not seen.)
 func (a *attempt) waitClass() string {
 	h := a.h
-	if h.kind != kindFasterMulti {
+	if h.kind != KindFasterMulti {
 		return ""
 	}
 	if h.c.holds.holdsOn(h.name+"\x00", a.key.field) {
-		return h.ledgerName() + "\x00" + a.key.field
+		return h.LedgerName() + "\x00" + a.key.field
 	}
-	return h.ledgerName()
+	return h.LedgerName()
 }
 
 // holdsOn reports whether field has a hold, not known lost, on a lock

@@ -1,4 +1,4 @@
-package rlock
+package engine
 
 import (
 	"context"
@@ -30,7 +30,7 @@ var _ = Describe("a clean-up context derived from a bounded wait's context", fun
 			Expect(ok).To(BeTrue())
 			Expect(time.Until(d)).To(BeNumerically(">", cleanupTimeout-time.Second))
 		},
-		Entry("cleanupCtx", cleanupCtx),
+		Entry("CleanupCtx", CleanupCtx),
 		Entry("cleanupCall", func(ctx context.Context) (context.Context, context.CancelFunc) {
 			c := cleanupCall(ctx)
 			return c, c.stop

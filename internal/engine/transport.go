@@ -1,4 +1,4 @@
-package rlock
+package engine
 
 import (
 	"context"
@@ -45,11 +45,11 @@ var (
 const callGrace = transport.CallGrace
 
 // newSender returns c's transport, sending through rdb.
-func newSender(c *Client) *transport.Sender {
+func newSender(c *Core) *transport.Sender {
 	return transport.NewSender(transport.Config{
-		Sync:            c.opts.sync,
-		SyncReplicas:    c.opts.syncReplicas,
-		SyncTimeout:     c.opts.syncTimeout,
+		Sync:            c.sync,
+		SyncReplicas:    c.cfg.SyncReplicas,
+		SyncTimeout:     c.cfg.SyncTimeout,
 		Done:            c.done,
 		Closed:          c.closed.Load,
 		ErrClosed:       ErrClosed,
@@ -57,7 +57,7 @@ func newSender(c *Client) *transport.Sender {
 		InfoTimeout:     cleanupTimeout,
 		PublishRefused:  c.publishRefused,
 		NameRefusedKeys: c.nameRefusedKeys,
-		Logger:          c.logger,
+		Logger:          c.Logger,
 	}, c.rdb)
 }
 
@@ -65,7 +65,7 @@ func newSender(c *Client) *transport.Sender {
 // (a clean-up, see cleanupCtx, is not ended by Close).
 // It returns nil once o is done (see op.Outcome), else an error abandoned
 // recognizes.
-func (c *Client) exec(ctx context.Context, o *op) error {
+func (c *Core) exec(ctx context.Context, o *op) error {
 	if c.closing(ctx) != nil && c.closed.Load() {
 		return ErrClosed
 	}
@@ -80,12 +80,12 @@ func (c *Client) exec(ctx context.Context, o *op) error {
 
 // command runs a plain command (a read, or one that is safe to lose) and
 // returns its parsed reply: an error reply or a lost one is an error.
-func (c *Client) command(ctx context.Context, args ...any) (any, error) {
+func (c *Core) command(ctx context.Context, args ...any) (any, error) {
 	return c.run(ctx, newOp(ctx, args...))
 }
 
 // commandInt runs a command whose reply is an integer (nil reads as 0).
-func (c *Client) commandInt(ctx context.Context, args ...any) (int64, error) {
+func (c *Core) commandInt(ctx context.Context, args ...any) (int64, error) {
 	v, err := c.command(ctx, args...)
 	if err != nil {
 		return 0, err

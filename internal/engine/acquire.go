@@ -1,4 +1,4 @@
-package rlock
+package engine
 
 import (
 	"context"
@@ -9,28 +9,28 @@ import (
 	"time"
 )
 
-// forever is the wait of Lock and LockLease: until held or ctx ends.
-const forever time.Duration = -1
-
 // maxBackoff caps the pause between attempts while Redis fails and waits
 // retry until ctx ends (WithRetry with attempts < 0).
 const maxBackoff = time.Second
 
-// acquire is the one acquisition of every lock kind: it takes a hold for
-// ctx's owner within wait (0: one attempt; forever: until ctx ends) with
-// the given lease (<= 0: watchdog) and returns the fencing token of a
-// FencedLock. It returns (0, false, nil) when the wait ran out.
-func (h *handle) acquire(ctx context.Context, op string, wait, lease time.Duration) (token int64, held bool, err error) {
-	// Events are built in observeAcquire, off this frame, which stays on a
-	// parked waiter's stack (see docs/benchmarks.md, memory per waiter).
-	start := time.Now()
-	h.observeAcquire(ctx, "wait", start, nil, false, nil)
-	wait = waitMillis(wait)
-	if err := h.checkAcquire(ctx, op, lease); err != nil {
-		h.observeAcquire(ctx, op, start, nil, false, err)
-		return 0, false, err
-	}
+// Acquired is what an acquisition did: whether it took a hold, a
+// FencedLock's fencing token, its attempts and those that found the lock
+// taken.
+type Acquired struct {
+	Held                bool
+	Token               int64
+	Attempts, Contended int
+}
+
+// Acquire is the one acquisition of every lock kind: it takes a hold for
+// ctx's owner within wait (0: one attempt; < 0: until ctx ends) with the
+// given lease (<= 0: watchdog). It returns Held false and a nil error when
+// the wait ran out. The caller has checked the call (rlock's
+// handle.acquire, which also reports it).
+func (h *Handle) Acquire(ctx context.Context, wait, lease time.Duration) (Acquired, error) {
 	a := h.newAttempt(ctx, wait, lease)
+	var held bool
+	var err error
 	if h.spins() {
 		held, err = a.spin(wait)
 	} else {
@@ -39,16 +39,14 @@ func (h *handle) acquire(ctx context.Context, op string, wait, lease time.Durati
 	if !held && h.fairQueue() && wait != 0 {
 		a.leaveQueue()
 	}
-	err = opErr(h.opName(op), h.name, h.c.ctxOr(ctx, err))
-	h.observeAcquire(ctx, op, start, a, held, err)
-	return a.token, held, err
+	return Acquired{Held: held, Token: a.token, Attempts: int(a.attempts), Contended: int(a.contended)}, h.c.ctxOr(ctx, err)
 }
 
 // newAttempt starts an acquisition for ctx's owner within wait with lease.
-func (h *handle) newAttempt(ctx context.Context, wait, lease time.Duration) *attempt {
-	a := &attempt{h: h, lease: lease, fairWait: h.c.opts.fairWait}
+func (h *Handle) newAttempt(ctx context.Context, wait, lease time.Duration) *attempt {
+	a := &attempt{h: h, lease: lease, fairWait: h.c.cfg.FairWait}
 	a.w.ctx = ctx
-	a.key = h.holdKey(h.field(ctx))
+	a.key = h.holdKey(h.Field(ctx))
 	if h.fairQueue() && wait > 0 {
 		a.fairWait = wait // Redisson's threadWaitTime is the tryLock wait when there is one
 	}
@@ -59,35 +57,12 @@ func (h *handle) newAttempt(ctx context.Context, wait, lease time.Duration) *att
 	return a
 }
 
-// observeAcquire reports an acquisition's event op (a: its attempt, nil
-// when it made none).
-func (h *handle) observeAcquire(ctx context.Context, op string, start time.Time, a *attempt, held bool, err error) {
-	e := Event{Op: op, Start: start, Acquired: held, Err: err}
-	if a != nil {
-		e.Attempts, e.Contended = int(a.attempts), int(a.contended)
-	}
-	h.observe(ctx, e)
-}
-
-// checkAcquire validates an acquisition's handle and lease (a wait is
-// truncated to whole milliseconds instead: waitMillis).
-func (h *handle) checkAcquire(ctx context.Context, op string, lease time.Duration) error {
-	if err := h.check(ctx, op); err != nil {
-		return err
-	}
-	switch {
-	case lease > 0 && lease < time.Millisecond:
-		return opErr(h.opName(op), h.name, fmt.Errorf("%w: lease %v is below Redis's 1ms resolution (use <= 0 for a watchdog lease)", ErrInvalidArgument, lease))
-	}
-	return nil
-}
-
 // attempt is one acquisition in progress.
 //
 // Its ctx (with the wait's call bound) is w.ctx and the owner's field
 // key.field: the attempt fits 240 bytes (memory per waiter).
 type attempt struct {
-	h         *handle
+	h         *Handle
 	key       holdKey
 	lease     time.Duration
 	fairWait  time.Duration // a fair waiter's threadWaitTime
@@ -100,7 +75,7 @@ type attempt struct {
 }
 
 // wait takes the lock, waiting for unlock messages between attempts (see
-// Client.waitFor); a pause is bounded by the TTL the last attempt saw. The
+// Core.waitFor); a pause is bounded by the TTL the last attempt saw. The
 // waiter is the attempt's own (a.w): one object on the heap.
 func (a *attempt) wait(wait time.Duration) (bool, error) {
 	a.startWait(wait)
@@ -119,7 +94,7 @@ func (a *attempt) startWait(wait time.Duration) {
 		once:     wait == 0,
 		deadline: a.w.deadline,
 		queue:    h.queues() && c.holds.count(a.key) == 0,
-		shared:   h.kind == kindRead,
+		shared:   h.kind == KindRead,
 	}, a)
 }
 
@@ -129,7 +104,7 @@ func (a *attempt) tryOnce() (bool, time.Duration, bool, error) {
 	if err == nil && ttl < 0 {
 		// No expiry on the key: only an unlock message (or a reconnect)
 		// will tell; look again after a watchdog lease.
-		ttl = a.h.c.opts.watchdogTimeout
+		ttl = a.h.c.cfg.WatchdogTimeout
 	}
 	return held, ttl, reached, err
 }
@@ -147,9 +122,9 @@ func (a *attempt) retryable(err error) bool {
 // jitter until it holds, the wait runs out or ctx ends. A pause never
 // outlasts the TTL the last attempt saw.
 func (a *attempt) spin(wait time.Duration) (bool, error) {
-	c, b := a.h.c, a.h.c.opts.spin
-	bound := b.initial
-	f := &failures{policy: &c.opts.retry}
+	c, b := a.h.c, a.h.c.cfg.Spin
+	bound := b.Initial
+	f := &Failures{policy: &c.cfg.Retry}
 	var lastErr error
 	for {
 		held, ttl, _, err := a.try(false)
@@ -162,20 +137,20 @@ func (a *attempt) spin(wait time.Duration) (bool, error) {
 			return false, nil
 		}
 		pause := rand.N(bound + 1)
-		bound = min(2*bound, b.max)
+		bound = min(2*bound, b.Max)
 		if err == nil && ttl >= 0 {
 			pause = min(pause, ttl)
 		}
 		lastErr = err
 		if err != nil {
 			// Redis is failing: retry within the budget (WithRetry).
-			p, more, gaveUp := f.failed(err)
+			p, more, gaveUp := f.Failed(err)
 			if !more {
 				return false, gaveUp
 			}
 			pause = max(pause, p)
 		} else {
-			f.reset()
+			f.Reset()
 		}
 		remain, ok := remaining(a.w.deadline)
 		if !ok {
@@ -240,7 +215,7 @@ func (a *attempt) send(hs *hold, known int, lease time.Duration, queue bool) (*o
 	n := c.seq.Add(1)
 	keep := lease
 	if keep <= 0 {
-		keep = c.opts.watchdogTimeout
+		keep = c.cfg.WatchdogTimeout
 	}
 	o := h.acquireCall(a.w.ctx, a.key.field, keep, n, a.fairWait, queue, lease <= 0, known)
 	sent := time.Now()
@@ -289,7 +264,7 @@ func (a *attempt) took(hs *hold, known int, r []int64, lease time.Duration, sent
 	if len(r) > 1 {
 		a.token = r[1]
 	}
-	if o.Unsynced(c.opts.sync) {
+	if o.Unsynced(c.sync) {
 		return false, c.giveBackUnsynced(a, hs, o)
 	}
 	return true, nil
@@ -324,7 +299,7 @@ func (a *attempt) refused(hs *hold, known int, v any, queue bool) (time.Duration
 // giveBackUnsynced gives back a hold that too few replicas confirmed
 // (WithReplicaSync) and returns ErrReplicaSync. The caller has entered the
 // hold.
-func (c *Client) giveBackUnsynced(a *attempt, hs *hold, o *op) error {
+func (c *Core) giveBackUnsynced(a *attempt, hs *hold, o *op) error {
 	err := c.syncError(o, "the acquisition was given back")
 	rctx := cleanupCall(a.w.ctx) // past the wait's call bound
 	defer rctx.stop()
@@ -352,7 +327,7 @@ func (a *attempt) leaveQueue() {
 
 // ctxOr returns err, preferring ErrClosed or ctx's error (joined with err)
 // when they explain it.
-func (c *Client) ctxOr(ctx context.Context, err error) error {
+func (c *Core) ctxOr(ctx context.Context, err error) error {
 	if err == nil {
 		return nil
 	}

@@ -1,4 +1,4 @@
-package rlock
+package engine
 
 import (
 	"context"
@@ -16,14 +16,14 @@ import (
 // fair lock's queue.
 const cleanupTimeout = 5 * time.Second
 
-// cleanupCtx returns a context for clean-up that keeps ctx's values but
+// CleanupCtx returns a context for clean-up that keeps ctx's values but
 // not its cancellation, bounded by cleanupTimeout. Calls made with it run
-// even after the Client closed (see Client.exec): a clean-up that was due
+// even after the Client closed (see Core.exec): a clean-up that was due
 // when Close came (a fair waiter leaving the queue, the settle of a call
 // whose reply was lost) still takes place, in the background.
 // Neither it nor cleanupCall keeps a wait's call bound (see boundCalls):
 // a clean-up after a bounded wait gets cleanupTimeout, not callGrace.
-func cleanupCtx(ctx context.Context) (context.Context, context.CancelFunc) {
+func CleanupCtx(ctx context.Context) (context.Context, context.CancelFunc) {
 	return context.WithTimeout(context.WithValue(unbound(context.WithoutCancel(ctx)), cleanupKey{}, true), cleanupTimeout)
 }
 
@@ -145,75 +145,77 @@ func isCleanup(ctx context.Context) bool { return ctx.Value(cleanupKey{}) != nil
 
 // closing returns what ends waits of a call made with ctx besides ctx: the
 // Client's Close, unless the call is a clean-up.
-func (c *Client) closing(ctx context.Context) <-chan struct{} {
+func (c *Core) closing(ctx context.Context) <-chan struct{} {
 	if isCleanup(ctx) {
 		return nil
 	}
 	return c.done
 }
 
-// unlock gives back one hold of ctx's owner. It is cleanup: an ended ctx
+// Unlock gives back one hold of ctx's owner. It is cleanup: an ended ctx
 // does not stop it; it runs bounded by cleanupTimeout and returns nil when
-// the release took effect, ErrNotHeld when the owner held none, and another
-// error only when the release did not, or may not have, taken effect.
-func (h *handle) unlock(ctx context.Context) error {
-	op := h.opName("unlock")
-	start := time.Now()
-	if err := h.check(ctx, "unlock"); err != nil {
-		h.observe(ctx, Event{Op: "unlock", Start: start, Err: err})
-		return err
-	}
+// the release took effect, ErrNotHeld (naming the owner and the holder)
+// when the owner held none, and another error only when the release did
+// not, or may not have, taken effect. held is how long the owner held the
+// lock, when its last hold went. The caller has checked the call (rlock's
+// handle.unlock, which also reports it).
+func (h *Handle) Unlock(ctx context.Context) (held time.Duration, err error) {
 	c := h.c
 	// Unlock ignores ctx's end but not the Client's Close.
 	rctx := cleanupCall(ctx)
 	defer rctx.stop()
-	k := h.holdKey(h.field(ctx))
-	var held time.Duration
+	k := h.holdKey(h.Field(ctx))
 	hs, err := c.holds.enter(rctx, k, c.done)
-	if err == nil {
-		var left int
-		last := hs.count == 1
-		if err = c.runUnsettled(rctx, k, hs); err == nil {
-			// The last release publishes an unlock message: until it comes
-			// back, a new waiter of this Client queues behind the waiter it
-			// will wake instead of taking the lock first (see
-			// waitSpec.queue).
-			expect := h.queues() && hs.count == 1
-			if expect {
-				c.hub.Expect(h.ch())
-			}
-			left, held, err = c.releaseOnce(rctx, h, k, hs)
-			if expect && (err != nil || left != 0) {
-				c.hub.Unexpect(h.ch())
-			}
-		}
-		if err != nil && last && hs.count > 0 {
-			// The release of the last hold failed (or was not tried: an
-			// earlier settle could not run) and the ledger still counts
-			// the hold: as Redisson, stop renewing it whatever the
-			// outcome, so that it ends within one lease, and settle the
-			// release before the owner's next call.
-			n := c.seq.Add(1)
-			lease := c.releaseLease(hs)
-			held = c.giveUp(k, hs, func(ctx context.Context) error {
-				_, err := c.settle(ctx, h.settleCall(ctx, modeSettleRelease, k.field, n, 1, lease, 0))
-				return err
-			})
-		}
-		c.holds.exit(k, hs)
-		if err == nil && left == 0 && h.extendsOnReentry() && c.holds.count(h.holdKey(c.field(ctx))) > 0 {
-			// A downgrade: the lock stays in read mode and, as in
-			// Redisson, nothing is published; this Client's waiting
-			// readers go in at once all the same.
-			c.hub.Notify(layout.RWChannel(h.name), layout.ReadUnlockMessage)
-		}
+	if err != nil {
+		return 0, err
+	}
+	left, held, err := h.release(rctx, k, hs)
+	c.holds.exit(k, hs)
+	if err == nil && left == 0 && h.extendsOnReentry() && c.holds.count(h.holdKey(c.Field(ctx))) > 0 {
+		// A downgrade: the lock stays in read mode and, as in Redisson,
+		// nothing is published; this Client's waiting readers go in at
+		// once all the same.
+		c.hub.Notify(layout.RWChannel(h.name), layout.ReadUnlockMessage)
 	}
 	if err == ErrNotHeld {
-		err = h.notHeld(rctx, k.field) // names the owner and the holder
+		err = h.NotHeld(rctx, k.field) // names the owner and the holder
 	}
-	err = opErr(op, h.name, err)
-	h.observe(ctx, Event{Op: "unlock", Start: start, Held: held, Err: err})
-	return err
+	return held, err
+}
+
+// release gives back one hold of the entered hold hs (Unlock): it runs the
+// owner's kept settles first, then the release. When the release of the
+// last hold fails (or is not tried: a kept settle could not run) and the
+// ledger still counts the hold, the hold is given up (see giveUp). left is
+// the holds that remain.
+func (h *Handle) release(ctx context.Context, k holdKey, hs *hold) (left int, held time.Duration, err error) {
+	c := h.c
+	last := hs.count == 1
+	if err = c.runUnsettled(ctx, k, hs); err == nil {
+		// The last release publishes an unlock message: until it comes
+		// back, a new waiter of this Client queues behind the waiter it
+		// will wake instead of taking the lock first (see waitSpec.queue).
+		expect := h.queues() && hs.count == 1
+		if expect {
+			c.hub.Expect(h.ch())
+		}
+		left, held, err = c.releaseOnce(ctx, h, k, hs)
+		if expect && (err != nil || left != 0) {
+			c.hub.Unexpect(h.ch())
+		}
+	}
+	if err != nil && last && hs.count > 0 {
+		// As Redisson, stop renewing the hold whatever the outcome, so
+		// that it ends within one lease, and settle the release before
+		// the owner's next call.
+		n := c.seq.Add(1)
+		lease := c.releaseLease(hs)
+		held = c.giveUp(k, hs, func(ctx context.Context) error {
+			_, err := c.settle(ctx, h.settleCall(ctx, modeSettleRelease, k.field, n, 1, lease, 0))
+			return err
+		})
+	}
+	return left, held, err
 }
 
 // releaseOnce runs the release script for one hold of the entered hold k
@@ -226,7 +228,7 @@ func (h *handle) unlock(ctx context.Context) error {
 // the ledger counts the hold as given back, and the error says the release
 // may not have taken effect.
 // held is how long the owner held the lock, when its last hold went.
-func (c *Client) releaseOnce(ctx context.Context, h *handle, k holdKey, hs *hold) (left int, held time.Duration, err error) {
+func (c *Core) releaseOnce(ctx context.Context, h *Handle, k holdKey, hs *hold) (left int, held time.Duration, err error) {
 	known, wasLost := hs.count, hs.lost()
 	lease := c.releaseLease(hs)
 	until := againBound(ctx)
@@ -246,7 +248,7 @@ func (c *Client) releaseOnce(ctx context.Context, h *handle, k holdKey, hs *hold
 			return 0, 0, o.ReplyErr()
 		case o.Outcome() == replied:
 			left, held, err := c.releaseReply(k, hs, o.V, false)
-			if err == nil && o.Unsynced(c.opts.sync) {
+			if err == nil && o.Unsynced(c.sync) {
 				err = c.syncError(o, "released on the primary")
 			}
 			return left, held, err
@@ -279,7 +281,7 @@ func (c *Client) releaseOnce(ctx context.Context, h *handle, k holdKey, hs *hold
 // the owner held none (ErrNotHeld, unless noneMeansReleased). An owner that
 // held none while the ledger counted holds has lost them: its LostContext
 // ends with ErrLockLost.
-func (c *Client) releaseReply(k holdKey, hs *hold, v any, noneMeansReleased bool) (int, time.Duration, error) {
+func (c *Core) releaseReply(k holdKey, hs *hold, v any, noneMeansReleased bool) (int, time.Duration, error) {
 	if e, ok := v.(replyError); ok {
 		if e.WrongType() {
 			// Another application overwrote the lock's key: the hold is
@@ -307,7 +309,7 @@ func (c *Client) releaseReply(k holdKey, hs *hold, v any, noneMeansReleased bool
 
 // awaitLost waits, within ctx, for the op of a call whose caller stopped
 // waiting, and reports whether it got a reply after all.
-func (c *Client) awaitLost(ctx context.Context, lost *op) bool {
+func (c *Core) awaitLost(ctx context.Context, lost *op) bool {
 	return c.awaitLostFor(ctx, lost, nil)
 }
 
@@ -315,7 +317,7 @@ func (c *Client) awaitLost(ctx context.Context, lost *op) bool {
 // of what is left of ctx's clean-up bound (see againBound), so that the
 // settle that follows when no reply came gets the rest (a cut call's reply
 // is read within go-redis's read deadline, which may outlast the bound).
-func (c *Client) awaitLostThenSettle(ctx context.Context, lost *op) bool {
+func (c *Core) awaitLostThenSettle(ctx context.Context, lost *op) bool {
 	select {
 	case <-lost.Done():
 		return lost.Outcome() == replied
@@ -327,7 +329,7 @@ func (c *Client) awaitLostThenSettle(ctx context.Context, lost *op) bool {
 }
 
 // awaitLostFor is awaitLost ending also when limit fires (nil: never).
-func (c *Client) awaitLostFor(ctx context.Context, lost *op, limit <-chan time.Time) bool {
+func (c *Core) awaitLostFor(ctx context.Context, lost *op, limit <-chan time.Time) bool {
 	select {
 	case <-lost.Done():
 		return lost.Outcome() == replied
@@ -351,7 +353,7 @@ func (c *Client) awaitLostFor(ctx context.Context, lost *op, limit <-chan time.T
 // pooled TLS connection for a close before reusing it either: after the
 // server closed every connection of a Client the release and then the
 // settle both went out on dead ones.
-func (c *Client) settle(ctx context.Context, mk func() *op) (any, error) {
+func (c *Core) settle(ctx context.Context, mk func() *op) (any, error) {
 	until := againBound(ctx)
 	var pause time.Duration
 	for {
@@ -383,10 +385,10 @@ func (c *Client) settle(ctx context.Context, mk func() *op) (any, error) {
 // within the bound, the settle is kept and run before the owner's next
 // call or look, so that the attempt's hold is never counted twice nor
 // reported as the owner's.
-func (c *Client) settleAcquire(h *handle, k holdKey, hs *hold, lost *op, n uint64, known int, fairWait time.Duration) {
+func (c *Core) settleAcquire(h *Handle, k holdKey, hs *hold, lost *op, n uint64, known int, fairWait time.Duration) {
 	go func() {
 		defer c.holds.exit(k, hs)
-		ctx, cancel := cleanupCtx(lost.Ctx)
+		ctx, cancel := CleanupCtx(lost.Ctx)
 		defer cancel()
 		if c.awaitLostThenSettle(ctx, lost) {
 			if r, ok := lost.V.(int64); ok && (r == -3 || !h.fairQueue()) {
@@ -396,12 +398,12 @@ func (c *Client) settleAcquire(h *handle, k holdKey, hs *hold, lost *op, n uint6
 		settle := func(ctx context.Context) error {
 			v, err := c.settle(ctx, h.settleCall(ctx, modeSettleAcquire, k.field, n, known, c.releaseLease(hs), fairWait))
 			if err == nil && v == int64(1) {
-				c.logger().Debug("goredisson: gave back a hold taken by an acquire attempt whose caller had left", "lock", h.name, "field", k.field)
+				c.Logger().Debug("goredisson: gave back a hold taken by an acquire attempt whose caller had left", "lock", h.name, "field", k.field)
 			}
 			return err
 		}
 		if err := settle(ctx); err != nil {
-			c.logger().Warn("goredisson: could not settle an acquire attempt whose reply was lost within the clean-up bound; it is settled before the owner's next call on the lock (HoldCount, IsHeldByCurrent, IsHeldByOwner included)",
+			c.Logger().Warn("goredisson: could not settle an acquire attempt whose reply was lost within the clean-up bound; it is settled before the owner's next call on the lock (HoldCount, IsHeldByCurrent, IsHeldByOwner included)",
 				"lock", h.name, "field", k.field, "err", err)
 			c.keepUnsettled(k, hs, settle)
 		}
@@ -414,9 +416,9 @@ func (c *Client) settleAcquire(h *handle, k holdKey, hs *hold, lost *op, n uint6
 // longer renewed but still watched, so the hold's LostContext ends at its
 // deadline (it ends when the settle runs, if that comes first). It returns
 // how long the owner held the lock.
-func (c *Client) giveUp(k holdKey, hs *hold, settle func(context.Context) error) (held time.Duration) {
+func (c *Core) giveUp(k holdKey, hs *hold, settle func(context.Context) error) (held time.Duration) {
 	var e *watchdog.Entry
-	kd := kind(0)
+	kd := Kind(0)
 	c.holds.update(k, func() {
 		e, hs.entry = hs.entry, nil
 		hs.count, hs.renewed, kd = 0, false, hs.kind
@@ -444,7 +446,7 @@ func (c *Client) giveUp(k holdKey, hs *hold, settle func(context.Context) error)
 
 // keepUnsettled keeps a settle that could not reach Redis for the owner's
 // next call on the lock.
-func (c *Client) keepUnsettled(k holdKey, hs *hold, settle func(context.Context) error) {
+func (c *Core) keepUnsettled(k holdKey, hs *hold, settle func(context.Context) error) {
 	c.holds.update(k, func() { hs.unsettled = append(hs.unsettled, settle) })
 }
 
@@ -453,7 +455,7 @@ func (c *Client) keepUnsettled(k holdKey, hs *hold, settle func(context.Context)
 // a context that ignores ctx's end and is bounded by cleanupTimeout. The
 // owner's next call on the lock waits for it. It returns f's error if the
 // last try failed.
-func (c *Client) cleanup(ctx context.Context, k holdKey, f func(ctx context.Context, hs *hold) error) {
+func (c *Core) cleanup(ctx context.Context, k holdKey, f func(ctx context.Context, hs *hold) error) {
 	if ctx.Err() == nil && !c.closed.Load() {
 		ectx := ctx
 		if d, ok := callBound(ctx); ok {
@@ -472,7 +474,7 @@ func (c *Client) cleanup(ctx context.Context, k holdKey, f func(ctx context.Cont
 		}
 	}
 	go func() {
-		bctx, cancel := cleanupCtx(ctx)
+		bctx, cancel := CleanupCtx(ctx)
 		defer cancel()
 		hs, err := c.holds.enter(bctx, k, c.closing(bctx))
 		if err != nil {
@@ -480,7 +482,7 @@ func (c *Client) cleanup(ctx context.Context, k holdKey, f func(ctx context.Cont
 		}
 		defer c.holds.exit(k, hs)
 		if err := f(bctx, hs); err != nil {
-			c.logger().Warn("goredisson: clean-up failed", "lock", k.name, "field", k.field, "err", err)
+			c.Logger().Warn("goredisson: clean-up failed", "lock", k.name, "field", k.field, "err", err)
 		}
 	}()
 }

@@ -1,4 +1,4 @@
-package rlock
+package engine
 
 import (
 	"context"
@@ -18,7 +18,7 @@ import (
 // held, the registration for the Client's whole life). Close deletes it.
 // Redisson's keys are not touched (docs/layout.md).
 type registry struct {
-	c        *Client
+	c        *Core
 	key, val string
 	ttl      time.Duration
 	stop     chan struct{}
@@ -34,15 +34,15 @@ type registry struct {
 const closeDeleteTimeout = time.Second
 
 // startRegistry starts the registration, unless WithClientRegistry(false).
-func (c *Client) startRegistry() {
-	if !c.opts.register {
+func (c *Core) startRegistry() {
+	if !c.cfg.Register {
 		return
 	}
 	host, _ := os.Hostname()
-	rec := layout.ClientRecord{ID: c.id, Name: c.opts.clientName, Host: host, PID: os.Getpid(),
+	rec := layout.ClientRecord{ID: c.id, Name: c.cfg.ClientName, Host: host, PID: os.Getpid(),
 		Started: time.Now().UTC().Format(time.RFC3339Nano), Lib: "goredisson"}
 	val, _ := json.Marshal(rec) // a struct of strings and an int
-	c.reg = &registry{c: c, key: layout.ClientKey(c.id), val: string(val), ttl: c.opts.watchdogTimeout,
+	c.reg = &registry{c: c, key: layout.ClientKey(c.id), val: string(val), ttl: c.cfg.WatchdogTimeout,
 		stop: make(chan struct{}), done: make(chan struct{})}
 	go c.reg.loop()
 }
@@ -89,11 +89,11 @@ func (r *registry) write(timeout time.Duration) bool {
 	case err == nil:
 		return true
 	case strings.HasPrefix(err.Error(), "NOPERM"):
-		r.c.logger().Warn("goredisson: the Client's registration was refused, so rlockctl shows its holder fields as unregistered; grant the Redis user ~goredisson_client:* or use WithClientRegistry(false)",
+		r.c.Logger().Warn("goredisson: the Client's registration was refused, so rlockctl shows its holder fields as unregistered; grant the Redis user ~goredisson_client:* or use WithClientRegistry(false)",
 			"key", r.key, "error", err.Error())
 		return false
 	}
-	r.c.logger().Debug("goredisson: registration not written; trying again", "key", r.key, "error", err.Error())
+	r.c.Logger().Debug("goredisson: registration not written; trying again", "key", r.key, "error", err.Error())
 	return true
 }
 

@@ -1,4 +1,4 @@
-package rlock
+package engine
 
 import (
 	"errors"
@@ -12,8 +12,8 @@ import (
 // Redis's DECR and is carried exactly up to math.MaxInt64.
 const maxCount = 1<<53 - 1
 
-// checkCount refuses a count the scripts cannot carry exactly.
-func checkCount(n int) error {
+// CheckCount refuses a count the scripts cannot carry exactly.
+func CheckCount(n int) error {
 	if int64(n) > maxCount || int64(n) < -maxCount {
 		return fmt.Errorf("%w: %d permits: beyond ±(2^53-1), the integers Lua numbers carry exactly", ErrInvalidArgument, n)
 	}
@@ -25,8 +25,8 @@ func checkCount(n int) error {
 // written.
 const errCountRange = "ERR goredisson: permits out of range"
 
-// countErr makes a script's out-of-range reply an ErrInvalidArgument.
-func countErr(err error) error {
+// CountErr makes a script's out-of-range reply an ErrInvalidArgument.
+func CountErr(err error) error {
 	var re replyError
 	if errors.As(err, &re) && strings.HasPrefix(string(re), errCountRange) {
 		return fmt.Errorf("%w: %s", ErrInvalidArgument, strings.TrimPrefix(string(re), "ERR goredisson: "))

@@ -1,4 +1,4 @@
-package rlock
+package engine
 
 import (
 	"context"
@@ -37,19 +37,19 @@ func (e *notHeldError) Error() string {
 // Is makes the error ErrNotHeld for errors.Is.
 func (e *notHeldError) Is(target error) bool { return target == ErrNotHeld }
 
-// notHeld returns the ErrNotHeld of the owner whose hash field is field on
+// NotHeld returns the ErrNotHeld of the owner whose hash field is field on
 // this lock, naming that owner and who holds the lock. It reads the lock
 // off Redis once more (a failure path: the calls that succeed never read),
 // within ctx and notHeldReadTimeout.
-func (h *handle) notHeld(ctx context.Context, field string) error {
+func (h *Handle) NotHeld(ctx context.Context, field string) error {
 	e := &notHeldError{owner: h.ownerOf(field)}
-	if !h.inspectable() {
+	if !h.Inspectable() {
 		e.holder = "who holds its values is not read (a faster multilock)"
 		return e
 	}
 	rctx, cancel := context.WithTimeout(ctx, notHeldReadTimeout)
 	defer cancel()
-	info, err := h.inspect(rctx)
+	info, err := h.Inspect(rctx)
 	if err != nil {
 		e.holder = "who holds it could not be read: " + err.Error()
 		return e
@@ -60,17 +60,17 @@ func (h *handle) notHeld(ctx context.Context, field string) error {
 
 // ownerOf returns the owner part of a hash field of this Client on this
 // lock ("<client id>:<owner>", ":write" after it for a writer).
-func (h *handle) ownerOf(field string) string {
+func (h *Handle) ownerOf(field string) string {
 	owner := strings.TrimPrefix(field, h.c.id+":")
 	return strings.TrimSuffix(owner, h.suffix())
 }
 
-// inspect reads the lock's state as Inspect does.
-func (h *handle) inspect(ctx context.Context) (*inspect.Info, error) {
-	if h.aux() != h.name {
+// Inspect reads the lock's state as Inspect does.
+func (h *Handle) Inspect(ctx context.Context) (*inspect.Info, error) {
+	if h.Aux() != h.name {
 		// The fair queue and timeouts are under another name (Redisson
 		// before 3.52 under a NameMapper).
-		v, err := inspectaux.Lock(ctx, h.c.rdb, h.name, h.aux())
+		v, err := inspectaux.Lock(ctx, h.c.rdb, h.name, h.Aux())
 		if err != nil {
 			return nil, err
 		}
@@ -80,7 +80,7 @@ func (h *handle) inspect(ctx context.Context) (*inspect.Info, error) {
 }
 
 // describeHolders says who holds the lock in info, for an ErrNotHeld.
-func (h *handle) describeHolders(info *inspect.Info) string {
+func (h *Handle) describeHolders(info *inspect.Info) string {
 	switch {
 	case info.Kind == inspect.KindForeign:
 		return "its key is not a lock: " + info.Reason
@@ -109,7 +109,7 @@ func (h *handle) describeHolders(info *inspect.Info) string {
 
 // describeField names the owner of a holder field and its Client: this
 // one, or another (a goredisson Client or a Redisson instance) by its id.
-func (h *handle) describeField(field string) string {
+func (h *Handle) describeField(field string) string {
 	role := ""
 	if f, ok := strings.CutSuffix(field, ":write"); ok {
 		field, role = f, " (the writer)"

@@ -1,4 +1,4 @@
-package rlock
+package engine
 
 import (
 	"context"
@@ -17,26 +17,27 @@ import (
 // and, past the budget, returns the last Redis error. A reply (the lock
 // is held by someone else, say) resets the count.
 
-// retryPolicy is WithRetry's setting.
-type retryPolicy struct {
-	attempts int           // retries after the first failure; < 0: until ctx ends
-	delay    time.Duration // base of the equal-jitter pause
+// RetryPolicy is WithRetry's setting.
+type RetryPolicy struct {
+	Attempts int           // retries after the first failure; < 0: until ctx ends
+	Delay    time.Duration // base of the equal-jitter pause
 }
 
-// Redisson's defaults: retryAttempts = 4, retryDelay = EqualJitterDelay(1 s, 2 s).
-var defaultRetry = retryPolicy{attempts: 4, delay: time.Second}
+// DefaultRetry is Redisson's: retryAttempts = 4, retryDelay =
+// EqualJitterDelay(1 s, 2 s).
+var DefaultRetry = RetryPolicy{Attempts: 4, Delay: time.Second}
 
 // untilCtx reports whether failed attempts are retried until ctx ends
 // (WithRetry with attempts < 0).
-func (r retryPolicy) untilCtx() bool { return r.attempts < 0 }
+func (r RetryPolicy) untilCtx() bool { return r.Attempts < 0 }
 
 // pause returns the pause before retry n (0 for the first), as Redisson's
 // EqualJitterDelay(delay, 2*delay) computes it: half of min(delay*2^n,
 // 2*delay), plus a random part up to that half.
-func (r retryPolicy) pause(n int) time.Duration {
-	exp := 2 * r.delay
+func (r RetryPolicy) pause(n int) time.Duration {
+	exp := 2 * r.Delay
 	if n < 1 {
-		exp = r.delay
+		exp = r.Delay
 	}
 	half := exp / 2
 	if half <= 0 {
@@ -45,20 +46,24 @@ func (r retryPolicy) pause(n int) time.Duration {
 	return half + rand.N(half+1)
 }
 
-// failures counts the attempts of one wait that failed in a row.
-type failures struct {
-	policy  *retryPolicy  // the Client's (or RedLock's), not a copy: memory per waiter
+// Failures counts the attempts of one wait that failed in a row (make it
+// with NewFailures).
+type Failures struct {
+	policy  *RetryPolicy  // the Client's (or RedLock's), not a copy: memory per waiter
 	n       int           // failed attempts in a row
 	backoff time.Duration // the growing pause when retrying until ctx ends
 }
 
-// reset records an attempt that Redis answered.
-func (f *failures) reset() { f.n, f.backoff = 0, 0 }
+// NewFailures returns the count of a wait that retries by policy.
+func NewFailures(policy *RetryPolicy) Failures { return Failures{policy: policy} }
 
-// failed records a failed attempt and returns the pause before the next
+// Reset records an attempt that Redis answered.
+func (f *Failures) Reset() { f.n, f.backoff = 0, 0 }
+
+// Failed records a failed attempt and returns the pause before the next
 // one, or ok false when the retry budget is spent (err is then the error to
 // return).
-func (f *failures) failed(err error) (pause time.Duration, ok bool, out error) {
+func (f *Failures) Failed(err error) (pause time.Duration, ok bool, out error) {
 	f.n++
 	if f.policy.untilCtx() {
 		// Revision 2's behaviour: a growing pause, from 10 ms up to a
@@ -66,8 +71,8 @@ func (f *failures) failed(err error) (pause time.Duration, ok bool, out error) {
 		f.backoff = min(max(2*f.backoff, 10*time.Millisecond), maxBackoff)
 		return f.backoff, true, nil
 	}
-	if f.n > f.policy.attempts {
-		return 0, false, fmt.Errorf("gave up after %d retries (WithRetry): %w", f.policy.attempts, err)
+	if f.n > f.policy.Attempts {
+		return 0, false, fmt.Errorf("gave up after %d retries (WithRetry): %w", f.policy.Attempts, err)
 	}
 	return f.policy.pause(f.n - 1), true, nil
 }
@@ -100,7 +105,7 @@ func againBound(ctx context.Context) time.Time {
 // no reply (or was refused before it ran), is sent again, after waiting
 // the next pause (*pause grows): while the pause ends before until and ctx
 // lasts, and the failure may pass (see transport.Op.Transient).
-func (c *Client) sendAgain(ctx context.Context, o *op, until time.Time, pause *time.Duration) bool {
+func (c *Core) sendAgain(ctx context.Context, o *op, until time.Time, pause *time.Duration) bool {
 	if !o.Transient() {
 		return false
 	}
@@ -112,7 +117,7 @@ func (c *Client) sendAgain(ctx context.Context, o *op, until time.Time, pause *t
 }
 
 // sleep waits d, or until ctx ends or the Client closes (ErrClosed).
-func (c *Client) sleep(ctx context.Context, d time.Duration) error {
+func (c *Core) sleep(ctx context.Context, d time.Duration) error {
 	t := time.NewTimer(d)
 	defer t.Stop()
 	select {

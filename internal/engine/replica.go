@@ -1,8 +1,7 @@
-package rlock
+package engine
 
 import (
 	"fmt"
-	"time"
 )
 
 // Replica sync: after an acquire or release script, WAIT until the
@@ -22,14 +21,11 @@ import (
 // WithReplicaSync(n, timeout) asks for n replicas in timeout instead, on
 // every deployment; WithReplicaSync(0, 0) turns replica sync off.
 
-// Redisson's slavesSyncTimeout.
-const defaultSyncTimeout = time.Second
-
 // syncError is the error of a call whose write too few replicas confirmed.
-func (c *Client) syncError(o *op, what string) error {
-	if c.opts.sync == syncExplicit {
-		return fmt.Errorf("%w: %s: %d of %d replicas within %v", ErrReplicaSync, what, o.Synced, o.SyncWant, c.opts.syncTimeout)
+func (c *Core) syncError(o *op, what string) error {
+	if c.sync == syncExplicit {
+		return fmt.Errorf("%w: %s: %d of %d replicas within %v", ErrReplicaSync, what, o.Synced, o.SyncWant, c.cfg.SyncTimeout)
 	}
 	return fmt.Errorf("%w: %s: none of the master's %d replicas within %v (Redisson: NoSyncedSlavesException, \"None of slaves were synced\"; see WithReplicaSync)",
-		ErrReplicaSync, what, o.SyncWant, c.opts.syncTimeout)
+		ErrReplicaSync, what, o.SyncWant, c.cfg.SyncTimeout)
 }

@@ -1,4 +1,4 @@
-package rlock
+package engine
 
 import (
 	"context"
@@ -23,15 +23,14 @@ var _ = Describe("The inline transport", func() {
 		rdb := redis.NewClient(&redis.Options{Addr: specServerAddr})
 		DeferCleanup(rdb.Close)
 		before := gleak.Goroutines()
-		c, err := NewClient(rdb)
-		Expect(err).NotTo(HaveOccurred())
+		c := New(rdb, testConfig())
 		c.send.SetIdle(time.Hour) // a flusher, once started, stays
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
-		l := c.NewLock("inline-uncontended")
+		l := NewHandle(c, "inline-uncontended", KindLock)
 		for range 20 {
-			Expect(l.Lock(ctx)).To(Succeed())
-			Expect(l.Unlock(ctx)).To(Succeed())
+			Expect(lock(&l, ctx)).To(Succeed())
+			Expect(unlock(&l, ctx)).To(Succeed())
 		}
 		Expect(gleak.Goroutines()).NotTo(ContainElement(gleak.IgnoringTopFunction("github.com/goredisson/goredisson/internal/transport.(*batcher).loop")), "no flusher was started")
 		Expect(c.Close()).To(Succeed())
@@ -48,11 +47,10 @@ var _ = Describe("The inline transport", func() {
 		defer cancel()
 		Expect(rdb.ForEachShard(ctx, func(ctx context.Context, n *redis.Client) error { return n.Ping(ctx).Err() })).To(Succeed())
 		before := gleak.Goroutines()
-		c, err := NewClient(rdb)
-		Expect(err).NotTo(HaveOccurred())
+		c := New(rdb, testConfig())
 		// Names on all three masters.
 		masters := map[string]bool{}
-		var locks []*Lock
+		var locks []*Handle
 		for i := 0; len(masters) < 3; i++ {
 			name := "inline-cluster:" + string(rune('a'+i%26)) + time.Now().Format("150405.000000")
 			node, err := rdb.MasterForKey(ctx, name)
@@ -61,20 +59,21 @@ var _ = Describe("The inline transport", func() {
 				continue
 			}
 			masters[node.Options().Addr] = true
-			locks = append(locks, c.NewLock(name))
+			l := NewHandle(c, name, KindLock)
+			locks = append(locks, &l)
 		}
 		// The first calls ask each master for its replicas (INFO, through
 		// the flusher, for replica sync); none: later calls go inline.
 		for _, l := range locks {
-			Expect(l.Lock(ctx)).To(Succeed())
-			Expect(l.Unlock(ctx)).To(Succeed())
+			Expect(lock(l, ctx)).To(Succeed())
+			Expect(unlock(l, ctx)).To(Succeed())
 		}
 		Eventually(gleak.Goroutines).WithTimeout(10*time.Second).ShouldNot(ContainElement(gleak.IgnoringTopFunction(flusherLoop)), "the flushers ended")
 		c.send.SetIdle(time.Hour) // a flusher, once started, stays
 		for range 10 {
 			for _, l := range locks {
-				Expect(l.Lock(ctx)).To(Succeed())
-				Expect(l.Unlock(ctx)).To(Succeed())
+				Expect(lock(l, ctx)).To(Succeed())
+				Expect(unlock(l, ctx)).To(Succeed())
 			}
 		}
 		Expect(gleak.Goroutines()).NotTo(ContainElement(gleak.IgnoringTopFunction(flusherLoop)), "no flusher was started")

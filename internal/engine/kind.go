@@ -1,4 +1,4 @@
-package rlock
+package engine
 
 import (
 	"context"
@@ -13,34 +13,35 @@ import (
 // kind is a lock type's layout on Redis: which scripts take and give back
 // its holds and how its waiters wait. Everything that differs between the
 // lock types is decided here, from the handle's kind.
-type kind uint8
+type Kind uint8
 
 const (
-	kindLock             kind = iota // Lock: RLock hash, waiters on redisson_lock__channel
-	kindSpin                         // SpinLock: RLock hash, no messages, backoff
-	kindFenced                       // FencedLock: RLock hash + token counter
-	kindFair                         // FairLock: RLock hash + queue; each waiter on its own channel
-	kindRead                         // the read side of a ReadWriteLock
-	kindWrite                        // the write side of a ReadWriteLock
-	kindNonReentrant                 // Lock from NewNonReentrantLock: RLock hash, re-entry refused
-	kindNonReentrantFair             // Lock from NewNonReentrantFairLock: FairLock layout, re-entry refused
-	kindFasterMulti                  // Lock from NewFasterMultiLock: many values in one group hash
+	KindLock             Kind = iota // Lock: RLock hash, waiters on redisson_lock__channel
+	KindSpin                         // SpinLock: RLock hash, no messages, backoff
+	KindFenced                       // FencedLock: RLock hash + token counter
+	KindFair                         // FairLock: RLock hash + queue; each waiter on its own channel
+	KindRead                         // the read side of a ReadWriteLock
+	KindWrite                        // the write side of a ReadWriteLock
+	KindNonReentrant                 // Lock from NewNonReentrantLock: RLock hash, re-entry refused
+	KindNonReentrantFair             // Lock from NewNonReentrantFairLock: FairLock layout, re-entry refused
+	KindFasterMulti                  // Lock from NewFasterMultiLock: many values in one group hash
 )
 
-// handle is what every lock value holds: the Client, the lock's name and
-// kind, and the settings it took from the Client when it was made.
-type handle struct {
-	c    *Client
+// Handle is what every single-key lock holds (rlock's Lock and
+// FencedLock): the Client's engine, the lock's name and kind, and the keys
+// derived from them once.
+type Handle struct {
+	c    *Core
 	name string // the Redis key: the name under the NameMapper
-	kind kind
+	kind Kind
 	// relKeys are the keys of the release script that do not depend on
-	// the owner, boxed once (see newHandle); the acquire script's are
+	// the owner, boxed once (see NewHandle); the acquire script's are
 	// acqKeys(); the third is the channel (ch()).
 	relKeys []any
 	// x holds what only some locks need (nil for a Lock whose name is
 	// not mapped): the struct then fits 96 bytes (memory per waiter). A
 	// FairLock's threadWaitTime and a SpinLock's backoff are the Client's
-	// (c.opts).
+	// (c.cfg).
 	x *handleExtra
 	// lastField is the hash field field built last (a string), leaseBoxed
 	// leaseData boxed (see leaseBox).
@@ -59,14 +60,23 @@ type handleExtra struct {
 	logical, aux string
 	nameErr      error
 	// ledger names a faster multilock in the Client's ledger of holds (its
-	// holds on one group differ by their values, see newFasterHandle);
+	// holds on one group differ by their values, see NewFasterHandle);
 	// values are its value fields, boxed as script arguments.
 	ledger string
 	values []any
 }
 
+// Core returns the engine of the lock's Client (nil: none).
+func (h *Handle) Core() *Core { return h.c }
+
+// Key returns the lock's Redis key: its name under the NameMapper.
+func (h *Handle) Key() string { return h.name }
+
+// Kind returns the lock's kind.
+func (h *Handle) Kind() Kind { return h.kind }
+
 // extra returns h.x, made on first use (while the handle is made).
-func (h *handle) extra() *handleExtra {
+func (h *Handle) extra() *handleExtra {
 	if h.x == nil {
 		h.x = new(handleExtra)
 	}
@@ -74,7 +84,7 @@ func (h *handle) extra() *handleExtra {
 }
 
 // values returns a faster multilock's value fields (nil for other kinds).
-func (h *handle) values() []any {
+func (h *Handle) values() []any {
 	if h.x == nil {
 		return nil
 	}
@@ -82,31 +92,31 @@ func (h *handle) values() []any {
 }
 
 // acqKeys returns the acquire script's keys that do not depend on the owner.
-func (h *handle) acqKeys() []any {
+func (h *Handle) acqKeys() []any {
 	if h.x != nil && h.x.acqKeys != nil {
 		return h.x.acqKeys
 	}
 	return h.relKeys[:2:2]
 }
 
-// logical is the name the lock was made with.
-func (h *handle) logical() string {
+// Logical is the name the lock was made with.
+func (h *Handle) Logical() string {
 	if h.x != nil && h.x.logical != "" {
 		return h.x.logical
 	}
 	return h.name
 }
 
-// aux is the name a fair lock's queue and timeouts derive from.
-func (h *handle) aux() string {
+// Aux is the name a fair lock's queue and timeouts derive from.
+func (h *Handle) Aux() string {
 	if h.x != nil && h.x.aux != "" {
 		return h.x.aux
 	}
 	return h.name
 }
 
-// nameErr is what the NameMapper made of the name.
-func (h *handle) nameErr() error {
+// NameErr is what the NameMapper made of the name.
+func (h *Handle) NameErr() error {
 	if h.x == nil {
 		return nil
 	}
@@ -114,25 +124,25 @@ func (h *handle) nameErr() error {
 }
 
 // holdKey names the hold of field on this lock in the Client's ledger.
-func (h *handle) holdKey(field string) holdKey { return holdKey{h.ledgerName(), field} }
+func (h *Handle) holdKey(field string) holdKey { return holdKey{h.LedgerName(), field} }
 
-// ledgerName is the lock's name in the Client's ledger of holds.
-func (h *handle) ledgerName() string {
+// LedgerName is the lock's name in the Client's ledger of holds.
+func (h *Handle) LedgerName() string {
 	if h.x != nil && h.x.ledger != "" {
 		return h.x.ledger
 	}
 	return h.name
 }
 
-// op names the operation in errors: "lock", "trylock", "unlock", ...
-func (h *handle) opName(op string) string {
+// OpName names the operation in errors: "lock", "trylock", "unlock", ...
+func (h *Handle) OpName(op string) string {
 	if h == nil {
 		return op
 	}
 	switch h.kind {
-	case kindRead:
+	case KindRead:
 		return "read" + op
-	case kindWrite:
+	case KindWrite:
 		return "write" + op
 	}
 	return op
@@ -140,16 +150,16 @@ func (h *handle) opName(op string) string {
 
 // suffix follows the owner's field: the writer of a read-write lock is
 // "<client id>:<owner>:write".
-func (h *handle) suffix() string {
-	if h.kind == kindWrite {
+func (h *Handle) suffix() string {
+	if h.kind == KindWrite {
 		return ":write"
 	}
 	return ""
 }
 
-// field returns the hash field of ctx's owner on this lock.
+// Field returns the hash field of ctx's owner on this lock.
 // The last one built is kept (lastField): an Unlock finds its Lock's.
-func (h *handle) field(ctx context.Context) string {
+func (h *Handle) Field(ctx context.Context) string {
 	id, owner, suffix := h.c.id, ctxowner.Of(ctx), h.suffix()
 	if f, ok := h.lastField.Load().(string); ok && len(f) == len(id)+1+len(owner)+len(suffix) &&
 		f[len(id)+1:len(f)-len(suffix)] == owner {
@@ -162,7 +172,7 @@ func (h *handle) field(ctx context.Context) string {
 
 // arg returns field boxed as a script argument: lastField as stored, with
 // no allocation, when it is that field.
-func (h *handle) arg(field string) any {
+func (h *Handle) arg(field string) any {
 	if v := h.lastField.Load(); v != nil {
 		if f, _ := v.(string); f == field {
 			return v
@@ -173,42 +183,42 @@ func (h *handle) arg(field string) any {
 
 // spins reports whether waiters retry with backoff instead of waiting for
 // messages (SpinLock).
-func (h *handle) spins() bool { return h.kind == kindSpin }
+func (h *Handle) spins() bool { return h.kind == KindSpin }
 
 // fairQueue reports whether waiters queue in Redis (FairLock): a waiter's
 // threadWaitTime is its wait, a waiter that gives up leaves the queue, and
 // a queued waiter's attempts refresh its place.
-func (h *handle) fairQueue() bool { return h.kind == kindFair || h.kind == kindNonReentrantFair }
+func (h *Handle) fairQueue() bool { return h.kind == KindFair || h.kind == KindNonReentrantFair }
 
 // reentrant reports whether the owner that holds the lock may take it
 // again (a second hold), rather than be refused with ErrReentry.
-func (h *handle) reentrant() bool {
-	return h.kind != kindNonReentrant && h.kind != kindNonReentrantFair
+func (h *Handle) reentrant() bool {
+	return h.kind != KindNonReentrant && h.kind != KindNonReentrantFair
 }
 
 // extendsOnReentry reports whether a re-entry extends the lease by the new
 // one instead of setting it (a write lock, as Redisson's), which is also the
 // side that may be downgraded to the owner's read holds.
-func (h *handle) extendsOnReentry() bool { return h.kind == kindWrite }
+func (h *Handle) extendsOnReentry() bool { return h.kind == KindWrite }
 
 // String names a lock kind in events.
-func (k kind) String() string {
+func (k Kind) String() string {
 	switch k {
-	case kindSpin:
+	case KindSpin:
 		return "spinlock"
-	case kindFenced:
+	case KindFenced:
 		return "fencedlock"
-	case kindFair:
+	case KindFair:
 		return "fairlock"
-	case kindRead:
+	case KindRead:
 		return "readlock"
-	case kindWrite:
+	case KindWrite:
 		return "writelock"
-	case kindNonReentrant:
+	case KindNonReentrant:
 		return "nonreentrantlock"
-	case kindNonReentrantFair:
+	case KindNonReentrantFair:
 		return "nonreentrantfairlock"
-	case kindFasterMulti:
+	case KindFasterMulti:
 		return "fastermultilock"
 	}
 	return "lock"
@@ -216,12 +226,12 @@ func (k kind) String() string {
 
 // extendable reports whether Extend can set the kind's lease: not a
 // FasterMultiLock's, whose values each carry their own expiry.
-func (h *handle) extendable() bool { return h.kind != kindFasterMulti }
+func (h *Handle) extendable() bool { return h.kind != KindFasterMulti }
 
 // extendMode tells extend.lua how the kind keeps a holder's lease: "read"
 // for the read side (timeout keys per hold), "" for the lock key alone.
-func (h *handle) extendMode() string {
-	if h.kind == kindRead {
+func (h *Handle) extendMode() string {
+	if h.kind == KindRead {
 		return "read"
 	}
 	return ""
@@ -237,24 +247,24 @@ const (
 	renewPermit                  // permits.lua 'update': a kept permit's lease (see KeptPermit)
 )
 
-func (h *handle) renewKind() renewKind {
+func (h *Handle) renewKind() renewKind {
 	switch h.kind {
-	case kindRead:
+	case KindRead:
 		return renewRead
-	case kindFasterMulti:
+	case KindFasterMulti:
 		return renewFaster
 	}
 	return renewHash
 }
 
 // leaseData is what the watchdog keeps of a hold on this lock.
-func (h *handle) leaseData() leaseData {
+func (h *Handle) leaseData() leaseData {
 	return leaseData{renew: h.renewKind(), kind: h.kind, key: h.name, values: h.values()}
 }
 
 // leaseBox returns leaseData boxed, once per handle: a hold taken costs no
 // allocation for it.
-func (h *handle) leaseBox() any {
+func (h *Handle) leaseBox() any {
 	if v := h.leaseBoxed.Load(); v != nil {
 		return v
 	}
@@ -271,12 +281,12 @@ func (h *handle) leaseBox() any {
 // pubsub.Sub.QueueBehind). Not for its readers (a reader must not wait
 // behind a writer of its own Client that Redisson would let it pass), nor
 // for a fair lock, whose queue is in Redis.
-func (h *handle) queues() bool {
-	return h.kind == kindLock || h.kind == kindNonReentrant || h.kind == kindFenced || h.kind == kindWrite || h.kind == kindFasterMulti
+func (h *Handle) queues() bool {
+	return h.kind == KindLock || h.kind == KindNonReentrant || h.kind == KindFenced || h.kind == KindWrite || h.kind == KindFasterMulti
 }
 
 // channel is where waiters of field wait for unlock messages.
-func (h *handle) channel(field string) string {
+func (h *Handle) channel(field string) string {
 	if h.fairQueue() {
 		return layout.FairChannel(h.name, field)
 	}
@@ -286,18 +296,18 @@ func (h *handle) channel(field string) string {
 // ch is the channel waiters wait on, for every kind but the fair lock
 // (whose waiters each have their own): every kind's third release key
 // (kept there only, memory per waiter).
-func (h *handle) ch() string {
+func (h *Handle) ch() string {
 	s, _ := h.relKeys[2].(string)
 	return s
 }
 
-// newHandle returns the handle of a lock: its keys are derived once here,
+// NewHandle returns the handle of a lock: its keys are derived once here,
 // not on every call.
-func newHandle(c *Client, name string, k kind) handle {
+func NewHandle(c *Core, name string, k Kind) Handle {
 	m := c.mapName(name, k, "")
 	logical := name
 	name = m.key
-	h := handle{c: c, name: name, kind: k}
+	h := Handle{c: c, name: name, kind: k}
 	if logical != name {
 		h.extra().logical = logical
 	}
@@ -308,7 +318,7 @@ func newHandle(c *Client, name string, k kind) handle {
 		h.extra().nameErr = m.err
 	}
 	var ch any
-	if k == kindRead || k == kindWrite {
+	if k == KindRead || k == KindWrite {
 		ch = layout.RWChannel(name)
 	} else {
 		ch = layout.Channel(name)
@@ -318,10 +328,10 @@ func newHandle(c *Client, name string, k kind) handle {
 	// (memory per waiter, docs/benchmarks.md).
 	key, cancel := any(name), any(layout.Cancel(name))
 	switch k {
-	case kindFenced:
+	case KindFenced:
 		h.extra().acqKeys = []any{key, cancel, layout.Token(name)}
 		h.relKeys = []any{key, cancel, ch}
-	case kindFair, kindNonReentrantFair:
+	case KindFair, KindNonReentrantFair:
 		queue, timeouts := any(layout.Queue(m.aux)), any(layout.Timeouts(m.aux))
 		h.extra().acqKeys = []any{key, cancel, queue, timeouts}
 		h.relKeys = []any{key, cancel, ch, queue, timeouts}
@@ -345,18 +355,18 @@ func boxAll(ss []string) []any {
 // the attempt joins the queue, watchdog whether the hold is
 // watchdog-managed (a reader's earlier holds then get its lease too), and
 // known the holds the Client counts for the owner (lib/reenter.lua).
-func (h *handle) acquireCall(ctx context.Context, field string, keep time.Duration, n uint64, fairWait time.Duration, queue, watchdog bool, known int) *op {
+func (h *Handle) acquireCall(ctx context.Context, field string, keep time.Duration, n uint64, fairWait time.Duration, queue, watchdog bool, known int) *op {
 	lease, fieldArg := h.c.ms(keep), h.arg(field)
 	switch h.kind {
-	case kindFenced:
+	case KindFenced:
 		return newScriptOp(ctx, fencedScript, h.acqKeys(), lease, fieldArg, n, known)
-	case kindFair, kindNonReentrantFair:
+	case KindFair, KindNonReentrantFair:
 		q := "0"
 		if queue {
 			q = "1"
 		}
 		return newScriptOp(ctx, fairAcquireScript, h.acqKeys(), lease, fieldArg, n, fairWait.Milliseconds(), q, reentrantArg(h.reentrant()), known)
-	case kindRead:
+	case KindRead:
 		acq := h.acqKeys()
 		keys := append(acq[:len(acq):len(acq)], layout.ReadTimeoutPrefix(h.name, field))
 		all := "0"
@@ -364,9 +374,9 @@ func (h *handle) acquireCall(ctx context.Context, field string, keep time.Durati
 			all = "1"
 		}
 		return newScriptOp(ctx, readAcquireScript, keys, lease, fieldArg, n, field+":write", all, known)
-	case kindWrite:
+	case KindWrite:
 		return newScriptOp(ctx, writeAcquireScript, h.acqKeys(), lease, fieldArg, n, known)
-	case kindFasterMulti:
+	case KindFasterMulti:
 		return newScriptOp(ctx, fasterAcquireScript, h.acqKeys(), append([]any{lease, fieldArg, n}, h.values()...)...)
 	}
 	return newScriptOp(ctx, acquireScript, h.acqKeys(), lease, fieldArg, n, reentrantArg(h.reentrant()), known)
@@ -393,32 +403,32 @@ const (
 // takes KEYS = [lock, cancel floor, ...] and ARGV = [mode, field, call
 // number, known holds, cancel TTL ms, ...]; lease is re-applied while holds
 // remain, fairWait is a fair waiter's threadWaitTime (for a give-up).
-func (h *handle) releaseCall(ctx context.Context, mode, field string, n uint64, known int, lease, fairWait time.Duration) *op {
+func (h *Handle) releaseCall(ctx context.Context, mode, field string, n uint64, known int, lease, fairWait time.Duration) *op {
 	c, fieldArg := h.c, h.arg(field)
 	switch h.kind {
-	case kindFair, kindNonReentrantFair:
+	case KindFair, KindNonReentrantFair:
 		return newScriptOp(ctx, fairReleaseScript, h.relKeys, mode, fieldArg, n, known, cancelTTLArg,
 			c.ms(lease), c.pubArg, layout.UnlockMessage, fairWait.Milliseconds())
-	case kindRead:
+	case KindRead:
 		keys := append(h.relKeys[:len(h.relKeys):len(h.relKeys)], layout.ReadTimeoutPrefix(h.name, field))
 		return newScriptOp(ctx, readReleaseScript, keys, mode, fieldArg, n, known, cancelTTLArg,
 			c.pubArg, layout.UnlockMessage, layout.ReadKeyPrefix(h.name))
-	case kindWrite:
+	case KindWrite:
 		return newScriptOp(ctx, writeReleaseScript, h.relKeys, mode, fieldArg, n, known, cancelTTLArg,
 			c.ms(lease), c.pubArg, layout.ReadUnlockMessage)
-	case kindFasterMulti:
+	case KindFasterMulti:
 		return newScriptOp(ctx, fasterReleaseScript, h.relKeys, append([]any{mode, fieldArg, n, known, cancelTTLArg,
 			c.ms(lease), c.pubArg, layout.UnlockMessage}, h.values()...)...)
-	case kindSpin: // Redisson's spin lock publishes nothing
+	case KindSpin: // Redisson's spin lock publishes nothing
 		return newScriptOp(ctx, releaseScript, h.relKeys, mode, fieldArg, n, known, cancelTTLArg, c.ms(lease), "", layout.UnlockMessage)
 	}
 	return newScriptOp(ctx, releaseScript, h.relKeys, mode, fieldArg, n, known, cancelTTLArg, c.ms(lease), c.pubArg, layout.UnlockMessage)
 }
 
 // settleCall returns a maker of the settle op in mode (modeSettleAcquire
-// or modeSettleRelease) of the lost call numbered n: Client.settle may send
+// or modeSettleRelease) of the lost call numbered n: Core.settle may send
 // it more than once, a new op each time.
-func (h *handle) settleCall(ctx context.Context, mode, field string, n uint64, known int, lease, fairWait time.Duration) func() *op {
+func (h *Handle) settleCall(ctx context.Context, mode, field string, n uint64, known int, lease, fairWait time.Duration) func() *op {
 	return func() *op { return h.releaseCall(ctx, mode, field, n, known, lease, fairWait) }
 }
 
@@ -429,24 +439,24 @@ var cancelTTLArg any = cancelTTL.Milliseconds()
 // in a socket buffer or a hung server before it runs.
 const cancelTTL = time.Minute
 
-// forceUnlock deletes the lock whoever holds it, waking its waiters as
+// ForceUnlock deletes the lock whoever holds it, waking its waiters as
 // Redisson does for this kind, and reports whether there was one.
-func (h *handle) forceUnlock(ctx context.Context) (bool, error) {
+func (h *Handle) ForceUnlock(ctx context.Context) (bool, error) {
 	c := h.c
-	pub := c.opts.publishCommand
+	pub := c.pub
 	var v any
 	var err error
 	switch h.kind {
-	case kindSpin:
+	case KindSpin:
 		v, err = c.command(ctx, "del", h.name)
-	case kindFair, kindNonReentrantFair:
-		keys := []string{h.name, layout.Channel(h.name), layout.Queue(h.aux()), layout.Timeouts(h.aux())}
+	case KindFair, KindNonReentrantFair:
+		keys := []string{h.name, layout.Channel(h.name), layout.Queue(h.Aux()), layout.Timeouts(h.Aux())}
 		v, err = c.script(ctx, fairForceScript, keys, layout.UnlockMessage, pub)
-	case kindRead:
+	case KindRead:
 		v, err = c.script(ctx, rwForceUnlockScript, []string{h.name, layout.RWChannel(h.name)}, "read", layout.UnlockMessage, pub)
-	case kindWrite:
+	case KindWrite:
 		v, err = c.script(ctx, rwForceUnlockScript, []string{h.name, layout.RWChannel(h.name)}, "write", layout.ReadUnlockMessage, pub)
-	case kindFasterMulti:
+	case KindFasterMulti:
 		v, err = c.run(ctx, newScriptOp(ctx, fasterForceScript, []any{h.name, h.ch()}, append([]any{layout.UnlockMessage, pub}, h.values()...)...))
 	default:
 		v, err = c.script(ctx, forceUnlockScript, []string{h.name, layout.Channel(h.name)}, layout.UnlockMessage, pub)
@@ -461,24 +471,24 @@ func (h *handle) forceUnlock(ctx context.Context) (bool, error) {
 	return n == 1, nil
 }
 
-// isLocked reports whether anyone holds the lock; for the sides of a
+// IsLocked reports whether anyone holds the lock; for the sides of a
 // read-write lock, whether it is held in this side's way, as Redisson reads
 // it: the write side when the mode is write; the read side when the mode is
 // read, or write with more fields than the mode and the writer's (the
 // writer also holds read holds).
-func (h *handle) isLocked(ctx context.Context) (bool, error) {
+func (h *Handle) IsLocked(ctx context.Context) (bool, error) {
 	c := h.c
 	switch h.kind {
-	case kindFasterMulti:
+	case KindFasterMulti:
 		n, err := h.fasterRead(ctx, "locked", "")
 		return n == 1, err
-	case kindRead, kindWrite:
+	case KindRead, KindWrite:
 		v, err := c.command(ctx, "hget", h.name, "mode")
 		if err != nil {
 			return false, err
 		}
 		switch mode, _ := v.(string); {
-		case h.kind == kindWrite:
+		case h.kind == KindWrite:
 			return mode == "write", nil
 		case mode != "write":
 			return mode == "read", nil
@@ -494,13 +504,13 @@ func (h *handle) isLocked(ctx context.Context) (bool, error) {
 
 // script runs a script whose outcome the caller may lose without harm (a
 // force unlock, a read) and returns its reply.
-func (c *Client) script(ctx context.Context, s *script, keys []string, args ...any) (any, error) {
+func (c *Core) script(ctx context.Context, s *script, keys []string, args ...any) (any, error) {
 	return c.run(ctx, newScriptOp(ctx, s, boxAll(keys), args...))
 }
 
 // run sends o and returns its reply; an error reply or a lost one is an
 // error.
-func (c *Client) run(ctx context.Context, o *op) (any, error) {
+func (c *Core) run(ctx context.Context, o *op) (any, error) {
 	if err := c.exec(ctx, o); err != nil {
 		return nil, err
 	}
@@ -510,46 +520,47 @@ func (c *Client) run(ctx context.Context, o *op) (any, error) {
 	return o.V, nil
 }
 
-// errUnexpected reports a reply of a shape no script gives.
-func errUnexpected(v any) error {
-	return fmt.Errorf("rlock: unexpected reply %v", v)
-}
-
 // holds returns the hold count of field on the lock as Redis has it (0:
 // none).
-func (h *handle) holds(ctx context.Context, field string) (int64, error) {
-	if h.kind == kindFasterMulti {
+func (h *Handle) holds(ctx context.Context, field string) (int64, error) {
+	if h.kind == KindFasterMulti {
 		return h.fasterRead(ctx, "holds", field)
 	}
 	return h.c.commandInt(ctx, "hget", h.name, field)
 }
 
-// pttl returns the lock's remaining lease in ms as PTTL reports a key's:
+// PTTL returns the lock's remaining lease in ms as PTTL reports a key's:
 // -2 when nobody holds it, -1 when it has no expiry. A faster multilock's
 // is the longest remaining lease among the holds on its values.
-func (h *handle) pttl(ctx context.Context) (int64, error) {
-	if h.kind == kindFasterMulti {
+func (h *Handle) PTTL(ctx context.Context) (int64, error) {
+	if h.kind == KindFasterMulti {
 		return h.fasterRead(ctx, "ttl", "")
 	}
 	return h.c.commandInt(ctx, "pttl", h.name)
 }
 
-// kindErr reports what makes a lock of this kind unusable (nil: nothing):
+// KindErr reports what makes a lock of this kind unusable (nil: nothing):
 // a faster multilock without values.
-func (h *handle) kindErr() error {
-	if h.kind == kindFasterMulti && len(h.values()) == 0 {
+func (h *Handle) KindErr() error {
+	if h.kind == KindFasterMulti && len(h.values()) == 0 {
 		return fmt.Errorf("%w: a faster multilock needs at least one value", ErrInvalidArgument)
 	}
 	return nil
 }
 
-// inspectable reports whether package inspect can read the lock off its
+// Inspectable reports whether package inspect can read the lock off its
 // key: not a faster multilock, whose values share a group hash with other
 // value sets and are not hold counts.
-func (h *handle) inspectable() bool { return h.kind != kindFasterMulti }
+func (h *Handle) Inspectable() bool { return h.kind != KindFasterMulti }
 
 // wakesPerClass reports whether a message on the lock's channel wakes a
-// waiter of the Client per class on it (see Client.wakes and
+// waiter of the Client per class on it (see Core.wakes and
 // attempt.waitClass): for a faster multilock, whose waiters on one group
 // channel may wait for different values.
-func (h *handle) wakesPerClass() bool { return h.kind == kindFasterMulti }
+func (h *Handle) wakesPerClass() bool { return h.kind == KindFasterMulti }
+
+// FencedToken returns the newest fencing token any client was issued on
+// the lock (0: none) [getToken].
+func (h *Handle) FencedToken(ctx context.Context) (int64, error) {
+	return h.c.commandInt(ctx, "get", layout.Token(h.name))
+}

@@ -1,4 +1,4 @@
-package rlock
+package engine
 
 import (
 	"context"
@@ -13,14 +13,13 @@ import (
 // Close ends the Client's goroutines at once: an idle batch flusher waits
 // flusherIdle for the next call, and must not outlive Close by that long.
 // Here the wait is an hour, so that only Close can end it.
-var _ = Describe("Client.Close", func() {
+var _ = Describe("Core.Close", func() {
 	It("ends an idle batch flusher at once, not when its idle wait runs out", func() {
 		rdb := redis.NewClient(&redis.Options{Addr: specServerAddr})
 		DeferCleanup(rdb.Close)
 		Expect(rdb.Ping(context.Background()).Err()).To(Succeed())
 		before := gleak.Goroutines()
-		c, err := NewClient(rdb)
-		Expect(err).NotTo(HaveOccurred())
+		c := New(rdb, testConfig())
 		c.send.SetIdle(time.Hour)
 		// Calls that queue (as a watchdog's renewals do) start the flusher;
 		// an uncontended call would go inline (inline_internal_test.go).

@@ -1,4 +1,4 @@
-package rlock
+package engine
 
 import (
 	"context"
@@ -17,10 +17,10 @@ type waitSpec struct {
 	once     bool      // one attempt, no waiting
 	// queue makes a waiter that finds waiters of this Client already on
 	// the channel wait behind them before its first attempt, rather than
-	// race them for the lock (see Client.waitFor).
+	// race them for the lock (see Core.waitFor).
 	queue bool
 	// shared marks a read-write lock's reader: a write unlock wakes every
-	// reader of this Client and one writer (see Client.wakes).
+	// reader of this Client and one writer (see Core.wakes).
 	shared bool
 }
 
@@ -46,7 +46,7 @@ type funcWait struct {
 func (f *funcWait) tryOnce() (bool, time.Duration, bool, error) { return f.try() }
 func (f *funcWait) canRetry(err error) bool                     { return f.retryable(err) }
 
-// queuePause is the default of Client.queuePause: it bounds the first wait
+// queuePause is the default of Core.queuePause: it bounds the first wait
 // of a waiter that queued behind this Client's waiters without an attempt
 // of its own. If no wake reaches it within it (the waiters ahead left
 // without acquiring, or the lease ran out without an unlock message), it
@@ -58,13 +58,13 @@ const queuePause = 100 * time.Millisecond
 type waiter struct {
 	waitSpec
 	t   trier
-	c   *Client
+	c   *Core
 	ctx context.Context
 	// sub is the subscription to the channel (nil: none yet). The wait
 	// closes it when it ends.
 	sub *pubsub.Sub
 	// f counts the attempts in a row that failed without a reply.
-	f failures
+	f Failures
 	// pause bounds the next sleep (negative: until a message); err is the
 	// last attempt's error, lastErr the Redis error a failed wait reports.
 	pause        time.Duration
@@ -87,12 +87,12 @@ type waiter struct {
 // With queue, a waiter that finds other waiters of this Client on the
 // channel (ones that have tried, see pubsub.Sub.QueueBehind) does not try
 // first: it queues behind them (an unlock message wakes the waiter blocked
-// longest) for at most Client.queuePause, and then tries (a TryLock whose
+// longest) for at most Core.queuePause, and then tries (a TryLock whose
 // wait is shorter tries when its wait ends). So a goroutine that unlocks
 // and locks again at once does not take the lock from under the waiter
 // its unlock woke: the goroutines of one process take the lock in turn,
 // and the attempt that would fail is spared.
-func (c *Client) waitFor(ctx context.Context, fw *funcWait) (bool, error) {
+func (c *Core) waitFor(ctx context.Context, fw *funcWait) (bool, error) {
 	w := c.newWaiter(ctx, fw)
 	defer w.close()
 	return w.run()
@@ -104,16 +104,16 @@ func (c *Client) waitFor(ctx context.Context, fw *funcWait) (bool, error) {
 // docs/benchmarks.md, memory per waiter).
 //
 //go:noinline
-func (c *Client) newWaiter(ctx context.Context, fw *funcWait) *waiter {
+func (c *Core) newWaiter(ctx context.Context, fw *funcWait) *waiter {
 	w := &waiter{}
 	w.init(c, ctx, fw.waitSpec, fw)
 	return w
 }
 
 // init readies w for a wait of spec whose attempts t makes.
-func (w *waiter) init(c *Client, ctx context.Context, spec waitSpec, t trier) {
+func (w *waiter) init(c *Core, ctx context.Context, spec waitSpec, t trier) {
 	w.waitSpec, w.t, w.c, w.ctx = spec, t, c, ctx
-	w.f = failures{policy: &c.opts.retry}
+	w.f = Failures{policy: &c.cfg.Retry}
 }
 
 // close ends the wait's subscription, if any.
@@ -210,7 +210,7 @@ func (w *waiter) tryOn() bool {
 // otherwise the wait is over: held, or failed for good.
 func (w *waiter) rideOut() (bool, error) {
 	for w.err != nil {
-		p, more, gaveUp := w.f.failed(w.err)
+		p, more, gaveUp := w.f.Failed(w.err)
 		if !more {
 			return false, gaveUp
 		}
@@ -231,7 +231,7 @@ func (w *waiter) rideOut() (bool, error) {
 			return false, w.err
 		}
 	}
-	w.f.reset()
+	w.f.Reset()
 	return false, nil
 }
 
@@ -272,15 +272,15 @@ func (w *waiter) judge() error {
 	case err != nil && !w.t.canRetry(err):
 		return err
 	case err != nil:
-		next, more, gaveUp := w.f.failed(err)
+		next, more, gaveUp := w.f.Failed(err)
 		if !more {
 			return gaveUp
 		}
-		w.c.logger().Debug("goredisson: attempt failed, retrying", "channel", w.channel, "err", err)
+		w.c.Logger().Debug("goredisson: attempt failed, retrying", "channel", w.channel, "err", err)
 		w.pause = next
 		return nil
 	}
-	w.f.reset()
+	w.f.Reset()
 	return nil
 }
 
@@ -297,7 +297,7 @@ func (w *waiter) bound() (time.Duration, bool) {
 
 // subscribe subscribes to channel within the rest of the wait; a nil Sub
 // comes with the reason (nil: the wait ran out).
-func (c *Client) subscribe(ctx context.Context, channel string, deadline time.Time) (*pubsub.Sub, error) {
+func (c *Core) subscribe(ctx context.Context, channel string, deadline time.Time) (*pubsub.Sub, error) {
 	sctx := ctx
 	if !deadline.IsZero() {
 		var cancel context.CancelFunc
@@ -344,7 +344,7 @@ func waitEnded(err, lastErr error) error {
 // ctx is done, the Client closed, or the failure is a refusal (an error
 // reply that is not a redirection or a transient state, a refused
 // re-entry, a hold found lost).
-func (c *Client) retryable(ctx context.Context, err error) bool {
+func (c *Core) retryable(ctx context.Context, err error) bool {
 	var re replyError
 	if ctx.Err() != nil || c.closed.Load() {
 		return false

@@ -1,4 +1,4 @@
-package rlock
+package engine
 
 import (
 	"errors"

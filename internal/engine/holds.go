@@ -1,4 +1,4 @@
-package rlock
+package engine
 
 import (
 	"context"
@@ -35,7 +35,7 @@ type hold struct {
 	renewed bool
 	// entry watches the lease (and renews a watchdog lease) while count > 0.
 	entry *watchdog.Entry
-	kind  kind // the lock's kind, for the events of entry's hold
+	kind  Kind // the lock's kind, for the events of entry's hold
 	// busy is set while a call of this owner on this lock is in flight or
 	// being settled; waiters (made by the first who waits) is closed when it
 	// ends.
@@ -201,12 +201,12 @@ func (h *hold) known() int {
 // extend is set when the script extended the lease by lease instead of
 // setting it (a write re-entry).
 // data is the hold's leaseData, boxed (handle.leaseBox).
-func (c *Client) taken(k holdKey, h *hold, count int, sent time.Time, lease time.Duration, extend bool, data any) {
+func (c *Core) taken(k holdKey, h *hold, count int, sent time.Time, lease time.Duration, extend bool, data any) {
 	kd := data.(leaseData).kind
 	renewed := lease <= 0
 	keep := lease
 	if renewed {
-		keep = c.opts.watchdogTimeout
+		keep = c.cfg.WatchdogTimeout
 	}
 	deadline := watchdog.Deadline(sent, keep)
 	began := false
@@ -243,8 +243,8 @@ func (c *Client) taken(k holdKey, h *hold, count int, sent time.Time, lease time
 
 // released records what a release left: count holds (0: none). It
 // returns how long the owner held the lock when that was its last hold.
-func (c *Client) released(k holdKey, h *hold, count int) (held time.Duration) {
-	ended, kd := false, kind(0)
+func (c *Core) released(k holdKey, h *hold, count int) (held time.Duration) {
+	ended, kd := false, Kind(0)
 	c.holds.update(k, func() {
 		h.count = max(count, 0)
 		if h.count == 0 {
@@ -270,7 +270,7 @@ func (c *Client) released(k holdKey, h *hold, count int) (held time.Duration) {
 // acquisition, a release or a read found fewer holds than the ledger
 // counted): the hold is lost, its LostContext ends with ErrLockLost at
 // once, and the ledger counts none.
-func (c *Client) loseHold(k holdKey, h *hold) {
+func (c *Core) loseHold(k holdKey, h *hold) {
 	var e *watchdog.Entry
 	c.holds.update(k, func() {
 		e, h.entry = h.entry, nil
@@ -282,7 +282,7 @@ func (c *Client) loseHold(k holdKey, h *hold) {
 	if e.IsLost() {
 		return // known already
 	}
-	c.logger().Warn("goredisson: lock lost: Redis no longer has this owner's hold", "lock", k.name, "field", k.field)
+	c.Logger().Warn("goredisson: lock lost: Redis no longer has this owner's hold", "lock", k.name, "field", k.field)
 	e.Lose()
 }
 
@@ -290,7 +290,7 @@ func (c *Client) loseHold(k holdKey, h *hold) {
 // renew it and which kind of lock it is (for events).
 type leaseData struct {
 	renew renewKind
-	kind  kind
+	kind  Kind
 	key   string // the lock's Redis key (a faster multilock's group)
 	// keys are a kept permit's permits.lua keys (nil for other kinds).
 	keys []any
@@ -299,8 +299,8 @@ type leaseData struct {
 }
 
 // lost reports a lease the watchdog found lost (the WithOnLost callback).
-func (c *Client) lost(l watchdog.Lease, err error) {
-	if c.opts.observer == nil {
+func (c *Core) lost(l watchdog.Lease, err error) {
+	if c.cfg.Observer == nil {
 		return
 	}
 	k := holdKey{l.Key, l.Field}
@@ -316,10 +316,10 @@ func (c *Client) lost(l watchdog.Lease, err error) {
 	if l.Data.(leaseData).renew == renewPermit {
 		k2 = "permitsemaphore"
 		if cause == ErrLockLost {
-			cause = &permitLostError{id: l.Field}
+			cause = &PermitLostError{ID: l.Field}
 		}
 	}
-	c.observe(context.Background(), Event{Op: "lost", Kind: k2, Lock: l.Data.(leaseData).key,
+	c.Observe(context.Background(), Event{Op: "lost", Kind: k2, Lock: l.Data.(leaseData).key,
 		Start: time.Now(), Held: held, Err: cause})
 }
 
@@ -328,9 +328,9 @@ func (c *Client) lost(l watchdog.Lease, err error) {
 // (the key's expiry as it is: it covers every fixed hold taken) for fixed
 // ones. Redisson re-applies the last lease given instead
 // (internalLockLeaseTime), which can cut an outer hold's lease short.
-func (c *Client) releaseLease(h *hold) time.Duration {
+func (c *Core) releaseLease(h *hold) time.Duration {
 	if h.renewed {
-		return c.opts.watchdogTimeout
+		return c.cfg.WatchdogTimeout
 	}
 	return 0
 }
@@ -341,7 +341,7 @@ func (c *Client) releaseLease(h *hold) time.Duration {
 // caller was told it failed is given back before anything is read, and an
 // answer is given only once it is true (a settle that cannot reach Redis
 // is the look's error). The caller calls exit.
-func (c *Client) lookAt(ctx context.Context, k holdKey) (*hold, error) {
+func (c *Core) lookAt(ctx context.Context, k holdKey) (*hold, error) {
 	hs, err := c.holds.enter(ctx, k, c.done)
 	if err != nil {
 		return nil, err
@@ -359,7 +359,7 @@ func (c *Client) lookAt(ctx context.Context, k holdKey) (*hold, error) {
 // could report a hold the owner was told it did not get. Each is sent
 // again while its clean-up bound lasts (ctx's deadline, at most
 // cleanupTimeout: see sendAgain). The caller has entered the hold.
-func (c *Client) runUnsettled(ctx context.Context, k holdKey, h *hold) error {
+func (c *Core) runUnsettled(ctx context.Context, k holdKey, h *hold) error {
 	for len(h.unsettled) > 0 {
 		if err := h.unsettled[0](ctx); err != nil {
 			return fmt.Errorf("settling an earlier call of this owner on the lock (a release that failed, or a call whose reply was lost): %w", err)
@@ -367,4 +367,39 @@ func (c *Client) runUnsettled(ctx context.Context, k holdKey, h *hold) error {
 		c.holds.update(k, func() { h.unsettled = h.unsettled[1:] })
 	}
 	return nil
+}
+
+// HoldCount returns how many holds ctx's owner has on the lock, read from
+// Redis once no call of that owner on the lock is in flight (or being
+// settled) and its kept settles ran (see lookAt). Fewer than the ledger
+// counts means the others are gone: the hold is lost.
+func (h *Handle) HoldCount(ctx context.Context) (int, error) {
+	c := h.c
+	k := h.holdKey(h.Field(ctx))
+	hs, err := c.lookAt(ctx, k)
+	if err != nil {
+		return 0, err
+	}
+	defer c.holds.exit(k, hs)
+	n, err := h.holds(ctx, k.field)
+	if err == nil && int(n) < hs.known() {
+		c.loseHold(k, hs) // Redis has fewer holds than this Client took: they are gone
+		c.released(k, hs, int(n))
+	}
+	return int(n), err
+}
+
+// IsHeldByOwner reads whether the hash field "<client id>:<owner>" (with a
+// write lock's ":write") holds the lock, as Redisson's HEXISTS of
+// getLockName(threadId) does, once no call of that owner on the lock is in
+// flight (or being settled) and its kept settles ran (see lookAt).
+func (h *Handle) IsHeldByOwner(ctx context.Context, owner string) (bool, error) {
+	k := h.holdKey(h.c.id + ":" + owner + h.suffix())
+	hs, err := h.c.lookAt(ctx, k)
+	if err != nil {
+		return false, err
+	}
+	defer h.c.holds.exit(k, hs)
+	n, err := h.holds(ctx, k.field)
+	return n > 0, err
 }

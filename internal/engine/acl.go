@@ -1,4 +1,4 @@
-package rlock
+package engine
 
 import (
 	"context"
@@ -16,18 +16,18 @@ import (
 
 // publishRefused logs, once per Client, that a script's publish was
 // refused; what is "<channel>: <Redis error>".
-func (c *Client) publishRefused(what string) {
+func (c *Core) publishRefused(what string) {
 	if !c.pubRefused.CompareAndSwap(false, true) {
 		return
 	}
-	c.logger().Warn("goredisson: the Redis user may not publish on the lock channels, releases take effect but wake no waiter (a waiter that may not subscribe polls every second); grant the channels docs/layout.md lists (ACL users)",
+	c.Logger().Warn("goredisson: the Redis user may not publish on the lock channels, releases take effect but wake no waiter (a waiter that may not subscribe polls every second); grant the channels docs/layout.md lists (ACL users)",
 		"refused", what)
 }
 
 // nameRefusedKeys adds to a key refusal the keys this user may not access,
 // found by an EXISTS of each (a read the user's key patterns decide), so
 // that the error names the missing ACL key pattern.
-func (c *Client) nameRefusedKeys(o *op) {
+func (c *Core) nameRefusedKeys(o *op) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
 	var denied []string

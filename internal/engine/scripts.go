@@ -1,4 +1,4 @@
-package rlock
+package engine
 
 import (
 	"fmt"
@@ -42,6 +42,7 @@ var (
 	permitsScript       = syncedScript("permits")
 	latchScript         = mustScript("latch")
 	extendScript        = mustScript("extend")
+	expireScript        = mustScript("expire")
 	objectScript        = mustScript("object")
 	fasterAcquireScript = mustScript("faster_acquire")
 	fasterReleaseScript = mustScript("faster_release")
@@ -62,7 +63,7 @@ func syncedScript(name string) *script {
 // sources: computing a SHA-1 at start-up would panic in a program run with
 // GODEBUG=fips140=only, and every program that imports rlock would.
 func mustScript(name string) *script {
-	src, err := scriptSource(name)
+	src, err := ScriptSource(name)
 	if err != nil {
 		panic(fmt.Sprintf("rlock: embedded script %s: %v", name, err))
 	}
@@ -79,9 +80,9 @@ func mustScript(name string) *script {
 // Redis scripts cannot share code, so shared helpers are inserted as text.
 const includePrefix = "--#include "
 
-// scriptSource returns the text of lua/<name>.lua with its include lines
+// ScriptSource returns the text of lua/<name>.lua with its include lines
 // expanded: the exact source sent to Redis.
-func scriptSource(name string) (string, error) {
+func ScriptSource(name string) (string, error) {
 	src, err := lua.FS.ReadFile(name + ".lua")
 	if err != nil {
 		return "", err

@@ -1,0 +1,59 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/goredisson/goredisson/internal/layout"
+	"github.com/goredisson/goredisson/watchdog"
+)
+
+// SetLease is Extend: it sets the fixed lease of ctx's owner's hold to
+// lease from now, once no other call of the owner on the lock is in
+// flight. The caller has checked the call (rlock's handle.extend).
+func (h *Handle) SetLease(ctx context.Context, lease time.Duration) error {
+	c := h.c
+	k := h.holdKey(h.Field(ctx))
+	hs, err := c.holds.enter(ctx, k, c.done)
+	if err != nil {
+		return err
+	}
+	defer c.holds.exit(k, hs)
+	if err := c.runUnsettled(ctx, k, hs); err != nil {
+		return err
+	}
+	switch {
+	case !h.extendable():
+		return fmt.Errorf("%w: Extend is not offered on a FasterMultiLock (its values' leases are set by each acquisition)", ErrInvalidArgument)
+	case hs.known() == 0:
+		return ErrNotHeld
+	case hs.renewed:
+		return fmt.Errorf("%w: the hold is watchdog-managed (the watchdog renews it); Extend sets fixed leases", ErrInvalidArgument)
+	}
+	sent := time.Now()
+	v, err := c.script(ctx, extendScript, []string{h.name, layout.ReadTimeoutPrefix(h.name, k.field)},
+		lease.Milliseconds(), k.field, h.extendMode(), layout.ReadKeyPrefix(h.name))
+	if err != nil {
+		// It may have run: until Redis says, the hold lasts until the
+		// earlier of the two deadlines.
+		c.holds.update(k, func() {
+			if hs.entry != nil {
+				if d := watchdog.Deadline(sent, lease); d.Before(hs.entry.Deadline()) {
+					hs.entry.Reset(d)
+				}
+			}
+		})
+		return err
+	}
+	if v != int64(1) {
+		c.loseHold(k, hs)
+		return ErrNotHeld
+	}
+	c.holds.update(k, func() {
+		if hs.entry != nil {
+			hs.entry.Reset(watchdog.Deadline(sent, lease))
+		}
+	})
+	return nil
+}
