@@ -24,7 +24,7 @@ func Inspect(ctx context.Context, l Locker) (*inspect.Info, error) {
 	if !ok {
 		return nil, opErr("inspect", nameOf(l), fmt.Errorf("%w: %T is not a single-key lock of this package", ErrInvalidArgument, l))
 	}
-	if lk, ok := l.(*Lock); ok && lk != nil && !lk.h.Inspectable() {
+	if lk, ok := l.(*Lock); ok && lk != nil && !lk.h.Kind().Inspectable() {
 		return nil, opErr("inspect", lk.Name(), fmt.Errorf("%w: a faster multilock's values are not one lock key", ErrInvalidArgument))
 	}
 	rdb, name := x.identity()

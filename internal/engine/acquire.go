@@ -31,12 +31,12 @@ func (h *Handle) Acquire(ctx context.Context, wait, lease time.Duration) (Acquir
 	a := h.newAttempt(ctx, wait, lease)
 	var held bool
 	var err error
-	if h.spins() {
+	if h.kind.spins() {
 		held, err = a.spin(wait)
 	} else {
 		held, err = a.wait(wait)
 	}
-	if !held && h.fairQueue() && wait != 0 {
+	if !held && h.kind.fairQueue() && wait != 0 {
 		a.leaveQueue()
 	}
 	return Acquired{Held: held, Token: a.token, Attempts: int(a.attempts), Contended: int(a.contended)}, h.c.ctxOr(ctx, err)
@@ -47,7 +47,7 @@ func (h *Handle) newAttempt(ctx context.Context, wait, lease time.Duration) *att
 	a := &attempt{h: h, lease: lease, fairWait: h.c.cfg.FairWait}
 	a.w.ctx = ctx
 	a.key = h.holdKey(h.Field(ctx))
-	if h.fairQueue() && wait > 0 {
+	if h.kind.fairQueue() && wait > 0 {
 		a.fairWait = wait // Redisson's threadWaitTime is the tryLock wait when there is one
 	}
 	if wait > 0 {
@@ -79,7 +79,7 @@ type attempt struct {
 // waiter is the attempt's own (a.w): one object on the heap.
 func (a *attempt) wait(wait time.Duration) (bool, error) {
 	a.startWait(wait)
-	if a.h.wakesPerClass() && wait != 0 {
+	if a.h.kind.wakesPerClass() && wait != 0 {
 		defer a.h.c.perClassOn(a.w.channel)()
 	}
 	defer a.w.close()
@@ -93,7 +93,7 @@ func (a *attempt) startWait(wait time.Duration) {
 		channel:  h.channel(a.key.field),
 		once:     wait == 0,
 		deadline: a.w.deadline,
-		queue:    h.queues() && c.holds.count(a.key) == 0,
+		queue:    h.kind.queues() && c.holds.count(a.key) == 0,
 		shared:   h.kind == KindRead,
 	}, a)
 }
@@ -260,7 +260,7 @@ func (a *attempt) took(hs *hold, known int, r []int64, lease time.Duration, sent
 		}
 		return false, err
 	}
-	c.taken(a.key, hs, int(r[0]), sent, lease, h.extendsOnReentry() && r[0] > 1, h.leaseBox())
+	c.taken(a.key, hs, int(r[0]), sent, lease, h.kind.extendsOnReentry() && r[0] > 1, h.leaseBox())
 	if len(r) > 1 {
 		a.token = r[1]
 	}
@@ -288,7 +288,7 @@ func (a *attempt) refused(hs *hold, known int, v any, queue bool) (time.Duration
 		pttl = 0 // the key went away meanwhile: try again at once
 	}
 	ttl := time.Duration(pttl) * time.Millisecond
-	if a.h.fairQueue() && queue && (ttl < 0 || ttl > a.fairWait/3) {
+	if a.h.kind.fairQueue() && queue && (ttl < 0 || ttl > a.fairWait/3) {
 		// A queued waiter's attempts refresh its place: never sleep longer
 		// than a third of its threadWaitTime between two.
 		ttl = a.fairWait / 3

@@ -24,7 +24,7 @@ func (h *Handle) SetLease(ctx context.Context, lease time.Duration) error {
 		return err
 	}
 	switch {
-	case !h.extendable():
+	case !h.kind.extendable():
 		return fmt.Errorf("%w: Extend is not offered on a FasterMultiLock (its values' leases are set by each acquisition)", ErrInvalidArgument)
 	case hs.known() == 0:
 		return ErrNotHeld
@@ -33,7 +33,7 @@ func (h *Handle) SetLease(ctx context.Context, lease time.Duration) error {
 	}
 	sent := time.Now()
 	v, err := c.script(ctx, extendScript, []string{h.name, layout.ReadTimeoutPrefix(h.name, k.field)},
-		lease.Milliseconds(), k.field, h.extendMode(), layout.ReadKeyPrefix(h.name))
+		lease.Milliseconds(), k.field, h.kind.extendMode(), layout.ReadKeyPrefix(h.name))
 	if err != nil {
 		// It may have run: until Redis says, the hold lasts until the
 		// earlier of the two deadlines.

@@ -43,7 +43,7 @@ func (e *notHeldError) Is(target error) bool { return target == ErrNotHeld }
 // within ctx and notHeldReadTimeout.
 func (h *Handle) NotHeld(ctx context.Context, field string) error {
 	e := &notHeldError{owner: h.ownerOf(field)}
-	if !h.Inspectable() {
+	if !h.kind.Inspectable() {
 		e.holder = "who holds its values is not read (a faster multilock)"
 		return e
 	}

@@ -100,3 +100,21 @@ func (c *Core) commandInt(ctx context.Context, args ...any) (int64, error) {
 	}
 	return 0, errUnexpected(v)
 }
+
+// script runs a script whose outcome the caller may lose without harm (a
+// force unlock, a read) and returns its reply.
+func (c *Core) script(ctx context.Context, s *script, keys []string, args ...any) (any, error) {
+	return c.run(ctx, newScriptOp(ctx, s, boxAll(keys), args...))
+}
+
+// run sends o and returns its reply; an error reply or a lost one is an
+// error.
+func (c *Core) run(ctx context.Context, o *op) (any, error) {
+	if err := c.exec(ctx, o); err != nil {
+		return nil, err
+	}
+	if err := o.ReplyErr(); err != nil {
+		return nil, err
+	}
+	return o.V, nil
+}
