@@ -4,6 +4,8 @@ import (
 	"context"
 	"strings"
 	"time"
+
+	"github.com/goredisson/goredisson/internal/transport"
 )
 
 // ACL users (docs/layout.md, "ACL users"): a Redis user that may not
@@ -27,13 +29,13 @@ func (c *Core) publishRefused(what string) {
 // nameRefusedKeys adds to a key refusal the keys this user may not access,
 // found by an EXISTS of each (a read the user's key patterns decide), so
 // that the error names the missing ACL key pattern.
-func (c *Core) nameRefusedKeys(o *op) {
+func (c *Core) nameRefusedKeys(o *transport.Op) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
 	var denied []string
 	for _, k := range o.Keys() {
 		err := c.rdb.Exists(ctx, k).Err()
-		if err != nil && hasPrefix(err.Error(), "NOPERM") && strings.Contains(err.Error(), "key") {
+		if err != nil && transport.HasPrefix(err.Error(), "NOPERM") && strings.Contains(err.Error(), "key") {
 			denied = append(denied, k)
 		}
 	}
@@ -41,6 +43,6 @@ func (c *Core) nameRefusedKeys(o *op) {
 	if len(denied) > 0 {
 		what = "key " + strings.Join(denied, ", ")
 	}
-	o.V = replyError(string(o.V.(replyError)) + " [the Redis user may not access " + what +
+	o.V = transport.ReplyError(string(o.V.(transport.ReplyError)) + " [the Redis user may not access " + what +
 		"; docs/layout.md lists the ACL key patterns and channels each type needs]")
 }

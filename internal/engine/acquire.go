@@ -7,6 +7,8 @@ import (
 	"math/rand/v2"
 	"strings"
 	"time"
+
+	"github.com/goredisson/goredisson/internal/transport"
 )
 
 // maxBackoff caps the pause between attempts while Redis fails and waits
@@ -52,7 +54,7 @@ func (h *Handle) newAttempt(ctx context.Context, wait, lease time.Duration) *att
 	}
 	if wait > 0 {
 		a.w.deadline = time.Now().Add(wait)
-		a.w.ctx = boundCalls(ctx, a.w.deadline)
+		a.w.ctx = transport.BoundCalls(ctx, a.w.deadline)
 	}
 	return a
 }
@@ -193,7 +195,7 @@ func (a *attempt) try(queue bool) (held bool, ttl time.Duration, reached bool, e
 	}
 	defer c.holds.exit(a.key, hs)
 	if err := o.ReplyErr(); err != nil {
-		if e, ok := err.(replyError); ok && strings.Contains(string(e), "NON_REENTRANT_REACQUIRE") {
+		if e, ok := err.(transport.ReplyError); ok && strings.Contains(string(e), "NON_REENTRANT_REACQUIRE") {
 			err = ErrReentry
 		}
 		return false, 0, true, err
@@ -210,7 +212,7 @@ func (a *attempt) try(queue bool) (held bool, ttl time.Duration, reached bool, e
 // send runs the acquire script for the entered hold hs. It returns the op
 // when Redis replied; otherwise a nil op and the error, with the hold
 // exited (the attempt did not run) or handed to a settle (it may have run).
-func (a *attempt) send(hs *hold, known int, lease time.Duration, queue bool) (*op, time.Time, error) {
+func (a *attempt) send(hs *hold, known int, lease time.Duration, queue bool) (*transport.Op, time.Time, error) {
 	h, c := a.h, a.h.c
 	n := c.seq.Add(1)
 	keep := lease
@@ -221,7 +223,7 @@ func (a *attempt) send(hs *hold, known int, lease time.Duration, queue bool) (*o
 	sent := time.Now()
 	a.attempts++
 	if err := c.exec(a.w.ctx, o); err != nil {
-		if reason, ok := abandoned(err); ok {
+		if reason, ok := transport.Abandoned(err); ok {
 			c.settleAcquire(h, a.key, hs, o, n, known, a.fairWait)
 			return nil, sent, reason
 		}
@@ -229,10 +231,10 @@ func (a *attempt) send(hs *hold, known int, lease time.Duration, queue bool) (*o
 		return nil, sent, err
 	}
 	switch o.Outcome() {
-	case notRun:
+	case transport.NotRun:
 		c.holds.exit(a.key, hs)
 		return nil, sent, o.ReplyErr()
-	case unknown:
+	case transport.Unknown:
 		c.settleAcquire(h, a.key, hs, o, n, known, a.fairWait)
 		return nil, sent, o.Err
 	}
@@ -246,7 +248,7 @@ func (a *attempt) send(hs *hold, known int, lease time.Duration, queue bool) (*o
 // ErrLockLost), the fresh hold is given back, and the attempt fails with
 // ErrLockLost, so that code nested in the lost critical section stops
 // instead of going on under a hold it does not have.
-func (a *attempt) took(hs *hold, known int, r []int64, lease time.Duration, sent time.Time, o *op) (bool, error) {
+func (a *attempt) took(hs *hold, known int, r []int64, lease time.Duration, sent time.Time, o *transport.Op) (bool, error) {
 	h, c := a.h, a.h.c
 	if known > 0 && int(r[0]) <= known {
 		c.loseHold(a.key, hs)
@@ -299,7 +301,7 @@ func (a *attempt) refused(hs *hold, known int, v any, queue bool) (time.Duration
 // giveBackUnsynced gives back a hold that too few replicas confirmed
 // (WithReplicaSync) and returns ErrReplicaSync. The caller has entered the
 // hold.
-func (c *Core) giveBackUnsynced(a *attempt, hs *hold, o *op) error {
+func (c *Core) giveBackUnsynced(a *attempt, hs *hold, o *transport.Op) error {
 	err := c.syncError(o, "the acquisition was given back")
 	rctx := cleanupCall(a.w.ctx) // past the wait's call bound
 	defer rctx.stop()

@@ -5,18 +5,19 @@ import (
 	"errors"
 	"time"
 
+	"github.com/goredisson/goredisson/internal/transport"
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 )
 
 // A clean-up after a bounded wait (TryLock, TryAcquire with a wait) must
-// get cleanupTimeout, not the wait's callGrace: context.WithoutCancel keeps
+// get cleanupTimeout, not the wait's transport.CallGrace: context.WithoutCancel keeps
 // values, so the bound has to be dropped explicitly.
 var _ = Describe("a clean-up context derived from a bounded wait's context", func() {
 	var bounded context.Context
 	BeforeEach(func() {
-		bounded = boundCalls(context.Background(), time.Now().Add(time.Second))
-		_, ok := callBound(bounded)
+		bounded = transport.BoundCalls(context.Background(), time.Now().Add(time.Second))
+		_, ok := transport.CallBound(bounded)
 		Expect(ok).To(BeTrue(), "the wait's context carries its bound")
 	})
 
@@ -24,7 +25,7 @@ var _ = Describe("a clean-up context derived from a bounded wait's context", fun
 		func(derive func(context.Context) (context.Context, context.CancelFunc)) {
 			ctx, cancel := derive(bounded)
 			defer cancel()
-			_, ok := callBound(ctx)
+			_, ok := transport.CallBound(ctx)
 			Expect(ok).To(BeFalse())
 			d, ok := ctx.Deadline()
 			Expect(ok).To(BeTrue())
@@ -39,7 +40,7 @@ var _ = Describe("a clean-up context derived from a bounded wait's context", fun
 
 	It("leaves a context without a bound as it is", func() {
 		plain := context.Background()
-		Expect(unbound(plain)).To(BeIdenticalTo(plain))
+		Expect(transport.Unbound(plain)).To(BeIdenticalTo(plain))
 	})
 })
 

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/goredisson/goredisson/internal/layout"
+	"github.com/goredisson/goredisson/internal/transport"
 )
 
 // The Lua calls of each kind of lock: the acquire and release scripts (a
@@ -18,17 +19,17 @@ import (
 // the attempt joins the queue, watchdog whether the hold is
 // watchdog-managed (a reader's earlier holds then get its lease too), and
 // known the holds the Client counts for the owner (lib/reenter.lua).
-func (h *Handle) acquireCall(ctx context.Context, field string, keep time.Duration, n uint64, fairWait time.Duration, queue, watchdog bool, known int) *op {
+func (h *Handle) acquireCall(ctx context.Context, field string, keep time.Duration, n uint64, fairWait time.Duration, queue, watchdog bool, known int) *transport.Op {
 	lease, fieldArg := h.c.ms(keep), h.arg(field)
 	switch h.kind {
 	case KindFenced:
-		return newScriptOp(ctx, fencedScript, h.acqKeys(), lease, fieldArg, n, known)
+		return transport.NewScriptOp(ctx, fencedScript, h.acqKeys(), lease, fieldArg, n, known)
 	case KindFair, KindNonReentrantFair:
 		q := "0"
 		if queue {
 			q = "1"
 		}
-		return newScriptOp(ctx, fairAcquireScript, h.acqKeys(), lease, fieldArg, n, fairWait.Milliseconds(), q, reentrantArg(h.kind.reentrant()), known)
+		return transport.NewScriptOp(ctx, fairAcquireScript, h.acqKeys(), lease, fieldArg, n, fairWait.Milliseconds(), q, reentrantArg(h.kind.reentrant()), known)
 	case KindRead:
 		acq := h.acqKeys()
 		keys := append(acq[:len(acq):len(acq)], layout.ReadTimeoutPrefix(h.name, field))
@@ -36,13 +37,13 @@ func (h *Handle) acquireCall(ctx context.Context, field string, keep time.Durati
 		if watchdog {
 			all = "1"
 		}
-		return newScriptOp(ctx, readAcquireScript, keys, lease, fieldArg, n, field+":write", all, known)
+		return transport.NewScriptOp(ctx, readAcquireScript, keys, lease, fieldArg, n, field+":write", all, known)
 	case KindWrite:
-		return newScriptOp(ctx, writeAcquireScript, h.acqKeys(), lease, fieldArg, n, known)
+		return transport.NewScriptOp(ctx, writeAcquireScript, h.acqKeys(), lease, fieldArg, n, known)
 	case KindFasterMulti:
-		return newScriptOp(ctx, fasterAcquireScript, h.acqKeys(), append([]any{lease, fieldArg, n}, h.values()...)...)
+		return transport.NewScriptOp(ctx, fasterAcquireScript, h.acqKeys(), append([]any{lease, fieldArg, n}, h.values()...)...)
 	}
-	return newScriptOp(ctx, acquireScript, h.acqKeys(), lease, fieldArg, n, reentrantArg(h.kind.reentrant()), known)
+	return transport.NewScriptOp(ctx, acquireScript, h.acqKeys(), lease, fieldArg, n, reentrantArg(h.kind.reentrant()), known)
 }
 
 // reentrantArg is the acquire scripts' re-entry flag: "1" a holder takes
@@ -66,33 +67,33 @@ const (
 // takes KEYS = [lock, cancel floor, ...] and ARGV = [mode, field, call
 // number, known holds, cancel TTL ms, ...]; lease is re-applied while holds
 // remain, fairWait is a fair waiter's threadWaitTime (for a give-up).
-func (h *Handle) releaseCall(ctx context.Context, mode, field string, n uint64, known int, lease, fairWait time.Duration) *op {
+func (h *Handle) releaseCall(ctx context.Context, mode, field string, n uint64, known int, lease, fairWait time.Duration) *transport.Op {
 	c, fieldArg := h.c, h.arg(field)
 	switch h.kind {
 	case KindFair, KindNonReentrantFair:
-		return newScriptOp(ctx, fairReleaseScript, h.relKeys, mode, fieldArg, n, known, cancelTTLArg,
+		return transport.NewScriptOp(ctx, fairReleaseScript, h.relKeys, mode, fieldArg, n, known, cancelTTLArg,
 			c.ms(lease), c.pubArg, layout.UnlockMessage, fairWait.Milliseconds())
 	case KindRead:
 		keys := append(h.relKeys[:len(h.relKeys):len(h.relKeys)], layout.ReadTimeoutPrefix(h.name, field))
-		return newScriptOp(ctx, readReleaseScript, keys, mode, fieldArg, n, known, cancelTTLArg,
+		return transport.NewScriptOp(ctx, readReleaseScript, keys, mode, fieldArg, n, known, cancelTTLArg,
 			c.pubArg, layout.UnlockMessage, layout.ReadKeyPrefix(h.name))
 	case KindWrite:
-		return newScriptOp(ctx, writeReleaseScript, h.relKeys, mode, fieldArg, n, known, cancelTTLArg,
+		return transport.NewScriptOp(ctx, writeReleaseScript, h.relKeys, mode, fieldArg, n, known, cancelTTLArg,
 			c.ms(lease), c.pubArg, layout.ReadUnlockMessage)
 	case KindFasterMulti:
-		return newScriptOp(ctx, fasterReleaseScript, h.relKeys, append([]any{mode, fieldArg, n, known, cancelTTLArg,
+		return transport.NewScriptOp(ctx, fasterReleaseScript, h.relKeys, append([]any{mode, fieldArg, n, known, cancelTTLArg,
 			c.ms(lease), c.pubArg, layout.UnlockMessage}, h.values()...)...)
 	case KindSpin: // Redisson's spin lock publishes nothing
-		return newScriptOp(ctx, releaseScript, h.relKeys, mode, fieldArg, n, known, cancelTTLArg, c.ms(lease), "", layout.UnlockMessage)
+		return transport.NewScriptOp(ctx, releaseScript, h.relKeys, mode, fieldArg, n, known, cancelTTLArg, c.ms(lease), "", layout.UnlockMessage)
 	}
-	return newScriptOp(ctx, releaseScript, h.relKeys, mode, fieldArg, n, known, cancelTTLArg, c.ms(lease), c.pubArg, layout.UnlockMessage)
+	return transport.NewScriptOp(ctx, releaseScript, h.relKeys, mode, fieldArg, n, known, cancelTTLArg, c.ms(lease), c.pubArg, layout.UnlockMessage)
 }
 
 // settleCall returns a maker of the settle op in mode (modeSettleAcquire
 // or modeSettleRelease) of the lost call numbered n: Core.settle may send
 // it more than once, a new op each time.
-func (h *Handle) settleCall(ctx context.Context, mode, field string, n uint64, known int, lease, fairWait time.Duration) func() *op {
-	return func() *op { return h.releaseCall(ctx, mode, field, n, known, lease, fairWait) }
+func (h *Handle) settleCall(ctx context.Context, mode, field string, n uint64, known int, lease, fairWait time.Duration) func() *transport.Op {
+	return func() *transport.Op { return h.releaseCall(ctx, mode, field, n, known, lease, fairWait) }
 }
 
 // cancelTTLArg is cancelTTL in ms, boxed once.
@@ -120,7 +121,7 @@ func (h *Handle) ForceUnlock(ctx context.Context) (bool, error) {
 	case KindWrite:
 		v, err = c.script(ctx, rwForceUnlockScript, []string{h.name, layout.RWChannel(h.name)}, "write", layout.ReadUnlockMessage, pub)
 	case KindFasterMulti:
-		v, err = c.run(ctx, newScriptOp(ctx, fasterForceScript, []any{h.name, h.ch()}, append([]any{layout.UnlockMessage, pub}, h.values()...)...))
+		v, err = c.run(ctx, transport.NewScriptOp(ctx, fasterForceScript, []any{h.name, h.ch()}, append([]any{layout.UnlockMessage, pub}, h.values()...)...))
 	default:
 		v, err = c.script(ctx, forceUnlockScript, []string{h.name, layout.Channel(h.name)}, layout.UnlockMessage, pub)
 	}

@@ -24,9 +24,9 @@ const cleanupTimeout = 5 * time.Second
 // when Close came (a fair waiter leaving the queue, the settle of a call
 // whose reply was lost) still takes place, in the background.
 // Neither it nor cleanupCall keeps a wait's call bound (see boundCalls):
-// a clean-up after a bounded wait gets cleanupTimeout, not callGrace.
+// a clean-up after a bounded wait gets cleanupTimeout, not transport.CallGrace.
 func CleanupCtx(ctx context.Context) (context.Context, context.CancelFunc) {
-	return context.WithTimeout(context.WithValue(unbound(context.WithoutCancel(ctx)), cleanupKey{}, true), cleanupTimeout)
+	return context.WithTimeout(context.WithValue(transport.Unbound(context.WithoutCancel(ctx)), cleanupKey{}, true), cleanupTimeout)
 }
 
 // cleanupCall returns the context of a call that is its caller's clean-up
@@ -162,11 +162,11 @@ func (c *Core) closing(ctx context.Context) <-chan struct{} {
 func (c *Core) cleanup(ctx context.Context, k holdKey, f func(ctx context.Context, hs *hold) error) {
 	if ctx.Err() == nil && !c.closed.Load() {
 		ectx := ctx
-		if d, ok := callBound(ctx); ok {
+		if d, ok := transport.CallBound(ctx); ok {
 			// A bounded wait's caller does not wait for an earlier
 			// clean-up (a settle that Redis keeps waiting) past the bound.
 			var cancel context.CancelFunc
-			ectx, cancel = context.WithDeadline(ctx, d.Add(callGrace))
+			ectx, cancel = context.WithDeadline(ctx, d.Add(transport.CallGrace))
 			defer cancel()
 		}
 		if hs, err := c.holds.enter(ectx, k, c.done); err == nil {

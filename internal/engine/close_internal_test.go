@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/goredisson/goredisson/internal/transport"
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	"github.com/onsi/gomega/gleak"
@@ -24,8 +25,8 @@ var _ = Describe("Core.Close", func() {
 		// Calls that queue (as a watchdog's renewals do) start the flusher;
 		// an uncontended call would go inline (inline_internal_test.go).
 		ctx := context.Background()
-		o := newOp(ctx, "ping")
-		c.send.SubmitAll([]*op{o})
+		o := transport.NewOp(ctx, "ping")
+		c.send.SubmitAll([]*transport.Op{o})
 		Eventually(o.Done()).WithTimeout(10 * time.Second).Should(BeClosed())
 		Eventually(gleak.Goroutines).WithTimeout(10*time.Second).Should(ContainElement(gleak.IgnoringTopFunction("github.com/goredisson/goredisson/internal/transport.(*batcher).loop")), "the flusher waits for the next call")
 		Expect(c.Close()).To(Succeed())

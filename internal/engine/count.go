@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+
+	"github.com/goredisson/goredisson/internal/transport"
 )
 
 // maxCount bounds the permits of the semaphores: the scripts add them up
@@ -27,7 +29,7 @@ const errCountRange = "ERR goredisson: permits out of range"
 
 // CountErr makes a script's out-of-range reply an ErrInvalidArgument.
 func CountErr(err error) error {
-	var re replyError
+	var re transport.ReplyError
 	if errors.As(err, &re) && strings.HasPrefix(string(re), errCountRange) {
 		return fmt.Errorf("%w: %s", ErrInvalidArgument, strings.TrimPrefix(string(re), "ERR goredisson: "))
 	}

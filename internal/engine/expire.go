@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/goredisson/goredisson/internal/layout"
+	"github.com/goredisson/goredisson/internal/transport"
 )
 
 // Redisson's RExpirable on the locks (every RLock is a RedissonExpirable)
@@ -32,7 +33,7 @@ func (h *Handle) ExpiryKeys() []string {
 // set any: cmd "pexpire" (ms: time to live) or "pexpireat" (ms: Unix
 // time), if cond holds ("": always; "NX", "XX", "GT", "LT": Redis 7.0+).
 func (c *Core) Expire(ctx context.Context, keys []string, cmd string, ms int64, cond string) (bool, error) {
-	n, err := c.runInt(ctx, newScriptOp(ctx, expireScript, boxAll(keys), cmd, ms, cond))
+	n, err := c.runInt(ctx, transport.NewScriptOp(ctx, expireScript, boxAll(keys), cmd, ms, cond))
 	if err != nil && cond != "" {
 		err = needsRedis7(err, "an expire condition")
 	}
@@ -55,7 +56,7 @@ func (c *Core) ExpireTime(ctx context.Context, key string) (time.Time, error) {
 // ClearExpire is PERSIST of every key: it reports whether any had an
 // expiry.
 func (c *Core) ClearExpire(ctx context.Context, keys []string) (bool, error) {
-	n, err := c.runInt(ctx, newScriptOp(ctx, objectScript, boxAll(keys), "persist"))
+	n, err := c.runInt(ctx, transport.NewScriptOp(ctx, objectScript, boxAll(keys), "persist"))
 	return n == 1, err
 }
 

@@ -7,6 +7,7 @@ import (
 
 	"github.com/goredisson/goredisson/internal/highwayhash"
 	"github.com/goredisson/goredisson/internal/layout"
+	"github.com/goredisson/goredisson/internal/transport"
 )
 
 // fasterFields returns the hash fields of values: sorted, without
@@ -41,7 +42,7 @@ func NewFasterHandle(c *Core, group string, values []string) Handle {
 
 // fasterRead runs one of faster_read.lua's reads on the lock's values.
 func (h *Handle) fasterRead(ctx context.Context, op, field string) (int64, error) {
-	return h.c.runInt(ctx, newScriptOp(ctx, fasterReadScript, []any{h.name}, append([]any{op, field}, h.values()...)...))
+	return h.c.runInt(ctx, transport.NewScriptOp(ctx, fasterReadScript, []any{h.name}, append([]any{op, field}, h.values()...)...))
 }
 
 // waitClass is the class of a faster multilock waiter among the waiters of

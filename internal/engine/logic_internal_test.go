@@ -14,6 +14,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/goredisson/goredisson/internal/transport"
 	"github.com/goredisson/goredisson/rlock/lua"
 )
 
@@ -32,22 +33,22 @@ func TestParseReply(t *testing.T) {
 		{"+OK\r\n", "OK"},
 		{"$5\r\nhello\r\n", "hello"},
 		{"$0\r\n\r\n", ""},
-		{"-NOSCRIPT No matching script\r\n", replyError("NOSCRIPT No matching script")},
-		{"!9\r\nERR boom!\r\n", replyError("ERR boom!")},
+		{"-NOSCRIPT No matching script\r\n", transport.ReplyError("NOSCRIPT No matching script")},
+		{"!9\r\nERR boom!\r\n", transport.ReplyError("ERR boom!")},
 		{"*1\r\n:1\r\n", []any{int64(1)}},
 		{"*2\r\n:3\r\n:17\r\n", []any{int64(3), int64(17)}},
 		{"%1\r\n$16\r\nmaxmemory-policy\r\n$10\r\nnoeviction\r\n", []any{"maxmemory-policy", "noeviction"}},
 		{"#t\r\n", int64(1)},
 		{"#f\r\n", nil},
 	} {
-		got, err := parseReply([]byte(c.raw))
+		got, err := transport.ParseReply([]byte(c.raw))
 		if err != nil || !reflect.DeepEqual(got, c.want) {
-			t.Errorf("parseReply(%q) = %#v, %v; want %#v", c.raw, got, err, c.want)
+			t.Errorf("transport.ParseReply(%q) = %#v, %v; want %#v", c.raw, got, err, c.want)
 		}
 	}
 	for _, bad := range []string{"", ":1", "$5\r\nhel", "*2\r\n:1\r\n", "?x\r\n", ":1\r\n:2\r\n"} {
-		if _, err := parseReply([]byte(bad)); err == nil {
-			t.Errorf("parseReply(%q) accepted a broken reply", bad)
+		if _, err := transport.ParseReply([]byte(bad)); err == nil {
+			t.Errorf("transport.ParseReply(%q) accepted a broken reply", bad)
 		}
 	}
 }
@@ -58,11 +59,11 @@ func TestReplyErrorKinds(t *testing.T) {
 		"LOADING Redis is loading": true, "READONLY You can't write": true, "TRYAGAIN": true, "CLUSTERDOWN": true,
 		"ERR Error running script": false, "WRONGTYPE Operation against a key": false, "OOM command not allowed": false,
 	} {
-		if got := replyError(msg).NotRun(); got != notRun {
-			t.Errorf("replyError(%q).NotRun() = %v, want %v", msg, got, notRun)
+		if got := transport.ReplyError(msg).NotRun(); got != notRun {
+			t.Errorf("transport.ReplyError(%q).NotRun() = %v, want %v", msg, got, notRun)
 		}
 	}
-	if !replyError("NOSCRIPT x").NoScript() || replyError("ERR x").NoScript() {
+	if !transport.ReplyError("NOSCRIPT x").NoScript() || transport.ReplyError("ERR x").NoScript() {
 		t.Error("noScript")
 	}
 }

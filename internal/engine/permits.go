@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/goredisson/goredisson/internal/layout"
+	"github.com/goredisson/goredisson/internal/transport"
 	"github.com/goredisson/goredisson/watchdog"
 )
 
@@ -52,7 +53,7 @@ func (s *SyncHandle) ReleaseSemaphore(ctx context.Context, op string, n int) (in
 func (s *SyncHandle) AcquireSemaphore(ctx context.Context, n int, wait time.Duration) (Acquired, error) {
 	var a Acquired
 	deadline := waitDeadline(wait)
-	ctx = boundCalls(ctx, deadline)
+	ctx = transport.BoundCalls(ctx, deadline)
 	ok, err := s.c.waitFor(ctx, &funcWait{waitSpec: waitSpec{
 		channel:  layout.SemaphoreChannel(s.name),
 		once:     wait == 0,
@@ -75,19 +76,19 @@ func (s *SyncHandle) AcquireSemaphore(ctx context.Context, n int, wait time.Dura
 // for is given back in the background once its reply comes.
 func (s *SyncHandle) takeSemaphore(ctx context.Context, n int) (ok, reached bool, err error) {
 	c := s.c
-	o := newScriptOp(ctx, semaphoreScript, boxAll(s.semaphoreKeys()), "acquire", n, c.pubArg)
+	o := transport.NewScriptOp(ctx, semaphoreScript, boxAll(s.semaphoreKeys()), "acquire", n, c.pubArg)
 	err = c.exec(ctx, o)
 	switch {
 	case err != nil:
-		if reason, ok := abandoned(err); ok {
+		if reason, ok := transport.Abandoned(err); ok {
 			go s.giveBackLost(o, n)
 			return false, false, reason
 		}
 		return false, false, err
-	case o.Outcome() == unknown:
+	case o.Outcome() == transport.Unknown:
 		go s.giveBackLost(o, n)
 		return false, false, o.Err
-	case o.Outcome() == notRun:
+	case o.Outcome() == transport.NotRun:
 		return false, false, o.ReplyErr()
 	}
 	if err := o.ReplyErr(); err != nil {
@@ -98,7 +99,7 @@ func (s *SyncHandle) takeSemaphore(ctx context.Context, n int) (ok, reached bool
 
 // giveBackLost waits for an acquire whose caller left and gives back the
 // permits it took.
-func (s *SyncHandle) giveBackLost(lost *op, n int) {
+func (s *SyncHandle) giveBackLost(lost *transport.Op, n int) {
 	c := s.c
 	ctx, cancel := CleanupCtx(lost.Ctx)
 	defer cancel()
@@ -128,7 +129,7 @@ func (s *SyncHandle) Permits(ctx context.Context, op string, args ...any) (int64
 // lease runs from no earlier.
 func (s *SyncHandle) AcquirePermits(ctx context.Context, n int, wait, lease time.Duration) (ids []string, sent time.Time, a Acquired, err error) {
 	deadline := waitDeadline(wait)
-	ctx = boundCalls(ctx, deadline)
+	ctx = transport.BoundCalls(ctx, deadline)
 	a.Held, err = s.c.waitFor(ctx, &funcWait{waitSpec: waitSpec{
 		channel:  layout.SemaphoreChannel(s.name),
 		once:     wait == 0,
@@ -169,20 +170,20 @@ func (s *SyncHandle) takePermits(ctx context.Context, n int, lease time.Duration
 	for i := range raws {
 		raws[i] = string(buf[16*i : 16*(i+1)])
 	}
-	o := newScriptOp(ctx, permitsScript, boxAll(s.permitsKeys()), append([]any{"acquire", c.pubArg, n, lease.Milliseconds()}, raws...)...)
+	o := transport.NewScriptOp(ctx, permitsScript, boxAll(s.permitsKeys()), append([]any{"acquire", c.pubArg, n, lease.Milliseconds()}, raws...)...)
 	err = c.exec(ctx, o)
-	reason, lost := abandoned(err)
+	reason, lost := transport.Abandoned(err)
 	switch {
 	case lost:
 		go s.settlePermits(o, raws)
 		return nil, 0, false, reason
 	case err != nil:
 		return nil, 0, false, err
-	case o.Outcome() == unknown:
+	case o.Outcome() == transport.Unknown:
 		go s.settlePermits(o, raws)
 		return nil, 0, false, o.Err
-	case o.Outcome() == notRun || o.ReplyErr() != nil:
-		return nil, 0, o.Outcome() == replied, o.ReplyErr()
+	case o.Outcome() == transport.NotRun || o.ReplyErr() != nil:
+		return nil, 0, o.Outcome() == transport.Replied, o.ReplyErr()
 	}
 	if permitsTaken(o.V) {
 		ids = make([]string, n)
@@ -211,7 +212,7 @@ func permitsTaken(v any) bool {
 // settlePermits gives back the permits of an acquire whose caller left:
 // once its reply is in, or, if it never comes, by a settle that also makes
 // the acquire do nothing should it still arrive.
-func (s *SyncHandle) settlePermits(lost *op, raws []any) {
+func (s *SyncHandle) settlePermits(lost *transport.Op, raws []any) {
 	c := s.c
 	ctx, cancel := CleanupCtx(lost.Ctx)
 	defer cancel()
@@ -249,7 +250,7 @@ func (s *SyncHandle) ReleasePermits(ctx context.Context, op string, raws []any) 
 	lost := false
 	for attempt := 0; ; attempt++ {
 		n, err = s.runUnsure(rctx, permitsScript, s.permitsKeys(), args...)
-		var re replyError
+		var re transport.ReplyError
 		if errors.Is(err, ErrUnknownOutcome) || lost && err != nil && !errors.As(err, &re) {
 			lost = true
 			if s.c.sleep(rctx, min(time.Duration(attempt+1)*20*time.Millisecond, 200*time.Millisecond)) == nil {
@@ -300,7 +301,7 @@ func (s *SyncHandle) CountDown(ctx context.Context) (int64, error) {
 // < 0: until ctx ends), waiting for its messages between looks.
 func (s *SyncHandle) Await(ctx context.Context, wait time.Duration) (bool, error) {
 	deadline := waitDeadline(wait)
-	ctx = boundCalls(ctx, deadline)
+	ctx = transport.BoundCalls(ctx, deadline)
 	ok, err := s.c.waitFor(ctx, &funcWait{waitSpec: waitSpec{
 		channel:  layout.LatchChannel(s.name),
 		once:     wait == 0,

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/goredisson/goredisson/internal/layout"
+	"github.com/goredisson/goredisson/internal/transport"
 	"github.com/goredisson/goredisson/watchdog"
 )
 
@@ -94,16 +95,16 @@ func (c *Core) releaseOnce(ctx context.Context, h *Handle, k holdKey, hs *hold) 
 		n := c.seq.Add(1)
 		o := h.releaseCall(ctx, modeRelease, k.field, n, known, lease, 0)
 		err := c.exec(ctx, o)
-		_, lost := abandoned(err)
+		_, lost := transport.Abandoned(err)
 		switch {
 		case lost:
 		case err != nil:
 			return 0, 0, err
-		case o.Outcome() == notRun && c.sendAgain(ctx, o, until, &pause):
+		case o.Outcome() == transport.NotRun && c.sendAgain(ctx, o, until, &pause):
 			continue
-		case o.Outcome() == notRun:
+		case o.Outcome() == transport.NotRun:
 			return 0, 0, o.ReplyErr()
-		case o.Outcome() == replied:
+		case o.Outcome() == transport.Replied:
 			left, held, err := c.releaseReply(k, hs, o.V, false)
 			if err == nil && o.Unsynced(c.sync) {
 				err = c.syncError(o, "released on the primary")
@@ -139,7 +140,7 @@ func (c *Core) releaseOnce(ctx context.Context, h *Handle, k holdKey, hs *hold) 
 // held none while the ledger counted holds has lost them: its LostContext
 // ends with ErrLockLost.
 func (c *Core) releaseReply(k holdKey, hs *hold, v any, noneMeansReleased bool) (int, time.Duration, error) {
-	if e, ok := v.(replyError); ok {
+	if e, ok := v.(transport.ReplyError); ok {
 		if e.WrongType() {
 			// Another application overwrote the lock's key: the hold is
 			// gone.
@@ -166,7 +167,7 @@ func (c *Core) releaseReply(k holdKey, hs *hold, v any, noneMeansReleased bool) 
 
 // awaitLost waits, within ctx, for the op of a call whose caller stopped
 // waiting, and reports whether it got a reply after all.
-func (c *Core) awaitLost(ctx context.Context, lost *op) bool {
+func (c *Core) awaitLost(ctx context.Context, lost *transport.Op) bool {
 	return c.awaitLostFor(ctx, lost, nil)
 }
 
@@ -174,10 +175,10 @@ func (c *Core) awaitLost(ctx context.Context, lost *op) bool {
 // of what is left of ctx's clean-up bound (see againBound), so that the
 // settle that follows when no reply came gets the rest (a cut call's reply
 // is read within go-redis's read deadline, which may outlast the bound).
-func (c *Core) awaitLostThenSettle(ctx context.Context, lost *op) bool {
+func (c *Core) awaitLostThenSettle(ctx context.Context, lost *transport.Op) bool {
 	select {
 	case <-lost.Done():
-		return lost.Outcome() == replied
+		return lost.Outcome() == transport.Replied
 	default:
 	}
 	t := time.NewTimer(time.Until(againBound(ctx)) / 2)
@@ -186,10 +187,10 @@ func (c *Core) awaitLostThenSettle(ctx context.Context, lost *op) bool {
 }
 
 // awaitLostFor is awaitLost ending also when limit fires (nil: never).
-func (c *Core) awaitLostFor(ctx context.Context, lost *op, limit <-chan time.Time) bool {
+func (c *Core) awaitLostFor(ctx context.Context, lost *transport.Op, limit <-chan time.Time) bool {
 	select {
 	case <-lost.Done():
-		return lost.Outcome() == replied
+		return lost.Outcome() == transport.Replied
 	case <-limit:
 	case <-ctx.Done():
 	case <-c.closing(ctx):
@@ -210,7 +211,7 @@ func (c *Core) awaitLostFor(ctx context.Context, lost *op, limit <-chan time.Tim
 // pooled TLS connection for a close before reusing it either: after the
 // server closed every connection of a Client the release and then the
 // settle both went out on dead ones.
-func (c *Core) settle(ctx context.Context, mk func() *op) (any, error) {
+func (c *Core) settle(ctx context.Context, mk func() *transport.Op) (any, error) {
 	until := againBound(ctx)
 	var pause time.Duration
 	for {
@@ -218,7 +219,7 @@ func (c *Core) settle(ctx context.Context, mk func() *op) (any, error) {
 		if err := c.exec(ctx, o); err != nil {
 			return nil, err
 		}
-		if o.Outcome() != replied {
+		if o.Outcome() != transport.Replied {
 			if c.sendAgain(ctx, o, until, &pause) {
 				continue
 			}
@@ -242,7 +243,7 @@ func (c *Core) settle(ctx context.Context, mk func() *op) (any, error) {
 // within the bound, the settle is kept and run before the owner's next
 // call or look, so that the attempt's hold is never counted twice nor
 // reported as the owner's.
-func (c *Core) settleAcquire(h *Handle, k holdKey, hs *hold, lost *op, n uint64, known int, fairWait time.Duration) {
+func (c *Core) settleAcquire(h *Handle, k holdKey, hs *hold, lost *transport.Op, n uint64, known int, fairWait time.Duration) {
 	go func() {
 		defer c.holds.exit(k, hs)
 		ctx, cancel := CleanupCtx(lost.Ctx)

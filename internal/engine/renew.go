@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/goredisson/goredisson/internal/layout"
+	"github.com/goredisson/goredisson/internal/transport"
 	"github.com/goredisson/goredisson/watchdog"
 )
 
@@ -18,22 +19,22 @@ import (
 // Cluster: there a keyless command in a pipeline goes to one master, not
 // to those of the leases.
 func (c *Core) renew(ctx context.Context, leases []watchdog.Lease) ([]watchdog.Status, error) {
-	ops := make([]*op, len(leases))
+	ops := make([]*transport.Op, len(leases))
 	for i, l := range leases {
 		switch d := l.Data.(leaseData); d.renew {
 		case renewRead:
-			ops[i] = newScriptOp(ctx, readRenewScript, []any{l.Key, layout.ReadTimeoutPrefix(l.Key, l.Field)}, c.watchdogMs, l.Field)
+			ops[i] = transport.NewScriptOp(ctx, readRenewScript, []any{l.Key, layout.ReadTimeoutPrefix(l.Key, l.Field)}, c.watchdogMs, l.Field)
 		case renewFaster:
-			ops[i] = newScriptOp(ctx, fasterRenewScript, []any{d.key}, append([]any{c.watchdogMs, l.Field}, d.values...)...)
+			ops[i] = transport.NewScriptOp(ctx, fasterRenewScript, []any{d.key}, append([]any{c.watchdogMs, l.Field}, d.values...)...)
 		case renewPermit:
-			ops[i] = newScriptOp(ctx, permitsScript, d.keys, "update", c.pubArg, d.values[0], c.watchdogMs)
+			ops[i] = transport.NewScriptOp(ctx, permitsScript, d.keys, "update", c.pubArg, d.values[0], c.watchdogMs)
 		default:
-			ops[i] = newScriptOp(ctx, renewScript, []any{l.Key}, c.watchdogMs, l.Field)
+			ops[i] = transport.NewScriptOp(ctx, renewScript, []any{l.Key}, c.watchdogMs, l.Field)
 		}
 	}
 	send := ops
 	if !c.cluster && !c.renewLoaded.Swap(true) {
-		send = append([]*op{newOp(ctx, "script", "load", renewScript.Src), newOp(ctx, "script", "load", readRenewScript.Src)}, ops...)
+		send = append([]*transport.Op{transport.NewOp(ctx, "script", "load", renewScript.Src), transport.NewOp(ctx, "script", "load", readRenewScript.Src)}, ops...)
 	}
 	c.send.SubmitAll(send)
 	out := make([]watchdog.Status, len(leases))
@@ -45,13 +46,13 @@ func (c *Core) renew(ctx context.Context, leases []watchdog.Lease) ([]watchdog.S
 		case <-c.done:
 			return nil, ErrClosed
 		}
-		re, _ := o.V.(replyError)
+		re, _ := o.V.(transport.ReplyError)
 		switch n, _ := o.V.(int64); {
-		case o.Outcome() == replied && re.WrongType():
+		case o.Outcome() == transport.Replied && re.WrongType():
 			// The key was overwritten by another application: the hold
 			// is gone.
 			out[i] = watchdog.Lost
-		case o.Outcome() != replied || o.ReplyErr() != nil:
+		case o.Outcome() != transport.Replied || o.ReplyErr() != nil:
 			out[i] = watchdog.Failed
 			c.renewLoaded.Store(false)
 		case n == 1:

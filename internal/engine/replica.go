@@ -2,6 +2,8 @@ package engine
 
 import (
 	"fmt"
+
+	"github.com/goredisson/goredisson/internal/transport"
 )
 
 // Replica sync: after an acquire or release script, WAIT until the
@@ -22,8 +24,8 @@ import (
 // every deployment; WithReplicaSync(0, 0) turns replica sync off.
 
 // syncError is the error of a call whose write too few replicas confirmed.
-func (c *Core) syncError(o *op, what string) error {
-	if c.sync == syncExplicit {
+func (c *Core) syncError(o *transport.Op, what string) error {
+	if c.sync == transport.SyncExplicit {
 		return fmt.Errorf("%w: %s: %d of %d replicas within %v", ErrReplicaSync, what, o.Synced, o.SyncWant, c.cfg.SyncTimeout)
 	}
 	return fmt.Errorf("%w: %s: none of the master's %d replicas within %v (Redisson: NoSyncedSlavesException, \"None of slaves were synced\"; see WithReplicaSync)",

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"time"
+
+	"github.com/goredisson/goredisson/internal/transport"
 )
 
 // How waits ride out a Redis that fails (down, restarting, failing over).
@@ -105,7 +107,7 @@ func againBound(ctx context.Context) time.Time {
 // no reply (or was refused before it ran), is sent again, after waiting
 // the next pause (*pause grows): while the pause ends before until and ctx
 // lasts, and the failure may pass (see transport.Op.Transient).
-func (c *Core) sendAgain(ctx context.Context, o *op, until time.Time, pause *time.Duration) bool {
+func (c *Core) sendAgain(ctx context.Context, o *transport.Op, until time.Time, pause *time.Duration) bool {
 	if !o.Transient() {
 		return false
 	}

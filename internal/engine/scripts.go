@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/goredisson/goredisson/internal/transport"
 	"github.com/goredisson/goredisson/rlock/lua"
 )
 
@@ -18,7 +19,7 @@ import (
 // scripts are the embedded scripts by name, filled once at start-up by
 // mustScript and never changed after: the test that every file of lua/ is
 // loaded reads it.
-var scripts = map[string]*script{}
+var scripts = map[string]*transport.Script{}
 
 // The scripts, loaded once from rlock/lua at start-up and never changed.
 // Each runs as EVALSHA, and as EVAL with its source when the server answers
@@ -52,7 +53,7 @@ var (
 )
 
 // syncedScript is mustScript for a script replica sync follows.
-func syncedScript(name string) *script {
+func syncedScript(name string) *transport.Script {
 	s := mustScript(name)
 	s.Synced = true
 	return s
@@ -62,7 +63,7 @@ func syncedScript(name string) *script {
 // read from scriptSHA (script_digests.go), which a test checks against the
 // sources: computing a SHA-1 at start-up would panic in a program run with
 // GODEBUG=fips140=only, and every program that imports rlock would.
-func mustScript(name string) *script {
+func mustScript(name string) *transport.Script {
 	src, err := ScriptSource(name)
 	if err != nil {
 		panic(fmt.Sprintf("rlock: embedded script %s: %v", name, err))
@@ -71,7 +72,7 @@ func mustScript(name string) *script {
 	// an edit: TestScriptDigests fails then) is sent by EVAL, with its
 	// source, every time.
 	sha := scriptSHA[name]
-	s := &script{Name: name, Src: src, SHA: sha, ShaArg: sha}
+	s := &transport.Script{Name: name, Src: src, SHA: sha, ShaArg: sha}
 	scripts[name] = s
 	return s
 }

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/goredisson/goredisson/internal/layout"
+	"github.com/goredisson/goredisson/internal/transport"
 )
 
 // What the synchronizers (Semaphore, PermitExpirableSemaphore,
@@ -57,8 +58,8 @@ func (s *SyncHandle) ObjectKeys() []string {
 
 // run runs one of the synchronizer's scripts whose outcome the caller may
 // lose without harm, or must report as unknown.
-func (s *SyncHandle) run(ctx context.Context, sc *script, keys []string, args ...any) (int64, error) {
-	return s.c.runInt(ctx, newScriptOp(ctx, sc, boxAll(keys), args...))
+func (s *SyncHandle) run(ctx context.Context, sc *transport.Script, keys []string, args ...any) (int64, error) {
+	return s.c.runInt(ctx, transport.NewScriptOp(ctx, sc, boxAll(keys), args...))
 }
 
 // runUnsure runs one of the synchronizer's scripts that must not run twice
@@ -66,18 +67,18 @@ func (s *SyncHandle) run(ctx context.Context, sc *script, keys []string, args ..
 // caller stopped waiting for, is ErrUnknownOutcome. One that did not run
 // (refused before it ran, or never written: a new connection's set-up
 // unanswered or cut) is sent again while ctx's bound lasts (see sendAgain).
-func (s *SyncHandle) runUnsure(ctx context.Context, sc *script, keys []string, args ...any) (int64, error) {
+func (s *SyncHandle) runUnsure(ctx context.Context, sc *transport.Script, keys []string, args ...any) (int64, error) {
 	until, pause := againBound(ctx), time.Duration(0)
-	o := newScriptOp(ctx, sc, boxAll(keys), args...)
+	o := transport.NewScriptOp(ctx, sc, boxAll(keys), args...)
 	err := s.c.exec(ctx, o)
-	for err == nil && o.Outcome() == notRun && s.c.sendAgain(ctx, o, until, &pause) {
-		o = newScriptOp(ctx, sc, boxAll(keys), args...)
+	for err == nil && o.Outcome() == transport.NotRun && s.c.sendAgain(ctx, o, until, &pause) {
+		o = transport.NewScriptOp(ctx, sc, boxAll(keys), args...)
 		err = s.c.exec(ctx, o)
 	}
-	if reason, ok := abandoned(err); ok {
+	if reason, ok := transport.Abandoned(err); ok {
 		return 0, unknownOutcome(reason)
 	}
-	if err == nil && o.Outcome() == unknown {
+	if err == nil && o.Outcome() == transport.Unknown {
 		return 0, unknownOutcome(o.Err)
 	}
 	if err != nil {
@@ -94,7 +95,7 @@ func (s *SyncHandle) runUnsure(ctx context.Context, sc *script, keys []string, a
 }
 
 // runInt sends o and returns its reply, which must be an integer.
-func (c *Core) runInt(ctx context.Context, o *op) (int64, error) {
+func (c *Core) runInt(ctx context.Context, o *transport.Op) (int64, error) {
 	v, err := c.run(ctx, o)
 	if err != nil {
 		return 0, err

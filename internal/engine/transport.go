@@ -9,40 +9,6 @@ import (
 
 // The lock engine's side of the transport (package internal/transport,
 // docs/internals.md): it hands the transport an op and reads its outcome.
-// The short names below keep the engine's code as it was.
-
-type (
-	op         = transport.Op
-	script     = transport.Script
-	replyError = transport.ReplyError
-	syncMode   = transport.SyncMode
-	outcome    = transport.Outcome
-)
-
-const (
-	replied = transport.Replied
-	notRun  = transport.NotRun
-	unknown = transport.Unknown
-
-	syncAuto     = transport.SyncAuto
-	syncOff      = transport.SyncOff
-	syncExplicit = transport.SyncExplicit
-)
-
-var (
-	newOp       = transport.NewOp
-	newScriptOp = transport.NewScriptOp
-	parseReply  = transport.ParseReply
-	hasPrefix   = transport.HasPrefix
-	boundCalls  = transport.BoundCalls
-	unbound     = transport.Unbound
-	callBound   = transport.CallBound
-	abandoned   = transport.Abandoned
-)
-
-// callGrace is how long past its wait's end a call made for it is waited
-// for (see transport.BoundCalls).
-const callGrace = transport.CallGrace
 
 // newSender returns c's transport, sending through rdb.
 func newSender(c *Core) *transport.Sender {
@@ -65,7 +31,7 @@ func newSender(c *Core) *transport.Sender {
 // (a clean-up, see cleanupCtx, is not ended by Close).
 // It returns nil once o is done (see op.Outcome), else an error abandoned
 // recognizes.
-func (c *Core) exec(ctx context.Context, o *op) error {
+func (c *Core) exec(ctx context.Context, o *transport.Op) error {
 	if c.closing(ctx) != nil && c.closed.Load() {
 		return ErrClosed
 	}
@@ -81,7 +47,7 @@ func (c *Core) exec(ctx context.Context, o *op) error {
 // command runs a plain command (a read, or one that is safe to lose) and
 // returns its parsed reply: an error reply or a lost one is an error.
 func (c *Core) command(ctx context.Context, args ...any) (any, error) {
-	return c.run(ctx, newOp(ctx, args...))
+	return c.run(ctx, transport.NewOp(ctx, args...))
 }
 
 // commandInt runs a command whose reply is an integer (nil reads as 0).
@@ -103,13 +69,13 @@ func (c *Core) commandInt(ctx context.Context, args ...any) (int64, error) {
 
 // script runs a script whose outcome the caller may lose without harm (a
 // force unlock, a read) and returns its reply.
-func (c *Core) script(ctx context.Context, s *script, keys []string, args ...any) (any, error) {
-	return c.run(ctx, newScriptOp(ctx, s, boxAll(keys), args...))
+func (c *Core) script(ctx context.Context, s *transport.Script, keys []string, args ...any) (any, error) {
+	return c.run(ctx, transport.NewScriptOp(ctx, s, boxAll(keys), args...))
 }
 
 // run sends o and returns its reply; an error reply or a lost one is an
 // error.
-func (c *Core) run(ctx context.Context, o *op) (any, error) {
+func (c *Core) run(ctx context.Context, o *transport.Op) (any, error) {
 	if err := c.exec(ctx, o); err != nil {
 		return nil, err
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/goredisson/goredisson/internal/transport"
 	"github.com/goredisson/goredisson/pubsub"
 )
 
@@ -345,7 +346,7 @@ func waitEnded(err, lastErr error) error {
 // reply that is not a redirection or a transient state, a refused
 // re-entry, a hold found lost).
 func (c *Core) retryable(ctx context.Context, err error) bool {
-	var re replyError
+	var re transport.ReplyError
 	if ctx.Err() != nil || c.closed.Load() {
 		return false
 	}
