@@ -207,7 +207,7 @@ func (r *RedLock) try(ctx context.Context, op string, wait, lease time.Duration)
 	keep := r.keep(lease)
 	var giveBackErr error
 	allowance := time.Duration(float64(keep)*r.drift) + 2*time.Millisecond
-	failing := engine.NewFailures(&r.retry)
+	pace := engine.NewPace(&r.retry, deadline)
 	for round := 0; ; round++ {
 		start := time.Now()
 		granted, failed := r.round(ctx, r.roundWait(round, wait, deadline), lease)
@@ -218,18 +218,15 @@ func (r *RedLock) try(ctx context.Context, op string, wait, lease time.Duration)
 		// A hold that cannot be given back expires with its lease; the
 		// failure is reported with the call's result.
 		giveBackErr = errors.Join(giveBackErr, giveBack(ctx, granted))
-		pause, err := r.afterRound(&failing, failed, wait)
-		if err != nil {
+		if err := r.afterRound(&pace, failed, wait); err != nil {
 			return 0, false, opErr(op, g.name(), errors.Join(err, giveBackErr))
 		}
 		if err := ctx.Err(); err != nil {
 			return 0, false, opErr(op, g.name(), errors.Join(err, giveBackErr))
 		}
-		if wait == 0 || (wait > 0 && !time.Now().Before(deadline)) {
+		pause, ok := pace.Bound()
+		if wait == 0 || !ok {
 			return 0, false, opErr(op, g.name(), giveBackErr)
-		}
-		if wait > 0 {
-			pause = min(pause, time.Until(deadline))
 		}
 		if err := sleepCtx(ctx, pause); err != nil {
 			return 0, false, opErr(op, g.name(), errors.Join(err, giveBackErr))
@@ -254,25 +251,21 @@ func (r *RedLock) roundWait(round int, wait time.Duration, deadline time.Time) t
 	return d
 }
 
-// afterRound decides what follows a round that did not win: when the
-// masters that failed leave no quorum possible, the next round comes after
-// the retry pause, or, with the budget spent (or after a single round), the
-// call fails with ErrNoQuorum.
-func (r *RedLock) afterRound(failing *engine.Failures, failed []error, wait time.Duration) (time.Duration, error) {
+// afterRound judges a round that did not win, as the waiters of single
+// locks judge an attempt (engine.Pace): when the masters that failed leave
+// no quorum possible, the next round comes after the retry pause, or, with
+// the budget spent (or after a single round), the call fails with
+// ErrNoQuorum; otherwise the next round comes at once.
+func (r *RedLock) afterRound(pace *engine.Pace, failed []error, wait time.Duration) error {
 	g := r.group()
-	if len(failed) <= len(g.locks)-g.need {
-		failing.Reset()
-		return 0, nil
+	var err error
+	if len(failed) > len(g.locks)-g.need {
+		err = fmt.Errorf("%w: %d of %d masters failed, %d must grant: %w", ErrNoQuorum, len(failed), len(g.locks), g.need, errors.Join(failed...))
+		if wait == 0 {
+			return err
+		}
 	}
-	err := fmt.Errorf("%w: %d of %d masters failed, %d must grant: %w", ErrNoQuorum, len(failed), len(g.locks), g.need, errors.Join(failed...))
-	if wait == 0 {
-		return 0, err
-	}
-	pause, more, gaveUp := failing.Failed(err)
-	if !more {
-		return 0, gaveUp
-	}
-	return pause, nil
+	return pace.After(0, err, false)
 }
 
 // sleepCtx waits d or until ctx ends.

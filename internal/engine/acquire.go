@@ -4,16 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math/rand/v2"
 	"strings"
 	"time"
 
 	"github.com/goredisson/goredisson/internal/transport"
 )
-
-// maxBackoff caps the pause between attempts while Redis fails and waits
-// retry until ctx ends (WithRetry with attempts < 0).
-const maxBackoff = time.Second
 
 // Acquired is what an acquisition did: whether it took a hold, a
 // FencedLock's fencing token, its attempts and those that found the lock
@@ -31,13 +26,7 @@ type Acquired struct {
 // handle.acquire, which also reports it).
 func (h *Handle) Acquire(ctx context.Context, wait, lease time.Duration) (Acquired, error) {
 	a := h.newAttempt(ctx, wait, lease)
-	var held bool
-	var err error
-	if h.kind.spins() {
-		held, err = a.spin(wait)
-	} else {
-		held, err = a.wait(wait)
-	}
+	held, err := a.wait(wait)
 	if !held && h.kind.fairQueue() && wait != 0 {
 		a.leaveQueue()
 	}
@@ -53,8 +42,8 @@ func (h *Handle) newAttempt(ctx context.Context, wait, lease time.Duration) *att
 		a.fairWait = wait // Redisson's threadWaitTime is the tryLock wait when there is one
 	}
 	if wait > 0 {
-		a.w.deadline = time.Now().Add(wait)
-		a.w.ctx = transport.BoundCalls(ctx, a.w.deadline)
+		a.w.pace.deadline = time.Now().Add(wait)
+		a.w.ctx = transport.BoundCalls(ctx, a.w.pace.deadline)
 	}
 	return a
 }
@@ -71,16 +60,20 @@ type attempt struct {
 	token     int64
 	attempts  int32 // acquire scripts sent
 	contended int32 // attempts that found the lock taken
-	// w is the attempt's waiter (one object with it); w.deadline is the
-	// end of the wait (zero: none) from newAttempt on.
+	// w is the attempt's waiter (one object with it); w.pace.deadline is
+	// the end of the wait (zero: none) from newAttempt on.
 	w waiter
 }
 
-// wait takes the lock, waiting for unlock messages between attempts (see
-// Core.waitFor); a pause is bounded by the TTL the last attempt saw. The
-// waiter is the attempt's own (a.w): one object on the heap.
+// wait takes the lock, waiting for unlock messages between attempts (or,
+// for a spin lock, a growing backoff; see waiter.run); a pause is bounded
+// by the TTL the last attempt saw. The waiter is the attempt's own (a.w):
+// one object on the heap.
 func (a *attempt) wait(wait time.Duration) (bool, error) {
 	a.startWait(wait)
+	if a.w.spins {
+		return a.w.spin()
+	}
 	if a.h.kind.wakesPerClass() && wait != 0 {
 		defer a.h.c.perClassOn(a.w.channel)()
 	}
@@ -92,23 +85,24 @@ func (a *attempt) wait(wait time.Duration) (bool, error) {
 func (a *attempt) startWait(wait time.Duration) {
 	h, c := a.h, a.h.c
 	a.w.init(c, a.w.ctx, waitSpec{
-		channel:  h.channel(a.key.field),
-		once:     wait == 0,
-		deadline: a.w.deadline,
-		queue:    h.kind.queues() && c.holds.count(a.key) == 0,
-		shared:   h.kind == KindRead,
-	}, a)
+		channel: h.channel(a.key.field),
+		once:    wait == 0,
+		queue:   h.kind.queues() && c.holds.count(a.key) == 0,
+		shared:  h.kind == KindRead,
+		spins:   h.kind.spins(),
+	}, a.w.pace.deadline, a)
 }
 
 // tryOnce is the waiter's attempt (see trier).
-func (a *attempt) tryOnce() (bool, time.Duration, bool, error) {
-	held, ttl, reached, err := a.try(!a.w.once)
-	if err == nil && ttl < 0 {
+func (a *attempt) tryOnce() tried {
+	t := a.try(!a.w.once)
+	if t.err == nil && t.pause < 0 && !a.w.spins {
 		// No expiry on the key: only an unlock message (or a reconnect)
-		// will tell; look again after a watchdog lease.
-		ttl = a.h.c.cfg.WatchdogTimeout
+		// will tell; look again after a watchdog lease. (A spin lock's
+		// backoff is bounded by a TTL only when there is one.)
+		t.pause = a.h.c.cfg.WatchdogTimeout
 	}
-	return held, ttl, reached, err
+	return t
 }
 
 // canRetry is the waiter's retry rule (see trier).
@@ -120,66 +114,19 @@ func (a *attempt) retryable(err error) bool {
 	return a.h.c.retryable(a.w.ctx, err)
 }
 
-// spin takes a SpinLock: it retries with exponential backoff and full
-// jitter until it holds, the wait runs out or ctx ends. A pause never
-// outlasts the TTL the last attempt saw.
-func (a *attempt) spin(wait time.Duration) (bool, error) {
-	c, b := a.h.c, a.h.c.cfg.Spin
-	bound := b.Initial
-	f := &Failures{policy: &c.cfg.Retry}
-	var lastErr error
-	for {
-		held, ttl, _, err := a.try(false)
-		switch {
-		case held:
-			return true, nil
-		case err != nil && (wait == 0 || !a.retryable(err)):
-			return false, err
-		case wait == 0:
-			return false, nil
-		}
-		pause := rand.N(bound + 1)
-		bound = min(2*bound, b.Max)
-		if err == nil && ttl >= 0 {
-			pause = min(pause, ttl)
-		}
-		lastErr = err
-		if err != nil {
-			// Redis is failing: retry within the budget (WithRetry).
-			p, more, gaveUp := f.Failed(err)
-			if !more {
-				return false, gaveUp
-			}
-			pause = max(pause, p)
-		} else {
-			f.Reset()
-		}
-		remain, ok := remaining(a.w.deadline)
-		if !ok {
-			return false, waitEnded(nil, lastErr)
-		}
-		if remain >= 0 {
-			pause = min(pause, remain)
-		}
-		if err := c.sleep(a.w.ctx, pause); err != nil {
-			return false, waitEnded(err, lastErr)
-		}
-	}
-}
-
-// try runs the acquire script once. held reports a hold taken (recorded in
-// the ledger); otherwise ttl bounds the wait before the next attempt
+// try runs the acquire script once. ok reports a hold taken (recorded in
+// the ledger); otherwise pause bounds the wait before the next attempt
 // (negative: the holder set no expiry). reached reports that Redis answered
 // (a wake that prompted the attempt was acted on).
-func (a *attempt) try(queue bool) (held bool, ttl time.Duration, reached bool, err error) {
+func (a *attempt) try(queue bool) tried {
 	c := a.h.c
 	hs, err := c.holds.enter(a.w.ctx, a.key, c.done)
 	if err != nil {
-		return false, 0, false, err
+		return tried{err: err}
 	}
 	if err := c.runUnsettled(a.w.ctx, a.key, hs); err != nil {
 		c.holds.exit(a.key, hs)
-		return false, 0, false, err
+		return tried{err: err}
 	}
 	known := hs.known()
 	lease := a.lease
@@ -191,22 +138,22 @@ func (a *attempt) try(queue bool) (held bool, ttl time.Duration, reached bool, e
 	}
 	o, sent, err := a.send(hs, known, lease, queue)
 	if o == nil {
-		return false, 0, false, err // the hold was exited, or handed to a settle
+		return tried{err: err} // the hold was exited, or handed to a settle
 	}
 	defer c.holds.exit(a.key, hs)
 	if err := o.ReplyErr(); err != nil {
 		if e, ok := err.(transport.ReplyError); ok && strings.Contains(string(e), "NON_REENTRANT_REACQUIRE") {
 			err = ErrReentry
 		}
-		return false, 0, true, err
+		return tried{reached: true, err: err}
 	}
 	var buf [2]int64
 	if r, ok := intsInto(buf[:0], o.V); ok && len(r) > 0 {
 		held, err := a.took(hs, known, r, lease, sent, o)
-		return held, 0, true, err
+		return tried{ok: held, reached: true, err: err}
 	}
-	ttl, err = a.refused(hs, known, o.V, queue)
-	return false, ttl, true, err
+	ttl, err := a.refused(hs, known, o.V, queue)
+	return tried{pause: ttl, reached: true, err: err}
 }
 
 // send runs the acquire script for the entered hold hs. It returns the op

@@ -52,24 +52,16 @@ func (s *SyncHandle) ReleaseSemaphore(ctx context.Context, op string, n int) (in
 // ctx ends), waiting for release messages between attempts.
 func (s *SyncHandle) AcquireSemaphore(ctx context.Context, n int, wait time.Duration) (Acquired, error) {
 	var a Acquired
-	deadline := waitDeadline(wait)
-	ctx = transport.BoundCalls(ctx, deadline)
-	ok, err := s.c.waitFor(ctx, &funcWait{waitSpec: waitSpec{
-		channel:  layout.SemaphoreChannel(s.name),
-		once:     wait == 0,
-		deadline: deadline},
-		try: func() (bool, time.Duration, bool, error) {
-			a.Attempts++
-			ok, reached, err := s.takeSemaphore(ctx, n)
-			if reached && !ok && err == nil {
-				a.Contended++
-			}
-			return ok, s.safetyPause(), reached, err
-		},
-		retryable: func(err error) bool { return s.c.retryable(ctx, err) },
+	ok, err := s.wait(ctx, layout.SemaphoreChannel(s.name), wait, func(ctx context.Context) tried {
+		a.Attempts++
+		ok, reached, err := s.takeSemaphore(ctx, n)
+		if reached && !ok && err == nil {
+			a.Contended++
+		}
+		return tried{ok: ok, pause: s.safetyPause(), reached: reached, err: err}
 	})
 	a.Held = ok
-	return a, s.c.ctxOr(ctx, err)
+	return a, err
 }
 
 // takeSemaphore runs the acquire once. A call its caller stopped waiting
@@ -128,33 +120,24 @@ func (s *SyncHandle) Permits(ctx context.Context, op string, args ...any) (int64
 // returns their ids and when the attempt that took them was sent: their
 // lease runs from no earlier.
 func (s *SyncHandle) AcquirePermits(ctx context.Context, n int, wait, lease time.Duration) (ids []string, sent time.Time, a Acquired, err error) {
-	deadline := waitDeadline(wait)
-	ctx = transport.BoundCalls(ctx, deadline)
-	a.Held, err = s.c.waitFor(ctx, &funcWait{waitSpec: waitSpec{
-		channel:  layout.SemaphoreChannel(s.name),
-		once:     wait == 0,
-		deadline: deadline},
-		try: func() (bool, time.Duration, bool, error) {
-			a.Attempts++
-			var pause time.Duration
-			var reached bool
-			var err error
-			sent = time.Now()
-			ids, pause, reached, err = s.takePermits(ctx, n, lease)
-			if reached && ids == nil && err == nil {
-				a.Contended++
-			}
-			if pause < 0 || pause > s.safetyPause() {
-				pause = s.safetyPause()
-			}
-			return ids != nil, pause, reached, err
-		},
-		retryable: func(err error) bool { return s.c.retryable(ctx, err) },
+	a.Held, err = s.wait(ctx, layout.SemaphoreChannel(s.name), wait, func(ctx context.Context) tried {
+		a.Attempts++
+		var t tried
+		sent = time.Now()
+		ids, t.pause, t.reached, t.err = s.takePermits(ctx, n, lease)
+		if t.reached && ids == nil && t.err == nil {
+			a.Contended++
+		}
+		if t.pause < 0 || t.pause > s.safetyPause() {
+			t.pause = s.safetyPause()
+		}
+		t.ok = ids != nil
+		return t
 	})
 	if !a.Held {
 		ids = nil
 	}
-	return ids, sent, a, s.c.ctxOr(ctx, err)
+	return ids, sent, a, err
 }
 
 // takePermits makes one attempt with n fresh permit ids; it returns the ids
@@ -300,17 +283,8 @@ func (s *SyncHandle) CountDown(ctx context.Context) (int64, error) {
 // Await waits until the latch's count is zero, within wait (0: one look;
 // < 0: until ctx ends), waiting for its messages between looks.
 func (s *SyncHandle) Await(ctx context.Context, wait time.Duration) (bool, error) {
-	deadline := waitDeadline(wait)
-	ctx = transport.BoundCalls(ctx, deadline)
-	ok, err := s.c.waitFor(ctx, &funcWait{waitSpec: waitSpec{
-		channel:  layout.LatchChannel(s.name),
-		once:     wait == 0,
-		deadline: deadline},
-		try: func() (bool, time.Duration, bool, error) {
-			n, err := s.Get(ctx)
-			return err == nil && n <= 0, s.safetyPause(), err == nil, err
-		},
-		retryable: func(err error) bool { return s.c.retryable(ctx, err) },
+	return s.wait(ctx, layout.LatchChannel(s.name), wait, func(ctx context.Context) tried {
+		n, err := s.Get(ctx)
+		return tried{ok: err == nil && n <= 0, pause: s.safetyPause(), reached: err == nil, err: err}
 	})
-	return ok, s.c.ctxOr(ctx, err)
 }

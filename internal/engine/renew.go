@@ -21,16 +21,7 @@ import (
 func (c *Core) renew(ctx context.Context, leases []watchdog.Lease) ([]watchdog.Status, error) {
 	ops := make([]*transport.Op, len(leases))
 	for i, l := range leases {
-		switch d := l.Data.(leaseData); d.renew {
-		case renewRead:
-			ops[i] = transport.NewScriptOp(ctx, readRenewScript, []any{l.Key, layout.ReadTimeoutPrefix(l.Key, l.Field)}, c.watchdogMs, l.Field)
-		case renewFaster:
-			ops[i] = transport.NewScriptOp(ctx, fasterRenewScript, []any{d.key}, append([]any{c.watchdogMs, l.Field}, d.values...)...)
-		case renewPermit:
-			ops[i] = transport.NewScriptOp(ctx, permitsScript, d.keys, "update", c.pubArg, d.values[0], c.watchdogMs)
-		default:
-			ops[i] = transport.NewScriptOp(ctx, renewScript, []any{l.Key}, c.watchdogMs, l.Field)
-		}
+		ops[i] = c.renewal(ctx, l)
 	}
 	send := ops
 	if !c.cluster && !c.renewLoaded.Swap(true) {
@@ -46,20 +37,40 @@ func (c *Core) renew(ctx context.Context, leases []watchdog.Lease) ([]watchdog.S
 		case <-c.done:
 			return nil, ErrClosed
 		}
-		re, _ := o.V.(transport.ReplyError)
-		switch n, _ := o.V.(int64); {
-		case o.Outcome() == transport.Replied && re.WrongType():
-			// The key was overwritten by another application: the hold
-			// is gone.
-			out[i] = watchdog.Lost
-		case o.Outcome() != transport.Replied || o.ReplyErr() != nil:
-			out[i] = watchdog.Failed
-			c.renewLoaded.Store(false)
-		case n == 1:
-			out[i] = watchdog.Renewed
-		default:
-			out[i] = watchdog.Lost
-		}
+		out[i] = c.renewed(o)
 	}
 	return out, nil
+}
+
+// renewal returns the renewal op of lease l: its kind's renewal script
+// with the watchdog timeout.
+func (c *Core) renewal(ctx context.Context, l watchdog.Lease) *transport.Op {
+	switch d := l.Data.(leaseData); d.renew {
+	case renewRead:
+		return transport.NewScriptOp(ctx, readRenewScript, []any{l.Key, layout.ReadTimeoutPrefix(l.Key, l.Field)}, c.watchdogMs, l.Field)
+	case renewFaster:
+		return transport.NewScriptOp(ctx, fasterRenewScript, []any{d.key}, append([]any{c.watchdogMs, l.Field}, d.values...)...)
+	case renewPermit:
+		return transport.NewScriptOp(ctx, permitsScript, d.keys, "update", c.pubArg, d.values[0], c.watchdogMs)
+	}
+	return transport.NewScriptOp(ctx, renewScript, []any{l.Key}, c.watchdogMs, l.Field)
+}
+
+// renewed reads a renewal's outcome: renewed, lost (the hold is gone, or
+// another application overwrote the key), or failed (no reply, or an error
+// reply: Redis may have lost its scripts, which the next renewal loads).
+func (c *Core) renewed(o *transport.Op) watchdog.Status {
+	re, _ := o.V.(transport.ReplyError)
+	switch n, _ := o.V.(int64); {
+	case o.Outcome() == transport.Replied && re.WrongType():
+		// The key was overwritten by another application: the hold is
+		// gone.
+		return watchdog.Lost
+	case o.Outcome() != transport.Replied || o.ReplyErr() != nil:
+		c.renewLoaded.Store(false)
+		return watchdog.Failed
+	case n == 1:
+		return watchdog.Renewed
+	}
+	return watchdog.Lost
 }

@@ -48,28 +48,27 @@ func (r RetryPolicy) pause(n int) time.Duration {
 	return half + rand.N(half+1)
 }
 
-// Failures counts the attempts of one wait that failed in a row (make it
-// with NewFailures).
-type Failures struct {
+// maxBackoff caps the pause between attempts while Redis fails and waits
+// retry until ctx ends (WithRetry with attempts < 0).
+const maxBackoff = time.Second
+
+// failures counts the attempts of one wait that failed in a row.
+type failures struct {
 	policy  *RetryPolicy  // the Client's (or RedLock's), not a copy: memory per waiter
 	n       int           // failed attempts in a row
 	backoff time.Duration // the growing pause when retrying until ctx ends
 }
 
-// NewFailures returns the count of a wait that retries by policy.
-func NewFailures(policy *RetryPolicy) Failures { return Failures{policy: policy} }
+// reset records an attempt that Redis answered.
+func (f *failures) reset() { f.n, f.backoff = 0, 0 }
 
-// Reset records an attempt that Redis answered.
-func (f *Failures) Reset() { f.n, f.backoff = 0, 0 }
-
-// Failed records a failed attempt and returns the pause before the next
+// failed records a failed attempt and returns the pause before the next
 // one, or ok false when the retry budget is spent (err is then the error to
 // return).
-func (f *Failures) Failed(err error) (pause time.Duration, ok bool, out error) {
+func (f *failures) failed(err error) (pause time.Duration, ok bool, out error) {
 	f.n++
 	if f.policy.untilCtx() {
-		// Revision 2's behaviour: a growing pause, from 10 ms up to a
-		// second, until ctx ends.
+		// Until ctx ends: a pause that doubles from 10 ms up to a second.
 		f.backoff = min(max(2*f.backoff, 10*time.Millisecond), maxBackoff)
 		return f.backoff, true, nil
 	}
@@ -77,6 +76,74 @@ func (f *Failures) Failed(err error) (pause time.Duration, ok bool, out error) {
 		return 0, false, fmt.Errorf("gave up after %d retries (WithRetry): %w", f.policy.Attempts, err)
 	}
 	return f.policy.pause(f.n - 1), true, nil
+}
+
+// Pace is the one retry loop's state, which every wait steps through: the
+// waiter (message waits), the spin lock's backoff (waiter.spin) and
+// RedLock's rounds. It keeps the end of the wait, the attempts in a row
+// that failed without a reply (WithRetry's budget), the pause before the
+// next attempt and the last Redis error. After each attempt, judge (After)
+// reads its error; Bound then cuts the pause to the rest of the wait.
+type Pace struct {
+	f        failures
+	deadline time.Time     // end of the wait; zero: until ctx ends
+	pause    time.Duration // before the next attempt
+	lastErr  error         // the last attempt's error (nil after a reply)
+}
+
+// NewPace returns the pace of a wait that ends at deadline (zero: until
+// ctx ends) and retries a failing Redis by policy.
+func NewPace(policy *RetryPolicy, deadline time.Time) Pace {
+	return Pace{f: failures{policy: policy}, deadline: deadline}
+}
+
+// After records an attempt that set pause (the longest sleep before the
+// next) and judges its error (see judge).
+func (p *Pace) After(pause time.Duration, err error, final bool) error {
+	p.pause = pause
+	return p.judge(err, final)
+}
+
+// judge reads the last attempt's error: a refusal (final) ends the wait,
+// the error returned; a Redis failure is retried within the budget
+// (WithRetry), after the budget's pause, or ends the wait with the budget's
+// error once it is spent; a reply resets the budget and keeps the pause.
+func (p *Pace) judge(err error, final bool) error {
+	p.lastErr = err
+	switch {
+	case err == nil:
+		p.f.reset()
+		return nil
+	case final:
+		return err
+	}
+	next, more, gaveUp := p.f.failed(err)
+	if !more {
+		return gaveUp
+	}
+	p.pause = next
+	return nil
+}
+
+// Bound returns the next sleep: the pause, within the rest of the wait (ok
+// false when the wait ran out).
+func (p *Pace) Bound() (time.Duration, bool) {
+	remain, ok := remaining(p.deadline)
+	pause := p.pause
+	if ok && remain >= 0 && (pause < 0 || remain < pause) {
+		pause = remain
+	}
+	return pause, ok
+}
+
+// remaining returns how much of a wait is left (ok false when it ran out);
+// a wait without deadline has all the time in the world (-1).
+func remaining(deadline time.Time) (time.Duration, bool) {
+	if deadline.IsZero() {
+		return -1, true
+	}
+	d := time.Until(deadline)
+	return d, d > 0
 }
 
 // Sending again what is safe to send again: a settle (idempotent), and a

@@ -112,6 +112,19 @@ func (c *Core) runInt(ctx context.Context, o *transport.Op) (int64, error) {
 // hand, without a message, is found within it.
 func (s *SyncHandle) safetyPause() time.Duration { return s.c.cfg.WatchdogTimeout }
 
+// wait is a synchronizer's wait for messages on channel within wait (0: one
+// attempt; < 0: until ctx ends): try makes each attempt, with ctx bounded
+// by the wait's end (see transport.BoundCalls). See waiter.run.
+func (s *SyncHandle) wait(ctx context.Context, channel string, wait time.Duration, try func(ctx context.Context) tried) (bool, error) {
+	deadline := waitDeadline(wait)
+	ctx = transport.BoundCalls(ctx, deadline)
+	ok, err := s.c.waitFor(ctx, &funcWait{waitSpec: waitSpec{channel: channel, once: wait == 0}, deadline: deadline,
+		try:       func() tried { return try(ctx) },
+		retryable: func(err error) bool { return s.c.retryable(ctx, err) },
+	})
+	return ok, s.c.ctxOr(ctx, err)
+}
+
 // waitDeadline returns when a wait ends (zero: until ctx ends).
 func waitDeadline(wait time.Duration) time.Time {
 	if wait > 0 {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"time"
 
 	"github.com/goredisson/goredisson/internal/transport"
@@ -13,39 +14,49 @@ import (
 // waitSpec is one wait for something that messages on a channel announce:
 // a lock freed, permits released, a latch opened.
 type waitSpec struct {
-	channel  string
-	deadline time.Time // end of the wait; zero: until ctx ends
-	once     bool      // one attempt, no waiting
+	channel string
+	once    bool // one attempt, no waiting
 	// queue makes a waiter that finds waiters of this Client already on
 	// the channel wait behind them before its first attempt, rather than
-	// race them for the lock (see Core.waitFor).
+	// race them for the lock (see waiter.run).
 	queue bool
 	// shared marks a read-write lock's reader: a write unlock wakes every
 	// reader of this Client and one writer (see Core.wakes).
 	shared bool
+	// spins marks a spin lock's wait: no messages, attempts at a growing
+	// backoff (see waiter.spin).
+	spins bool
+}
+
+// tried is what one attempt of a wait tells the waiter.
+type tried struct {
+	ok bool // the wait is over: held, taken, open
+	// pause bounds the sleep before the next attempt (negative: the lock
+	// has no expiry; see attempt.tryOnce).
+	pause time.Duration
+	// reached reports that Redis answered the attempt (a wake that
+	// prompted it was acted on).
+	reached bool
+	err     error
 }
 
 // trier makes a wait's attempts. An acquisition's attempt is one (so the
 // attempt, its spec and its waiter are one object); funcWait adapts funcs.
 type trier interface {
-	// tryOnce makes one attempt. ok ends the wait; otherwise pause bounds
-	// the sleep before the next attempt (negative: until a message), and
-	// reached reports that Redis answered it (a wake that prompted the
-	// attempt was acted on).
-	tryOnce() (ok bool, pause time.Duration, reached bool, err error)
-	// canRetry reports whether a failed attempt may be tried again.
-	canRetry(err error) bool
+	tryOnce() tried          // one attempt
+	canRetry(err error) bool // whether a failed attempt may be tried again
 }
 
 // funcWait is a wait whose attempts are funcs (latch, semaphores).
 type funcWait struct {
 	waitSpec
-	try       func() (ok bool, pause time.Duration, reached bool, err error)
+	deadline  time.Time // end of the wait; zero: until ctx ends
+	try       func() tried
 	retryable func(err error) bool
 }
 
-func (f *funcWait) tryOnce() (bool, time.Duration, bool, error) { return f.try() }
-func (f *funcWait) canRetry(err error) bool                     { return f.retryable(err) }
+func (f *funcWait) tryOnce() tried          { return f.try() }
+func (f *funcWait) canRetry(err error) bool { return f.retryable(err) }
 
 // queuePause is the default of Core.queuePause: it bounds the first wait
 // of a waiter that queued behind this Client's waiters without an attempt
@@ -55,44 +66,26 @@ func (f *funcWait) canRetry(err error) bool                     { return f.retry
 const queuePause = 100 * time.Millisecond
 
 // waiter is one wait in progress: the spec, and what the loop learns as it
-// goes. Every step of the wait is a method that reads and updates it.
+// goes (its pace: the end of the wait, the failures in a row, the pause
+// and the last Redis error). Every step of the wait is a method that reads
+// and updates it.
 type waiter struct {
 	waitSpec
-	t   trier
-	c   *Core
-	ctx context.Context
+	t    trier
+	c    *Core
+	ctx  context.Context
+	pace Pace
 	// sub is the subscription to the channel (nil: none yet). The wait
 	// closes it when it ends.
 	sub *pubsub.Sub
-	// f counts the attempts in a row that failed without a reply.
-	f Failures
-	// pause bounds the next sleep (negative: until a message); err is the
-	// last attempt's error, lastErr the Redis error a failed wait reports.
-	pause        time.Duration
-	err, lastErr error
+	// err is the last attempt's error, until judge reads it.
+	err error
 	// untried: no attempt made since the waiter queued (see waitSpec.queue);
 	// one is due before the wait may run out.
 	untried bool
 }
 
-// waitFor runs a wait. It tries once; if that fails and the wait allows, it
-// subscribes to the channel (confirmed by Redis, so that nothing published
-// after the next attempt is missed), then alternates attempts and waits for
-// a message, each wait bounded by the attempt's pause, the rest of the wait
-// and ctx. A message is only a reason to try again; a wake taken by a
-// waiter that leaves without trying is handed on (see pubsub.Sub.Used).
-// While Redis fails, attempts go on with a growing pause (up to a second)
-// and the last error is reported if the wait runs out. It returns (false,
-// nil) when the wait ran out.
-//
-// With queue, a waiter that finds other waiters of this Client on the
-// channel (ones that have tried, see pubsub.Sub.QueueBehind) does not try
-// first: it queues behind them (an unlock message wakes the waiter blocked
-// longest) for at most Core.queuePause, and then tries (a TryLock whose
-// wait is shorter tries when its wait ends). So a goroutine that unlocks
-// and locks again at once does not take the lock from under the waiter
-// its unlock woke: the goroutines of one process take the lock in turn,
-// and the attempt that would fail is spared.
+// waitFor runs the wait fw (see waiter.run).
 func (c *Core) waitFor(ctx context.Context, fw *funcWait) (bool, error) {
 	w := c.newWaiter(ctx, fw)
 	defer w.close()
@@ -107,14 +100,15 @@ func (c *Core) waitFor(ctx context.Context, fw *funcWait) (bool, error) {
 //go:noinline
 func (c *Core) newWaiter(ctx context.Context, fw *funcWait) *waiter {
 	w := &waiter{}
-	w.init(c, ctx, fw.waitSpec, fw)
+	w.init(c, ctx, fw.waitSpec, fw.deadline, fw)
 	return w
 }
 
-// init readies w for a wait of spec whose attempts t makes.
-func (w *waiter) init(c *Core, ctx context.Context, spec waitSpec, t trier) {
+// init readies w for a wait of spec until deadline (zero: until ctx ends)
+// whose attempts t makes.
+func (w *waiter) init(c *Core, ctx context.Context, spec waitSpec, deadline time.Time, t trier) {
 	w.waitSpec, w.t, w.c, w.ctx = spec, t, c, ctx
-	w.f = Failures{policy: &c.cfg.Retry}
+	w.pace = NewPace(&c.cfg.Retry, deadline)
 }
 
 // close ends the wait's subscription, if any.
@@ -124,15 +118,38 @@ func (w *waiter) close() {
 	}
 }
 
-// run is the wait up to the loop: the first attempt, riding out a failing
-// Redis, and the subscription.
+// run is a wait: it returns (true, nil) once an attempt succeeds, (false,
+// nil) when the wait ran out, and the error of a wait that failed.
+//
+// It tries once; if that fails and the wait allows, it subscribes to the
+// channel (confirmed by Redis, so that nothing published after the next
+// attempt is missed), then alternates attempts and waits for a message
+// (loop), each wait bounded by the attempt's pause, the rest of the wait
+// and ctx. A message is only a reason to try again; a wake taken by a
+// waiter that leaves without trying is handed on (see pubsub.Sub.Used).
+// While Redis fails, attempts go on within the retry budget (WithRetry):
+// before subscribing, the failed attempt is retried until Redis answers
+// (rideOut, as Redisson's commands retry before its lock loop subscribes),
+// and the last error is reported if the wait runs out.
+//
+// With queue, a waiter that finds other waiters of this Client on the
+// channel (ones that have tried, see pubsub.Sub.QueueBehind) does not try
+// first: it queues behind them (an unlock message wakes the waiter blocked
+// longest) for at most Core.queuePause, and then tries (a TryLock whose
+// wait is shorter tries when its wait ends). So a goroutine that unlocks
+// and locks again at once does not take the lock from under the waiter
+// its unlock woke: the goroutines of one process take the lock in turn,
+// and the attempt that would fail is spared.
+//
+// A spin lock's wait subscribes to nothing: see spin, which attempt.wait
+// runs instead.
 func (w *waiter) run() (bool, error) {
 	if !w.once {
 		// When the channel is already subscribed (contended here), join
 		// it before the first attempt: then one failed attempt is enough.
 		w.join(w.c.hub.SubscribeIfReady(w.channel))
 		if w.sub != nil && w.queue && w.sub.QueueBehind() {
-			w.pause, w.untried = w.c.queuePause, true
+			w.pace.pause, w.untried = w.c.queuePause, true
 			return w.loop(false)
 		}
 	}
@@ -142,7 +159,7 @@ func (w *waiter) run() (bool, error) {
 	if w.once || (w.err != nil && !w.t.canRetry(w.err)) {
 		return false, w.err
 	}
-	if w.err != nil && !w.f.policy.untilCtx() {
+	if w.err != nil && !w.pace.f.policy.untilCtx() {
 		// Redis is failing: retry within the budget before subscribing,
 		// as Redisson's commands do before its lock loop subscribes.
 		if ok, err := w.rideOut(); ok || err != nil {
@@ -152,7 +169,7 @@ func (w *waiter) run() (bool, error) {
 	if w.sub != nil {
 		return w.loop(false)
 	}
-	sub, serr := w.c.subscribe(w.ctx, w.channel, w.deadline)
+	sub, serr := w.c.subscribe(w.ctx, w.channel, w.pace.deadline)
 	if sub == nil {
 		return false, waitEnded(serr, w.err)
 	}
@@ -186,8 +203,9 @@ type classed interface {
 // attempt makes one attempt: it reports success, or records the attempt's
 // pause and error. It returns whether Redis answered, too.
 func (w *waiter) attempt() (ok, reached bool) {
-	ok, w.pause, reached, w.err = w.t.tryOnce()
-	return ok, reached
+	t := w.t.tryOnce()
+	w.pace.pause, w.err = t.pause, t.err
+	return t.ok, t.reached
 }
 
 // tryOn makes one attempt of a subscribed waiter: the first marks it as a
@@ -205,34 +223,45 @@ func (w *waiter) tryOn() bool {
 	return ok
 }
 
+// judge reads the last attempt's error into the pace (see Pace.judge): a
+// refusal (an error canRetry refuses) ends the wait, a Redis failure is
+// retried within the budget, a reply resets it.
+func (w *waiter) judge() error {
+	err := w.err
+	w.err = nil
+	return w.pace.judge(err, err != nil && !w.t.canRetry(err))
+}
+
+// sleep sleeps the pace's next pause within the rest of the wait. It
+// reports whether the wait is over instead, and its error: nil when the
+// wait ran out, else ctx's end or Close (with the last Redis error).
+func (w *waiter) sleep() (over bool, err error) {
+	pause, ok := w.pace.Bound()
+	if !ok {
+		return true, waitEnded(nil, w.pace.lastErr)
+	}
+	if err := w.c.sleep(w.ctx, pause); err != nil {
+		return true, waitEnded(err, w.pace.lastErr)
+	}
+	return false, nil
+}
+
 // rideOut retries the failed attempt, within the retry budget, the wait
 // and ctx, until Redis answers. It returns (false, nil) when the last
-// attempt was answered and not held (w.pause bounds the next sleep);
+// attempt was answered and not held (its pause bounds the next sleep);
 // otherwise the wait is over: held, or failed for good.
 func (w *waiter) rideOut() (bool, error) {
 	for w.err != nil {
-		p, more, gaveUp := w.f.Failed(w.err)
-		if !more {
-			return false, gaveUp
+		if err := w.judge(); err != nil {
+			return false, err
 		}
-		remain, left := remaining(w.deadline)
-		if !left {
-			return false, waitEnded(nil, w.err)
-		}
-		if remain >= 0 {
-			p = min(p, remain)
-		}
-		if serr := w.c.sleep(w.ctx, p); serr != nil {
-			return false, waitEnded(serr, w.err)
+		if over, err := w.sleep(); over {
+			return false, err
 		}
 		if ok, _ := w.attempt(); ok {
 			return true, nil
 		}
-		if w.err != nil && !w.t.canRetry(w.err) {
-			return false, w.err
-		}
 	}
-	w.f.Reset()
 	return false, nil
 }
 
@@ -249,51 +278,54 @@ func (w *waiter) loop(tryFirst bool) (bool, error) {
 		if err := w.judge(); err != nil {
 			return false, err
 		}
-		pause, ok := w.bound()
+		if w.pace.lastErr != nil {
+			w.c.Logger().Debug("goredisson: attempt failed, retrying", "channel", w.channel, "err", w.pace.lastErr)
+		}
+		pause, ok := w.pace.Bound()
 		if !ok && w.untried {
 			continue // the wait ran out in the queue: make the one attempt it owes
 		}
 		if !ok {
-			return false, waitEnded(nil, w.lastErr)
+			return false, waitEnded(nil, w.pace.lastErr)
 		}
 		if _, err := w.sub.Wait(w.ctx, pause); err != nil {
-			return false, waitEnded(err, w.lastErr)
+			return false, waitEnded(err, w.pace.lastErr)
 		}
 	}
 }
 
-// judge classifies the last attempt's error: a refusal ends the wait (the
-// error returned); a Redis failure is retried within the budget
-// (WithRetry), after the budget's pause (lastErr is then the error); a
-// reply resets the budget and keeps the attempt's pause.
-func (w *waiter) judge() error {
-	err := w.err
-	w.err, w.lastErr = nil, err
-	switch {
-	case err != nil && !w.t.canRetry(err):
-		return err
-	case err != nil:
-		next, more, gaveUp := w.f.Failed(err)
-		if !more {
-			return gaveUp
+// spin is the wait of a spin lock, which no message announces: it retries
+// with exponential backoff and full jitter (WithSpinBackoff) until it
+// holds, the wait runs out or ctx ends. A pause never outlasts the TTL the
+// last attempt saw; while Redis fails, it is at least the retry budget's.
+func (w *waiter) spin() (bool, error) {
+	b := w.c.cfg.Spin
+	bound := b.Initial
+	for {
+		if ok, _ := w.attempt(); ok {
+			return true, nil
 		}
-		w.c.Logger().Debug("goredisson: attempt failed, retrying", "channel", w.channel, "err", err)
-		w.pause = next
-		return nil
+		if w.once {
+			return false, w.err
+		}
+		jitter := rand.N(bound + 1)
+		bound = min(2*bound, b.Max)
+		failed, ttl := w.err != nil, w.pace.pause
+		if err := w.judge(); err != nil {
+			return false, err
+		}
+		switch {
+		case failed:
+			w.pace.pause = max(jitter, w.pace.pause)
+		case ttl >= 0:
+			w.pace.pause = min(jitter, ttl)
+		default:
+			w.pace.pause = jitter
+		}
+		if over, err := w.sleep(); over {
+			return false, err
+		}
 	}
-	w.f.Reset()
-	return nil
-}
-
-// bound returns the next sleep: the pause, within the rest of the wait (ok
-// false when the wait ran out).
-func (w *waiter) bound() (time.Duration, bool) {
-	remain, ok := remaining(w.deadline)
-	pause := w.pause
-	if ok && remain >= 0 && (pause < 0 || remain < pause) {
-		pause = remain
-	}
-	return pause, ok
 }
 
 // subscribe subscribes to channel within the rest of the wait; a nil Sub
@@ -313,16 +345,6 @@ func (c *Core) subscribe(ctx context.Context, channel string, deadline time.Time
 		return nil, err
 	}
 	return nil, nil // the wait ran out while subscribing
-}
-
-// remaining returns how much of a wait is left (ok false when it ran out);
-// a wait without deadline has all the time in the world (-1).
-func remaining(deadline time.Time) (time.Duration, bool) {
-	if deadline.IsZero() {
-		return -1, true
-	}
-	d := time.Until(deadline)
-	return d, d > 0
 }
 
 // waitEnded is the error of a wait that ended without success: err (ctx's
