@@ -1,12 +1,8 @@
 package election_test
 
 import (
-	"bytes"
 	"context"
 	"fmt"
-	"log/slog"
-	"strings"
-	"sync"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -17,30 +13,6 @@ import (
 	"github.com/goredisson/goredisson/internal/spectest"
 	"github.com/goredisson/goredisson/rlock"
 )
-
-// logBuffer collects log lines (slog's text format) for specs that check a
-// warning.
-type logBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *logBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-// count returns how many lines contain s.
-func (b *logBuffer) count(s string) int {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return strings.Count(b.buf.String(), s)
-}
-
-func (b *logBuffer) logger() *slog.Logger {
-	return slog.New(slog.NewTextHandler(b, &slog.HandlerOptions{Level: slog.LevelWarn}))
-}
 
 // Redis ACL users (docs/layout.md, "ACL users"): the election needs its
 // channel to tell observers of new terms, and INFO to tell its own records
@@ -58,7 +30,7 @@ var _ = Describe("Election as an ACL user", func() {
 	// aclCandidate makes the ACL user (rules after "reset on >pw"),
 	// deleted at cleanup, and a candidate logged in as it on a 2 s
 	// watchdog timeout.
-	aclCandidate := func(user, name string, rules []string, opts ...election.Option) (*election.Election, *redis.Client, *logBuffer) {
+	aclCandidate := func(user, name string, rules []string, opts ...election.Option) (*election.Election, *redis.Client, *spectest.LogBuffer) {
 		GinkgoHelper()
 		user = fmt.Sprintf("%s%d", user, GinkgoParallelProcess())
 		args := []any{"acl", "setuser", user, "reset", "on", ">pw"}
@@ -67,10 +39,10 @@ var _ = Describe("Election as an ACL user", func() {
 		}
 		Expect(e.Raw.Do(ctx, args...).Err()).To(Succeed())
 		DeferCleanup(func() { e.Raw.Do(context.Background(), "acl", "deluser", user) })
-		logs := &logBuffer{}
+		logs := &spectest.LogBuffer{}
 		c, rdb := spectest.ClientWith(&redis.Options{Addr: spectest.Server().Addr, Username: user, Password: "pw"},
-			rlock.WithWatchdogTimeout(lease), rlock.WithLogger(logs.logger()))
-		el, err := election.New(rdb, c.NewLock(name), append(opts, election.WithMaxLease(lease), election.WithLogger(logs.logger()))...)
+			rlock.WithWatchdogTimeout(lease), rlock.WithLogger(logs.Logger()))
+		el, err := election.New(rdb, c.NewLock(name), append(opts, election.WithMaxLease(lease), election.WithLogger(logs.Logger()))...)
 		Expect(err).NotTo(HaveOccurred())
 		return el, rdb, logs
 	}
@@ -103,10 +75,10 @@ var _ = Describe("Election as an ACL user", func() {
 		Expect(rdbA.Get(ctx, name+":leader").Val()).To(HavePrefix("R "), "every write took effect")
 
 		// a wrote four records (P, L, R), b three: one warning each.
-		Expect(logsA.count("may not publish on the election's channel")).To(Equal(1))
-		Expect(logsB.count("may not publish on the election's channel")).To(Equal(1))
-		Expect(logsA.count("refused the subscription to the election's channel")).To(Equal(1))
-		Expect(logsA.count("goredisson_election__channel:"+name+":leader")).To(BeNumerically(">=", 2), "the warnings name the channel")
+		Expect(logsA.Count("may not publish on the election's channel")).To(Equal(1))
+		Expect(logsB.Count("may not publish on the election's channel")).To(Equal(1))
+		Expect(logsA.Count("refused the subscription to the election's channel")).To(Equal(1))
+		Expect(logsA.Count("goredisson_election__channel:"+name+":leader")).To(BeNumerically(">=", 2), "the warnings name the channel")
 	})
 
 	It("still elects one leader at a time for a user that may not run INFO, waiting the max lease at each hand-over, and says so once", Label("slow"), func() {
@@ -130,6 +102,6 @@ var _ = Describe("Election as an ACL user", func() {
 		Expect(w.at.Sub(resigned)).To(BeNumerically(">=", lease), "b waited the max lease after the Resign")
 		Expect(w.prevErr).To(HaveOccurred())
 		Expect(b.Resign(ctx)).To(Succeed())
-		Expect(logsA.count("may not run INFO")).To(Equal(1))
+		Expect(logsA.Count("may not run INFO")).To(Equal(1))
 	})
 })

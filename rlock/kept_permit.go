@@ -37,8 +37,10 @@ func (p *PermitExpirableSemaphore) acquireKept(ctx context.Context, op string, w
 	}
 	c := h.c
 	lease := c.opts.watchdogTimeout
-	sent := time.Now() // no later than the moment Redis computes the permit's expiry
-	ids, ok, err := p.acquire(ctx, op, 1, wait, lease)
+	// sent: the taking attempt's send, no later than the moment Redis
+	// computes the permit's expiry (not the wait's start: a wait longer
+	// than the lease would have its deadline passed at once).
+	ids, sent, ok, err := p.acquire(ctx, op, 1, wait, lease)
 	if err != nil || !ok || len(ids) == 0 {
 		return nil, ok, err
 	}
@@ -71,12 +73,7 @@ func (k *KeptPermit) LostContext(ctx context.Context) (lctx context.Context, sto
 	if k == nil || k.entry == nil {
 		return newLossCtx(ctx, nil, nil, opErr("lostcontext", "", ErrNotHeld))
 	}
-	return newLossCtx(ctx, &lossWatch{entry: k.entry}, func(why error) error {
-		if why == ErrLockLost {
-			return opErr("lost", k.p.s.name, &permitLostError{id: k.id})
-		}
-		return opErr("lost", k.p.s.name, fmt.Errorf("%w: permit %s", why, k.id))
-	}, nil)
+	return newLossCtx(ctx, &lossWatch{entry: k.entry}, permitLossCause(k.p.s.name, k.id), nil)
 }
 
 // Release stops the renewals and gives the permit back. After a Release

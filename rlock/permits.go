@@ -97,7 +97,7 @@ func (p *PermitExpirableSemaphore) AcquiredPermits(ctx context.Context) (int, er
 // Acquire waits for a permit with lease and returns its id
 // [acquire(leaseTime)].
 func (p *PermitExpirableSemaphore) Acquire(ctx context.Context, lease time.Duration) (permitID string, err error) {
-	ids, _, err := p.acquire(ctx, "acquire", 1, -1, lease)
+	ids, _, _, err := p.acquire(ctx, "acquire", 1, -1, lease)
 	if len(ids) == 0 {
 		return "", err
 	}
@@ -106,7 +106,7 @@ func (p *PermitExpirableSemaphore) Acquire(ctx context.Context, lease time.Durat
 
 // TryAcquire is Acquire within wait [tryAcquire(waitTime, leaseTime)].
 func (p *PermitExpirableSemaphore) TryAcquire(ctx context.Context, wait, lease time.Duration) (permitID string, ok bool, err error) {
-	ids, ok, err := p.acquire(ctx, "tryacquire", 1, max(wait, 0), lease)
+	ids, _, ok, err := p.acquire(ctx, "tryacquire", 1, max(wait, 0), lease)
 	if len(ids) == 0 {
 		return "", ok, err
 	}
@@ -115,37 +115,39 @@ func (p *PermitExpirableSemaphore) TryAcquire(ctx context.Context, wait, lease t
 
 // AcquireN takes n permits at once [acquire(permits, leaseTime)].
 func (p *PermitExpirableSemaphore) AcquireN(ctx context.Context, n int, lease time.Duration) ([]string, error) {
-	ids, _, err := p.acquire(ctx, "acquire", n, -1, lease)
+	ids, _, _, err := p.acquire(ctx, "acquire", n, -1, lease)
 	return ids, err
 }
 
 // TryAcquireN is AcquireN within wait [tryAcquire(permits, waitTime,
 // leaseTime)].
 func (p *PermitExpirableSemaphore) TryAcquireN(ctx context.Context, n int, wait, lease time.Duration) ([]string, bool, error) {
-	return p.acquire(ctx, "tryacquire", n, max(wait, 0), lease)
+	ids, _, ok, err := p.acquire(ctx, "tryacquire", n, max(wait, 0), lease)
+	return ids, ok, err
 }
 
-// acquire takes n permits within wait (negative: until ctx ends).
-func (p *PermitExpirableSemaphore) acquire(ctx context.Context, op string, n int, wait, lease time.Duration) ([]string, bool, error) {
+// acquire takes n permits within wait (negative: until ctx ends). sent is
+// when the attempt that took them was sent: their lease runs from no
+// earlier.
+func (p *PermitExpirableSemaphore) acquire(ctx context.Context, op string, n int, wait, lease time.Duration) (ids []string, sent time.Time, ok bool, err error) {
 	h := p.handle()
 	if err := h.check(ctx, op); err != nil {
-		return nil, false, err
+		return nil, sent, false, err
 	}
 	switch {
 	case n < 1:
-		return nil, false, opErr(op, h.name, fmt.Errorf("%w: %d permits (at least 1)", ErrInvalidArgument, n))
+		return nil, sent, false, opErr(op, h.name, fmt.Errorf("%w: %d permits (at least 1)", ErrInvalidArgument, n))
 	case checkCount(n) != nil:
-		return nil, false, opErr(op, h.name, checkCount(n))
+		return nil, sent, false, opErr(op, h.name, checkCount(n))
 	case lease > 0 && lease < time.Millisecond:
-		return nil, false, opErr(op, h.name, fmt.Errorf("%w: lease %v is below 1ms (use <= 0 for a permit that never expires)", ErrInvalidArgument, lease))
+		return nil, sent, false, opErr(op, h.name, fmt.Errorf("%w: lease %v is below 1ms (use <= 0 for a permit that never expires)", ErrInvalidArgument, lease))
 	}
 	wait = waitMillis(wait)
 	start, attempts, contended := time.Now(), 0, 0
 	h.observe(ctx, Event{Op: "wait", Start: start})
-	var ids []string
 	deadline := waitDeadline(wait)
 	ctx = boundCalls(ctx, deadline)
-	ok, err := h.c.waitFor(ctx, &funcWait{waitSpec: waitSpec{
+	ok, err = h.c.waitFor(ctx, &funcWait{waitSpec: waitSpec{
 		channel:  layout.SemaphoreChannel(h.name),
 		once:     wait == 0,
 		deadline: deadline},
@@ -154,6 +156,7 @@ func (p *PermitExpirableSemaphore) acquire(ctx context.Context, op string, n int
 			var pause time.Duration
 			var reached bool
 			var err error
+			sent = time.Now()
 			ids, pause, reached, err = p.tryOnce(ctx, n, lease)
 			if reached && ids == nil && err == nil {
 				contended++
@@ -170,7 +173,7 @@ func (p *PermitExpirableSemaphore) acquire(ctx context.Context, op string, n int
 	if !ok {
 		ids = nil
 	}
-	return ids, ok, err
+	return ids, sent, ok, err
 }
 
 // tryOnce makes one attempt with n fresh permit ids; it returns the ids
