@@ -73,12 +73,7 @@ func (k *KeptPermit) LostContext(ctx context.Context) (lctx context.Context, sto
 	if k == nil || k.entry == nil {
 		return newLossCtx(ctx, nil, nil, opErr("lostcontext", "", ErrNotHeld))
 	}
-	return newLossCtx(ctx, &lossWatch{entry: k.entry}, func(why error) error {
-		if why == ErrLockLost {
-			return opErr("lost", k.p.s.name, &permitLostError{id: k.id})
-		}
-		return opErr("lost", k.p.s.name, fmt.Errorf("%w: permit %s", why, k.id))
-	}, nil)
+	return newLossCtx(ctx, &lossWatch{entry: k.entry}, permitLossCause(k.p.s.name, k.id), nil)
 }
 
 // Release stops the renewals and gives the permit back. After a Release
