@@ -9,39 +9,17 @@ import (
 // checkAll checks what every step must leave: one owner at most in Redis,
 // counts that agree, fields that leave Redis only as the model allows,
 // and a key lease that covers what the holds need.
-func (r *seqRun) checkAll(s Step, acting int, pre []ownerState, rep reply, ob observation) {
+func (r *seqRun) checkAll(s Step, acting int, pre []ownerState, ob observation) {
 	if len(ob.unknown) > 0 {
-		r.fail("result", "the lock hash has fields of nobody in this sequence: %v", ob.unknown)
+		r.fail("result", "the lock has holds of nobody in this sequence: %v", ob.unknown)
 	}
-	if len(ob.holders) > 1 {
-		var hs []string
-		for _, i := range ob.holders {
-			hs = append(hs, r.owners[i].name)
-		}
-		r.fail("two-inside", "Redis has holds of %s at once", strings.Join(hs, " and "))
-	}
+	r.checkOneInRedis(ob)
 	revocation := s.Op == "force" || s.Op == "flushall" || s.Op == "restart"
-	for j, q := range r.owners {
-		p := pre[j]
-		oc := ob.counts[j]
+	for j := range r.owners {
 		if j != acting && !revocation {
-			switch {
-			case oc > 0 && p.red == 0:
-				r.fail("count", "a hold of %s appeared in Redis without an acquisition", q.name)
-			case oc > 0 && oc != p.red:
-				r.fail("count", "%s's count in Redis went from %d to %d without a call of its own", q.name, p.red, oc)
-			case oc == 0 && p.red > 0 && !q.keyWd && r.cfg.LeaseCheck && ob.qr.Before(q.lo.Add(-eps)):
-				r.fail("lease", "%s's hold left Redis %v before the lease its holds asked for ran out", q.name, q.lo.Sub(ob.qr).Round(time.Millisecond))
-			}
+			r.checkUncalled(j, pre[j], ob)
 		}
-		// A hold the Client still counts must be in Redis while its
-		// LostContext is live (unless revoked: then by the bound).
-		if q.holding() && !q.revoked && oc == 0 {
-			r.oblige(j, ob.qr.Add(grace), "gone-unsignalled", fmt.Sprintf("%s's hold is gone from Redis while its LostContext is live (%s counted %d holds, %s)", q.name, q.name, q.n, q.leaseText()))
-		}
-		if q.holding() && oc > 0 && oc != q.n {
-			r.fail("count", "Redis counts %d holds of %s, its Client counted %d", oc, q.name, q.n)
-		}
+		r.checkCounted(j, ob)
 	}
 	// Another owner in Redis: every other holder must have been told.
 	if len(ob.holders) == 1 {
@@ -51,9 +29,49 @@ func (r *seqRun) checkAll(s Step, acting int, pre []ownerState, rep reply, ob ob
 				r.oblige(j, ob.qs.Add(grace), "two-inside", fmt.Sprintf("%s holds the lock in Redis while %s's LostContext is live (%s counted %d holds)", r.owners[h].name, q.name, q.name, q.n))
 			}
 		}
-		if r.cfg.LeaseCheck {
+		if r.cfg.LeaseCheck && !pre[h].lost.pending() && !r.owners[h].lost.pending() {
 			r.checkLease(r.owners[h], ob)
 		}
+	}
+}
+
+// checkOneInRedis: Redis holds one owner's hold at most.
+func (r *seqRun) checkOneInRedis(ob observation) {
+	if len(ob.holders) > 1 {
+		var hs []string
+		for _, i := range ob.holders {
+			hs = append(hs, r.owners[i].name)
+		}
+		r.fail("two-inside", "Redis has holds of %s at once", strings.Join(hs, " and "))
+	}
+}
+
+// checkUncalled checks the count of an owner that made no call: no field
+// appears or changes without a call (but a lost call's), and none leaves
+// before its lease.
+func (r *seqRun) checkUncalled(j int, p ownerState, ob observation) {
+	q, oc := r.owners[j], ob.counts[j]
+	switch {
+	case countLost(q, p, oc):
+	case oc > 0 && p.red == 0:
+		r.fail("count", "a hold of %s appeared in Redis without an acquisition", q.name)
+	case oc > 0 && oc != p.red:
+		r.fail("count", "%s's count in Redis went from %d to %d without a call of its own", q.name, p.red, oc)
+	case oc == 0 && p.red > 0 && !q.keyWd && r.cfg.LeaseCheck && ob.qr.Before(q.lo.Add(-eps)):
+		r.fail("lease", "%s's hold left Redis %v before the lease its holds asked for ran out", q.name, q.lo.Sub(ob.qr).Round(time.Millisecond))
+	}
+}
+
+// checkCounted checks a hold the Client still counts: in Redis while its
+// LostContext is live (unless revoked: then by the bound), with the count
+// the Client has.
+func (r *seqRun) checkCounted(j int, ob observation) {
+	q, oc := r.owners[j], ob.counts[j]
+	if q.holding() && !q.revoked && oc == 0 {
+		r.oblige(j, ob.qr.Add(grace), "gone-unsignalled", fmt.Sprintf("%s's hold is gone from Redis while its LostContext is live (%s counted %d holds, %s)", q.name, q.name, q.n, q.leaseText()))
+	}
+	if q.holding() && oc > 0 && oc != q.n {
+		r.fail("count", "Redis counts %d holds of %s, its Client counted %d", oc, q.name, q.n)
 	}
 }
 
@@ -84,9 +102,23 @@ func (r *seqRun) checkLease(h *ownerState, ob observation) {
 		}
 	case h.holding() && h.wd:
 		if ehi.Before(h.wdFloor.Add(-eps)) {
-			r.fail("lease", "the key of %s's watchdog-managed hold expires %v before a watchdog lease (%v) from the last call that set it (pttl %v)", h.name, h.wdFloor.Sub(ehi).Round(time.Millisecond), r.wdT, ob.pttl)
+			r.fail("lease", "the key of %s's watchdog-managed hold expires %v before a watchdog lease (%v) from the last call that set it (pttl %v)", h.name, h.wdFloor.Sub(ehi).Round(time.Millisecond), h.wdT, ob.pttl)
 		}
 	}
+}
+
+// deferStopped keeps the obligations of owners whose process is stopped
+// for its cont (pause.go): a stopped process can end nothing.
+func (r *seqRun) deferStopped() {
+	keep := r.obls[:0]
+	for _, o := range r.obls {
+		if !r.stopped[r.owners[o.o].c].IsZero() {
+			r.deferObligation(o)
+			continue
+		}
+		keep = append(keep, o)
+	}
+	r.obls = keep
 }
 
 // resolve waits until every obligation's LostContext has ended, or its
@@ -95,6 +127,7 @@ func (r *seqRun) resolve(ob observation) {
 	for i, l := range ob.lc {
 		r.owners[i].lc = l
 	}
+	r.deferStopped()
 	if len(r.obls) == 0 {
 		return
 	}
@@ -144,8 +177,8 @@ func (r *seqRun) resolve(ob observation) {
 func (r *seqRun) checkRevocations() {
 	now := time.Now()
 	for _, q := range r.owners {
-		if !q.revoked || q.n == 0 {
-			continue
+		if !q.revoked || q.n == 0 || !r.stopped[q.c].IsZero() {
+			continue // (a stopped process's bounds move at its cont)
 		}
 		if q.lc.State == "ended" {
 			if at(q.lc.At).After(q.bound) {

@@ -8,25 +8,50 @@ import (
 // generator makes a sequence step by step from its seed, looking at the
 // model to pick steps that exercise it: re-entries of current holders,
 // the revoked holder's own calls, sleeps that end near a fixed hold's
-// expiry.
+// expiry, a stopped holder's takeover, looks after a lost reply.
 type generator struct {
-	rng   *rand.Rand
-	ops   opSet
-	steps int
-	q     Sequence
+	rng    *rand.Rand
+	ops    opSet
+	steps  int
+	q      Sequence
+	family string
 }
 
-func newGenerator(seed int64, ops opSet) *generator {
-	return &generator{rng: rand.New(rand.NewPCG(uint64(seed), 0x5eed)), ops: ops}
+// familyNames are the families of sequences: the lock kinds, the lock
+// kinds and kept permits with stalls and lost replies (their Clients on a
+// short ReadTimeout), kept permits, and leader elections.
+var familyNames = []string{"locks", "stalls", "kept", "election"}
+
+// newGenerator makes the generator of the sequence of seed: its family is
+// the seed's turn among families (all when empty), so that consecutive
+// seeds go through every family.
+func newGenerator(seed int64, ops opSet, families []string) *generator {
+	if len(families) == 0 {
+		families = familyNames
+	}
+	g := &generator{rng: rand.New(rand.NewPCG(uint64(seed), 0x5eed)), ops: ops}
+	g.family = families[uint64(seed)%uint64(len(families))]
+	return g
 }
 
-// header draws the sequence's lock kind, watchdog timeout, Clients and
-// length.
+// header draws the sequence's kind, watchdog timeouts, Clients and length.
 func (g *generator) header() Sequence {
+	if g.family == "election" {
+		return g.electionHeader()
+	}
 	q := Sequence{Kind: kinds[g.rng.IntN(len(kinds))], Watchdog: 2 * time.Second}
 	if g.rng.IntN(2) == 0 {
 		// A watchdog interval (2 s) longer than the short fixed leases.
 		q.Watchdog = 6 * time.Second
+	}
+	switch g.family {
+	case "kept":
+		q.Kind = keptKind
+	case "stalls":
+		if g.rng.IntN(3) == 0 {
+			q.Kind = keptKind
+		}
+		q.ReadTimeout = lostReadTimeout
 	}
 	n := 2 + g.rng.IntN(2)
 	q.Procs = make([]bool, n)
@@ -36,6 +61,13 @@ func (g *generator) header() Sequence {
 	}
 	for _, i := range g.rng.Perm(n)[:procs] {
 		q.Procs[i] = true
+	}
+	if g.rng.IntN(3) == 0 {
+		// Mixed watchdog timeouts: each Client its own.
+		for range n {
+			q.WDs = append(q.WDs, []time.Duration{2 * time.Second, 6 * time.Second}[g.rng.IntN(2)])
+		}
+		q.Watchdog = q.WDs[0]
 	}
 	g.steps = 20 + g.rng.IntN(41)
 	g.q = q
@@ -71,140 +103,202 @@ func (g *generator) next(r *seqRun) Step {
 	}
 }
 
-var weights = []struct {
+type weight struct {
 	op string
 	w  int
-}{
-	{"trylock", 17}, {"lock", 10}, {"locklease", 10}, {"unlock", 18}, {"extend", 7}, {"holdcount", 6},
-	{"force", 4}, {"flushall", 2}, {"restart", 1}, {"pause", 4}, {"sleep", 20},
 }
 
-func (g *generator) draw(r *seqRun) Step {
+var weights = []weight{
+	{"trylock", 17}, {"lock", 10}, {"locklease", 10}, {"unlock", 18}, {"extend", 7}, {"holdcount", 6}, {"isheld", 3},
+	{"force", 4}, {"flushall", 2}, {"restart", 1}, {"pause", 3}, {"stop", 3}, {"sleep", 20},
+}
+
+// stallWeights are the weights of the stalls family: lost replies, and
+// the looks that must not report their holds.
+var stallWeights = append([]weight{{"lost", 10}, {"stall", 2}, {"holdcount", 6}, {"isheld", 6}}, weights...)
+
+func pickOp(rng *rand.Rand, ws []weight) string {
 	total := 0
-	for _, w := range weights {
+	for _, w := range ws {
 		total += w.w
 	}
-	x := g.rng.IntN(total)
-	op := ""
-	for _, w := range weights {
+	x := rng.IntN(total)
+	for _, w := range ws {
 		if x < w.w {
-			op = w.op
-			break
+			return w.op
 		}
 		x -= w.w
 	}
-	s := Step{Op: op}
-	switch op {
+	return ws[0].op
+}
+
+func (g *generator) draw(r *seqRun) Step {
+	if c := r.stoppedClient(); c >= 0 && g.rng.IntN(100) < 35 {
+		return Step{Op: "cont", C: c}
+	}
+	ws := weights
+	if g.family == "stalls" {
+		ws = stallWeights
+	}
+	s := Step{Op: pickOp(g.rng, ws)}
+	switch s.Op {
 	case "sleep":
 		s.D = g.sleep(r)
-	case "pause":
-		var procs []int
-		for c, p := range g.q.Procs {
-			if p {
-				procs = append(procs, c)
-			}
-		}
-		s.C = procs[g.rng.IntN(len(procs))]
+	case "pause", "stop":
+		s.C = g.procClient(r)
 		s.D = g.dur(300*time.Millisecond, 3*time.Second, 100*time.Millisecond)
+		if s.Op == "stop" {
+			s.D = 0
+		}
 	case "force":
 		s.C = g.rng.IntN(len(g.q.Procs))
+	case "stall":
+		s.D = g.dur(time.Second, 3*time.Second, 100*time.Millisecond)
 	case "flushall", "restart":
 	default:
-		s.C, s.O = g.owner(r, op)
-		me := r.owners[r.idx(s.C, s.O)]
-		switch op {
-		case "trylock":
-			s.D = g.lease()
-			if me.holding() && g.rng.IntN(2) == 0 {
-				// Mixed leases: a re-entry of the other kind than the
-				// holding period's.
-				s.D = 0
-				if me.wd {
-					s.D = g.dur(time.Second, 2*time.Second, 50*time.Millisecond)
-				}
-			}
-		case "locklease":
-			for s.D <= 0 {
-				s.D = g.lease()
-			}
-			if me.holding() && me.wd && g.rng.IntN(2) == 0 {
-				s.D = g.dur(time.Second, 2*time.Second, 50*time.Millisecond)
-			}
-		case "extend":
-			s.D = g.dur(time.Second, 2*time.Second, 50*time.Millisecond)
-			if g.rng.IntN(2) == 0 {
-				s.D = g.dur(10*time.Second, 20*time.Second, time.Second)
+		s.C, s.O = g.owner(r, s.Op)
+		s.D = g.ownerLease(r, s)
+	}
+	return s
+}
+
+// procClient draws a Client in a process of its own, mostly one whose
+// owner holds the lock.
+func (g *generator) procClient(r *seqRun) int {
+	var procs, holding []int
+	for c, p := range g.q.Procs {
+		if !p {
+			continue
+		}
+		procs = append(procs, c)
+		for o := range ownersPerClient {
+			if r.owners[r.idx(c, o)].holding() {
+				holding = append(holding, c)
 			}
 		}
 	}
-	return s
+	if len(holding) > 0 && g.rng.IntN(100) < 75 {
+		return holding[g.rng.IntN(len(holding))]
+	}
+	return procs[g.rng.IntN(len(procs))]
+}
+
+// ownerLease draws the lease of an owner's call.
+func (g *generator) ownerLease(r *seqRun, s Step) time.Duration {
+	if r.q.Kind == keptKind {
+		return 0 // a kept permit's lease is the watchdog's
+	}
+	me := r.owners[r.idx(s.C, s.O)]
+	short := func() time.Duration { return g.dur(time.Second, 2*time.Second, 50*time.Millisecond) }
+	switch s.Op {
+	case "trylock":
+		if me.holding() && g.rng.IntN(2) == 0 {
+			// Mixed leases: a re-entry of the other kind than the
+			// holding period's.
+			if me.wd {
+				return short()
+			}
+			return 0
+		}
+		return g.lease()
+	case "locklease":
+		if me.holding() && me.wd && g.rng.IntN(2) == 0 {
+			return short()
+		}
+		d := g.lease()
+		for d <= 0 {
+			d = g.lease()
+		}
+		return d
+	case "extend":
+		if g.rng.IntN(2) == 0 {
+			return g.dur(10*time.Second, 20*time.Second, time.Second)
+		}
+		return short()
+	case "lost":
+		// Mostly a long fixed lease: a hold left behind lasts past the
+		// clean-up bound.
+		if g.rng.IntN(100) < 30 {
+			return 0
+		}
+		return g.dur(10*time.Second, 20*time.Second, time.Second)
+	}
+	return 0
+}
+
+// ownerGroups sorts the owners for the generator: revoked holders,
+// holders, remnants (a hold in Redis the Client no longer counts), told
+// remnants (their loss signalled), owners of a pending lost call.
+type ownerGroups struct{ revoked, holders, remnants, told, lost []int }
+
+func (r *seqRun) groups() ownerGroups {
+	var g ownerGroups
+	for i, o := range r.owners {
+		if o.lost.pending() {
+			g.lost = append(g.lost, i)
+		}
+		switch {
+		case o.revoked && o.holding():
+			g.revoked = append(g.revoked, i)
+		case o.holding():
+			g.holders = append(g.holders, i)
+		case o.red > 0:
+			g.remnants = append(g.remnants, i)
+			if o.lc.State == "ended" {
+				g.told = append(g.told, i)
+			}
+		}
+	}
+	return g
 }
 
 // owner draws the owner of a call: often a revoked holder (its own next
 // call), or the current holder (re-entries, releases), else anyone.
 func (g *generator) owner(r *seqRun, op string) (int, int) {
-	var revoked, holders, remnants, told []int
-	for i, o := range r.owners {
-		switch {
-		case o.revoked && o.holding():
-			revoked = append(revoked, i)
-		case o.holding():
-			holders = append(holders, i)
-		case o.red > 0:
-			remnants = append(remnants, i)
-			if o.lc.State == "ended" {
-				told = append(told, i)
-			}
-		}
-	}
+	gr := r.groups()
 	pick := func(from []int) (int, int) {
 		i := from[g.rng.IntN(len(from))]
 		return r.owners[i].c, r.owners[i].o
 	}
-	// Releases and extensions go mostly to holders, acquisitions less so
-	// (re-entries, but also contenders).
-	toHolder := 45
-	if op == "unlock" || op == "extend" || op == "holdcount" {
-		toHolder = 85
-	}
+	toHolder := holderShare(op)
 	switch x := g.rng.IntN(100); {
-	case len(told) > 0 && acquireOp(op) && x < 50:
+	case len(gr.lost) > 0 && (op == "holdcount" || op == "isheld" || acquireOp(op)) && x < 70:
+		// Told its acquisition failed (its reply was lost): its looks
+		// must not say it holds the lock, a new acquisition must be fresh.
+		return pick(gr.lost)
+	case len(gr.told) > 0 && acquireOp(op) && x < 50:
 		// Told its hold is lost while Redis still has it (between the
 		// local deadline and the expiry): a new acquisition must be a
 		// fresh hold.
-		return pick(told)
-	case len(revoked) > 0 && x < 60:
-		return pick(revoked)
-	case len(holders) > 0 && x < toHolder:
-		return pick(holders)
-	case len(remnants) > 0 && x < toHolder+10:
-		return pick(remnants)
+		return pick(gr.told)
+	case len(gr.revoked) > 0 && x < 60:
+		return pick(gr.revoked)
+	case len(gr.holders) > 0 && x < toHolder:
+		return pick(gr.holders)
+	case len(gr.remnants) > 0 && x < toHolder+10:
+		return pick(gr.remnants)
 	}
 	i := g.rng.IntN(len(r.owners))
 	return r.owners[i].c, r.owners[i].o
 }
 
+// holderShare is the share (%) of an op's calls made by holders: releases
+// and extensions go mostly to holders, acquisitions less so (re-entries,
+// but also contenders).
+func holderShare(op string) int {
+	if op == "unlock" || op == "extend" || op == "holdcount" {
+		return 85
+	}
+	return 45
+}
+
 // sleep draws a sleep: often one that ends near a fixed hold's expiry
 // (around its local deadline, or between that deadline and the key's
-// expiry), else 0.1-3 s.
+// expiry), just past the key's expiry as last read, or just past a lost
+// call's clean-up bound; else 0.1-3 s.
 func (g *generator) sleep(r *seqRun) time.Duration {
 	if g.rng.IntN(100) < 60 {
-		var targets []time.Duration
-		for _, o := range r.owners {
-			if o.red == 0 || o.keyWd {
-				continue
-			}
-			dl, exp := time.Until(o.dlLo), time.Until(o.lo)
-			if dl <= 0 || dl >= 3200*time.Millisecond {
-				continue
-			}
-			if g.rng.IntN(2) == 0 {
-				targets = append(targets, dl+time.Duration(g.rng.IntN(400)-200)*time.Millisecond)
-			} else {
-				// Told of the loss, yet still in Redis.
-				targets = append(targets, dl+(exp-dl)/4+time.Duration(g.rng.Int64N(int64((exp-dl)/2)+1)))
-			}
-		}
+		targets := g.deadlineTargets(r)
 		// Just past the key's expiry as last read (PTTL): a key that a
 		// correct library keeps (a watchdog lease is renewed before it runs
 		// out) or lets go (a fixed one) shows which it did.
@@ -213,10 +307,39 @@ func (g *generator) sleep(r *seqRun) time.Duration {
 				targets = []time.Duration{d + time.Duration(10+g.rng.IntN(300))*time.Millisecond}
 			}
 		}
+		// Just past the clean-up bound of a lost call whose hold is in
+		// Redis.
+		for _, o := range r.owners {
+			if d := time.Until(o.lost.deadline()); o.lost.pending() && o.red > 0 && d > 0 && d < 3*time.Second {
+				targets = append(targets, d+time.Duration(50+g.rng.IntN(200))*time.Millisecond)
+			}
+		}
 		if len(targets) > 0 {
 			d := targets[g.rng.IntN(len(targets))]
 			return min(max(d, 100*time.Millisecond), 3*time.Second).Round(time.Millisecond)
 		}
 	}
 	return g.dur(100*time.Millisecond, 3*time.Second, 50*time.Millisecond)
+}
+
+// deadlineTargets are sleeps that end around a fixed hold's local
+// deadline, or between it and the key's expiry (told of the loss, yet
+// still in Redis).
+func (g *generator) deadlineTargets(r *seqRun) []time.Duration {
+	var targets []time.Duration
+	for _, o := range r.owners {
+		if o.red == 0 || o.keyWd {
+			continue
+		}
+		dl, exp := time.Until(o.dlLo), time.Until(o.lo)
+		if dl <= 0 || dl >= 3200*time.Millisecond {
+			continue
+		}
+		if g.rng.IntN(2) == 0 {
+			targets = append(targets, dl+time.Duration(g.rng.IntN(400)-200)*time.Millisecond)
+		} else {
+			targets = append(targets, dl+(exp-dl)/4+time.Duration(g.rng.Int64N(int64((exp-dl)/2)+1)))
+		}
+	}
+	return targets
 }

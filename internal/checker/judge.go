@@ -84,8 +84,10 @@ func (r *seqRun) judgeCall(s Step, i int, pre []ownerState, rep reply, ob *obser
 		r.stats.Uncertain++ // (a revoked hold's call ends its LostContext: no race)
 	}
 	switch s.Op {
-	case "trylock", "lock", "locklease":
+	case "trylock", "lock", "locklease", "lost":
 		r.judgeAcquire(c)
+	case "isheld":
+		r.judgeIsHeld(c)
 	case "unlock":
 		r.judgeUnlock(c)
 	case "extend":
@@ -93,12 +95,17 @@ func (r *seqRun) judgeCall(s Step, i int, pre []ownerState, rep reply, ob *obser
 	case "holdcount":
 		r.judgeHoldCount(c)
 	}
-	// Another owner's acquisition: every other holder must have been told.
-	if acquireOp(s.Op) && rep.Err == "" && rep.OK {
-		for j, q := range r.owners {
-			if j != i && q.holding() {
-				r.oblige(j, c.lostBy, "two-inside", fmt.Sprintf("%s took the lock while %s's LostContext was live (%s counted %d holds)", s, q.name, q.name, q.n))
-			}
+	if (acquireOp(s.Op) || s.Op == "lost") && rep.Err == "" && rep.OK {
+		r.othersTold(c)
+	}
+}
+
+// othersTold: after another owner's acquisition, every other holder must
+// have been told.
+func (r *seqRun) othersTold(c *call) {
+	for j, q := range r.owners {
+		if j != c.i && q.holding() {
+			r.oblige(j, c.lostBy, "two-inside", fmt.Sprintf("%s took the lock while %s's LostContext was live (%s counted %d holds)", c.s, q.name, q.name, q.n))
 		}
 	}
 }
@@ -150,6 +157,9 @@ func (r *seqRun) judgeAcquired(c *call) {
 		r.reentered(c.me, c.lease, c.s0, c.e0, k)
 	case k == 1 && (c.canFresh || c.canGone):
 		r.judgeFresh(c)
+	case !c.held && p.red > 0 && k == p.red+1 && p.lost.pending():
+		r.fail("fresh-count", "%s: the owner's last acquisition was reported failed (its reply lost), yet this one counts the hold it took: Redis counts %d, a fresh hold counts 1", c.what, k)
+		r.fresh(c.me, c.lease, c.s0, c.e0)
 	case !c.held && p.red > 0 && k == p.red+1:
 		r.fail("fresh-count", "%s: the owner's LostContext had ended (its loss was signalled), yet the new acquisition counts the lost holds: Redis counts %d, a fresh hold counts 1", c.what, k)
 		r.fresh(c.me, c.lease, c.s0, c.e0)
@@ -200,7 +210,7 @@ func (r *seqRun) judgeUnlock(c *call) {
 			if k == 0 {
 				me.wd, me.revoked = false, false
 			} else if me.wd {
-				me.wdFloor = c.s0.Add(r.wdT) // a release keeps the watchdog lease
+				me.wdFloor = c.s0.Add(me.wdT) // a release keeps the watchdog lease
 			}
 		}
 	case "notheld":
@@ -208,7 +218,7 @@ func (r *seqRun) judgeUnlock(c *call) {
 			r.fail("result", "%s returned ErrNotHeld while the owner held the lock in Redis", c.what)
 		}
 		if c.held {
-			r.oblige(c.i, c.lostBy, "result", c.what+" returned ErrNotHeld, but the owner's LostContext did not end")
+			r.notHeldTold(c)
 		}
 	default:
 		r.fail("result", "%s failed: %s", c.what, c.rep.Msg)
@@ -219,6 +229,20 @@ func (r *seqRun) judgeUnlock(c *call) {
 // counts, in Redis or around its loss.
 func (c *call) liveFixed() bool {
 	return c.held && !c.p.wd && (c.p.red > 0 || c.raced || c.edge)
+}
+
+// notHeldTold: an Unlock that returned ErrNotHeld ends the holder's
+// LostContext. A kept permit's failed Release stops its renewals instead:
+// its LostContext ends at its lease's deadline, not at once
+// (docs/synchronizers.md), even when the failure is ErrNotHeld.
+func (r *seqRun) notHeldTold(c *call) {
+	if r.q.Kind != keptKind {
+		r.oblige(c.i, c.lostBy, "result", c.what+" returned ErrNotHeld, but the owner's LostContext did not end")
+		return
+	}
+	by := c.e0.Add(c.me.wdT + grace)
+	r.oblige(c.i, by, "result", c.what+" returned ErrNotHeld, but the permit's LostContext did not end by its lease")
+	c.me.bound = later(c.me.bound, by.Add(revokeSlack-grace))
 }
 
 // judgeExtend judges Extend.
@@ -265,11 +289,11 @@ func (r *seqRun) judgeHoldCount(c *call) {
 
 // fresh records a new holding period of the owner.
 func (r *seqRun) fresh(o *ownerState, lease time.Duration, s0, e0 time.Time) {
-	o.n, o.revoked = 1, false
+	o.n, o.revoked, o.lost = 1, false, lostState{}
 	o.wd = lease <= 0
 	o.keyWd = o.wd
 	if o.wd {
-		o.wdFloor = s0.Add(r.wdT)
+		o.wdFloor = s0.Add(o.wdT)
 		return
 	}
 	o.lo, o.hi = s0.Add(lease), e0.Add(lease)
@@ -283,7 +307,7 @@ func (r *seqRun) reentered(o *ownerState, lease time.Duration, s0, e0 time.Time,
 	switch {
 	case o.wd || lease <= 0:
 		o.wd, o.keyWd = true, true
-		o.wdFloor = s0.Add(r.wdT)
+		o.wdFloor = s0.Add(o.wdT)
 	case r.q.Kind == "WriteLock":
 		o.lo, o.hi = o.lo.Add(lease-time.Millisecond), o.hi.Add(lease)
 		o.dlLo = o.dlLo.Add(lease - watchdog.Allowance(lease))
@@ -306,55 +330,76 @@ func (r *seqRun) judgeOther(s Step, pre []ownerState, rep reply, ob observation,
 	switch s.Op {
 	case "force", "flushall", "restart":
 		if s.Op == "force" {
-			if rep.Err != "" {
-				r.fail("result", "%s failed: %s", s, rep.Msg)
-			}
-			any, all := false, true
-			for _, q := range pre {
-				if q.red > 0 {
-					any = true
-					if !q.vanishable(at(rep.End)) {
-						all = false
-					}
-				}
-			}
-			if rep.OK && !any {
-				r.fail("result", "ForceUnlock reported a lock, but Redis had none")
-			}
-			if !rep.OK && !all {
-				r.fail("result", "ForceUnlock reported no lock while an owner held it in Redis")
-			}
+			r.judgeForce(s, pre, rep)
 		}
 		if len(ob.holders) > 0 {
 			r.fail("result", "%s left holds in Redis", s)
 		}
-		for j, q := range r.owners {
-			if pre[j].holding() && ob.lc[j].State == "live" {
-				bound := end.Add(r.interval + revokeSlack)
-				if !q.wd {
-					bound = later(q.hi, end).Add(revokeSlack)
-				}
-				switch {
-				case !q.revoked:
-					q.revokedAt, q.bound = end, bound
-				case s.Op == "restart":
-					// Redis was down: no renewal could see an earlier
-					// revocation until it was back.
-					q.bound = later(q.bound, bound)
-				case bound.Before(q.bound):
-					q.bound = bound
-				}
-				q.revoked = true
-				r.stats.Revoked++
+		r.revoked(s, pre, ob, end)
+	case "pause", "cont":
+		// (A paused process can tell nothing: cont moved its revoked
+		// holders' bounds by the pause.)
+		r.judgeCont(s, rep)
+	case "stall":
+		// Nor can any renewal see a revocation while Redis sleeps.
+		r.moveBounds(-1, s.D)
+	}
+}
+
+// judgeForce judges ForceUnlock's result.
+func (r *seqRun) judgeForce(s Step, pre []ownerState, rep reply) {
+	if rep.Err != "" {
+		r.fail("result", "%s failed: %s", s, rep.Msg)
+	}
+	any, all := false, true
+	for _, q := range pre {
+		if q.red > 0 {
+			any = true
+			if !q.vanishable(at(rep.End)) {
+				all = false
 			}
 		}
-	case "pause":
-		// A paused process can tell nothing: its revoked holders' bounds
-		// move by the pause.
-		for _, q := range r.owners {
-			if q.c == s.C && q.revoked {
-				q.bound = q.bound.Add(s.D)
-			}
+	}
+	if rep.OK && !any {
+		r.fail("result", "ForceUnlock reported a lock, but Redis had none")
+	}
+	if !rep.OK && !all {
+		r.fail("result", "ForceUnlock reported no lock while an owner held it in Redis")
+	}
+}
+
+// revoked marks the holders whose holds a revocation deleted behind their
+// back, with the bound by which each must be told.
+func (r *seqRun) revoked(s Step, pre []ownerState, ob observation, end time.Time) {
+	for j, q := range r.owners {
+		if !pre[j].holding() || ob.lc[j].State != "live" {
+			continue
+		}
+		bound := end.Add(q.wdT/3 + revokeSlack)
+		if !q.wd {
+			bound = later(q.hi, end).Add(revokeSlack)
+		}
+		switch {
+		case !q.revoked:
+			q.revokedAt, q.bound = end, bound
+		case s.Op == "restart":
+			// Redis was down: no renewal could see an earlier
+			// revocation until it was back.
+			q.bound = later(q.bound, bound)
+		case bound.Before(q.bound):
+			q.bound = bound
+		}
+		q.revoked = true
+		r.stats.Revoked++
+	}
+}
+
+// moveBounds moves the bounds of revoked holders of Client c (every
+// Client: -1) by d, a time when they could tell nothing.
+func (r *seqRun) moveBounds(c int, d time.Duration) {
+	for _, q := range r.owners {
+		if (c < 0 || q.c == c) && q.revoked {
+			q.bound = q.bound.Add(d)
 		}
 	}
 }

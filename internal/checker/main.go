@@ -42,9 +42,14 @@ func main() {
 	flag.DurationVar(&cfg.ShrinkTime, "shrink-time", 10*time.Minute, "time spent shortening a failing sequence")
 	flag.IntVar(&cfg.StopAfter, "stop", 0, "stop after this many failing sequences (0: run on)")
 	flag.BoolVar(&cfg.Verbose, "v", false, "print every step")
+	fams := flag.String("families", "all", `families of sequences, in turn by seed: "all" or a list of locks, stalls, kept, election`)
 	flag.Parse()
 	var err error
 	if cfg.Ops, err = parseOps(ops); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(2)
+	}
+	if cfg.Families, err = parseFamilies(*fams); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(2)
 	}

@@ -2,10 +2,11 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io"
 	"slices"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -50,6 +51,13 @@ type ownerState struct {
 	revoked          bool
 	revokedAt, bound time.Time
 
+	wdT time.Duration // its Client's watchdog timeout
+	// lost: the owner's last call was an acquisition whose reply was lost
+	// (a lost step) and that was reported failed; dead: its Client's
+	// process is stopped and the model knows its hold is over (pause.go).
+	lost lostState
+	dead deadState
+
 	// Redis's side.
 	red     int       // the owner's count in Redis at the last observation
 	keyWd   bool      // its field's key lease is watchdog-managed
@@ -60,13 +68,17 @@ type ownerState struct {
 
 func (o *ownerState) live() bool { return o.lc.State == "live" }
 
-// holding: the Client counts holds and has not signalled their loss.
-func (o *ownerState) holding() bool { return o.n > 0 && o.live() }
+// holding: the Client counts holds and has not signalled their loss (nor
+// is its process stopped past what the model knows is their end).
+func (o *ownerState) holding() bool { return o.n > 0 && o.live() && o.dead.after.IsZero() }
 
 // vanishable reports whether the owner's field may have left Redis by t
 // without any call: its fixed lease may have run out, or its watchdog
 // lease is no longer renewed (the loss was signalled).
 func (o *ownerState) vanishable(t time.Time) bool {
+	if o.lost.pending() {
+		return true // a lost call's hold: its settle may delete it any time
+	}
 	if o.keyWd {
 		return !o.live() || o.n == 0
 	}
@@ -104,16 +116,19 @@ type observation struct {
 
 // seqRun runs one sequence against the model.
 type seqRun struct {
-	cfg      *Config
-	env      *env
-	q        Sequence // the header; steps as executed
-	lock     string
-	clients  []client
-	owners   []*ownerState
-	byField  map[string]int
-	wdT      time.Duration
-	interval time.Duration
-	stats    *Result
+	cfg     *Config
+	env     *env
+	q       Sequence // the header; steps as executed
+	lock    string
+	clients []client
+	owners  []*ownerState
+	byField map[string]int
+	stats   *Result
+	// stopped: when each Client's process was stopped (zero: it runs).
+	stopped []time.Time
+	// inconclusive says why the sequence ended without a verdict (a call
+	// cut by the Clients' short ReadTimeout outside a stall: load).
+	inconclusive string
 
 	stepNo     int
 	trace      []string
@@ -153,34 +168,44 @@ func (r *seqRun) oblige(o int, by time.Time, kind, why string) {
 
 // setup starts the sequence's Clients.
 func (r *seqRun) setup() error {
-	r.wdT = r.q.Watchdog
-	r.interval = r.wdT / 3
 	r.byField = map[string]int{}
+	if r.q.Kind == keptKind {
+		if err := r.setPermits(); err != nil {
+			return err
+		}
+	}
 	for c, proc := range r.q.Procs {
-		cfg := execConfig{Redis: r.env.srv.Addr, Watchdog: r.wdT, Kind: r.q.Kind, Lock: r.lock, Owners: ownersPerClient, Verbose: r.cfg.Verbose}
-		var cl client
-		if proc {
-			a, err := startAgent(cfg)
-			if err != nil {
-				return err
-			}
-			cl = a
-		} else {
-			e, err := newExecutor(cfg, r.cfg.Out)
-			if err != nil {
-				return err
-			}
-			cl = &inproc{e: e}
+		cfg := execConfig{Redis: r.env.srv.Addr, Watchdog: r.q.wd(c), Kind: r.q.Kind, Lock: r.lock, Owners: ownersPerClient,
+			Verbose: r.cfg.Verbose, ReadTimeout: r.q.ReadTimeout}
+		cl, err := startClient(cfg, proc, r.cfg.Out)
+		if err != nil {
+			return err
 		}
 		r.clients = append(r.clients, cl)
+		r.stopped = append(r.stopped, time.Time{})
 		for o := range ownersPerClient {
-			st := &ownerState{name: fmt.Sprintf("c%do%d", c, o), c: c, o: o, lc: lcInfo{State: "none"},
+			st := &ownerState{name: fmt.Sprintf("c%do%d", c, o), c: c, o: o, lc: lcInfo{State: "none"}, wdT: r.q.wd(c),
 				field: cl.id() + ":ctx:" + ownerID(o) + fieldSuffix(r.q.Kind)}
-			r.byField[st.field] = len(r.owners)
+			if r.q.Kind != keptKind {
+				r.byField[st.field] = len(r.owners)
+			}
 			r.owners = append(r.owners, st)
 		}
 	}
 	return nil
+}
+
+// startClient starts a Client: in a process of its own (an agent), or in
+// this one.
+func startClient(cfg execConfig, proc bool, out io.Writer) (client, error) {
+	if proc {
+		return startAgent(cfg)
+	}
+	e, err := newExecutor(cfg, out)
+	if err != nil {
+		return nil, err
+	}
+	return &inproc{e: e}, nil
 }
 
 // teardown closes the Clients; an agent that did not end well is a
@@ -196,32 +221,63 @@ func (r *seqRun) teardown() {
 
 // eligible reports whether the model lets step s run now.
 func (r *seqRun) eligible(s Step) bool {
-	if s.C >= len(r.clients) {
-		return false
-	}
 	switch {
-	case s.Op == "pause":
-		return r.clients[s.C].pid() != 0
+	case s.C >= len(r.clients) || !r.familyAllows(s):
+		return false
+	case s.Op == "cont":
+		return !r.stopped[s.C].IsZero()
+	case (ownerOp(s.Op) || clientOp(s.Op)) && !r.stopped[s.C].IsZero():
+		return false // a stopped process takes no calls
+	case s.Op == "pause" || s.Op == "stop":
+		return r.clients[s.C].pid() != 0 && r.nStopped() == 0
 	case s.Op == "extend":
 		return hasExtend
+	case s.Op == "stall":
+		return r.canStall()
+	case s.Op == "lost":
+		return r.canStall() && r.lostEligible(s)
 	case !acquireOp(s.Op):
 		return true
 	}
+	return r.acquireEligible(s)
+}
+
+// familyAllows reports whether a step is one of the family's: kept permits
+// have no fixed leases, re-entries, extensions or hold counts, and no
+// force unlock.
+func (r *seqRun) familyAllows(s Step) bool {
+	if r.q.Kind != keptKind {
+		return !slices.Contains(electionOps, s.Op)
+	}
+	switch s.Op {
+	case "locklease", "extend", "holdcount", "isheld", "force":
+		return false
+	case "trylock", "lost":
+		return s.D <= 0
+	}
+	return !slices.Contains(electionOps, s.Op)
+}
+
+// acquireEligible: an acquisition may run unless a revoked holder has not
+// been told yet; Lock waits, so only when nobody else can hold the lock.
+func (r *seqRun) acquireEligible(s Step) bool {
 	i := r.idx(s.C, s.O)
 	me := r.owners[i]
 	for j, p := range r.owners {
 		// No other owner may take a lock whose revoked holder has not been
 		// told yet: it cannot know, so the overlap would be no bug.
-		if j != i && p.revoked && p.holding() {
+		if j != i && p.revoked && (p.holding() || !p.dead.after.IsZero()) {
 			return false
 		}
+	}
+	if r.q.Kind == keptKind && (me.holding() || me.red > 0) {
+		return false // one permit per owner at a time
 	}
 	if s.Op == "trylock" || me.holding() {
 		return true
 	}
-	// Lock and LockLease wait: only when nobody else can hold the lock.
 	for j, p := range r.owners {
-		if j != i && p.red > 0 {
+		if j != i && (p.red > 0 || !p.lost.at.IsZero()) {
 			return false
 		}
 	}
@@ -231,6 +287,9 @@ func (r *seqRun) eligible(s Step) bool {
 // observe reads the lock hash and its PTTL in one transaction, then every
 // owner's LostContext.
 func (r *seqRun) observe() (observation, error) {
+	if r.q.Kind == keptKind {
+		return r.observeKept()
+	}
 	var ob observation
 	var all map[string]string
 	var err error
@@ -273,10 +332,17 @@ func (r *seqRun) observe() (observation, error) {
 	return ob, err
 }
 
-// lcs asks every Client for its owners' LostContexts.
+// lcs asks every Client for its owners' LostContexts (a stopped one's are
+// as last seen).
 func (r *seqRun) lcs() ([]lcInfo, error) {
 	out := make([]lcInfo, 0, len(r.owners))
 	for c, cl := range r.clients {
+		if !r.stopped[c].IsZero() {
+			for o := range ownersPerClient {
+				out = append(out, r.owners[r.idx(c, o)].lc)
+			}
+			continue
+		}
 		rep, err := cl.call(req{Op: "lc"})
 		if err != nil {
 			return nil, fmt.Errorf("client c%d: %w", c, err)
@@ -302,40 +368,8 @@ func (r *seqRun) run(s Step) bool {
 		pre[i] = *o
 	}
 	r.obls = r.obls[:0]
-	var rep reply
-	var err error
 	start := time.Now()
-	acting := -1
-	switch {
-	case ownerOp(s.Op):
-		acting = r.idx(s.C, s.O)
-		rq := req{Op: s.Op, Owner: s.O, Lease: s.D, Timeout: callTimeout}
-		if s.Op == "lock" {
-			rq.Lease = 0
-		}
-		if s.Op == "unlock" {
-			rq.Last = pre[acting].n == 1 && pre[acting].live()
-		}
-		rep, err = r.clients[s.C].call(rq)
-	case s.Op == "force":
-		rep, err = r.clients[s.C].call(req{Op: "force", Timeout: callTimeout})
-	case s.Op == "flushall":
-		err = r.env.rdb.FlushAll(context.Background()).Err()
-	case s.Op == "restart":
-		err = r.env.srv.Restart()
-	case s.Op == "pause":
-		pid := r.clients[s.C].pid()
-		if err = syscall.Kill(pid, syscall.SIGSTOP); err == nil {
-			time.Sleep(s.D)
-			err = syscall.Kill(pid, syscall.SIGCONT)
-		}
-		if err == nil {
-			// The step ends once the process runs again.
-			_, err = r.clients[s.C].call(req{Op: "ping"})
-		}
-	case s.Op == "sleep":
-		time.Sleep(s.D)
-	}
+	rep, acting, err := r.exec(s, pre)
 	end := time.Now()
 	if err != nil {
 		r.fail("agent", "%s: %v", s, err)
@@ -344,8 +378,14 @@ func (r *seqRun) run(s Step) bool {
 	if rep.Err == "unsupported" {
 		return false
 	}
+	if r.cutByReadTimeout(s, rep) {
+		return true
+	}
 	r.stats.Ops[s.Op]++
 	r.stats.Steps++
+	if acting >= 0 {
+		r.notePermit(acting, rep)
+	}
 	ob, err := r.observe()
 	if err != nil {
 		r.fail("agent", "after %s: %v", s, err)
@@ -353,18 +393,70 @@ func (r *seqRun) run(s Step) bool {
 	}
 	r.logf("%3d %-22s %-40s redis %s", r.stepNo, s, r.describe(s, rep, start, end), r.describeRedis(ob))
 
-	if acting >= 0 {
+	switch {
+	case acting >= 0 && !r.judgeLostStep(s, acting, pre, rep):
 		r.judgeCallSettled(s, acting, pre, rep, &ob)
-	} else {
+	case acting < 0:
 		r.judgeOther(s, pre, rep, ob, start, end)
 	}
-	r.checkAll(s, acting, pre, rep, ob)
+	r.checkAll(s, acting, pre, ob)
 	r.resolve(ob)
 	r.checkRevocations()
 	r.sync(ob)
+	r.checkLostSettled(ob)
 	r.checkInside()
 	r.lastPTTL, r.lastObs = ob.pttl, ob.qr
 	return true
+}
+
+// exec runs step s: an owner's call (acting is the owner), or a step of a
+// Client, Redis or the clock.
+func (r *seqRun) exec(s Step, pre []ownerState) (rep reply, acting int, err error) {
+	acting = -1
+	switch {
+	case ownerOp(s.Op):
+		acting = r.idx(s.C, s.O)
+		rep, err = r.ownerCall(s, pre[acting])
+	case s.Op == "force":
+		rep, err = r.clients[s.C].call(req{Op: "force", Timeout: callTimeout})
+	case s.Op == "flushall":
+		err = r.env.rdb.FlushAll(context.Background()).Err()
+		err = errors.Join(err, r.setPermits())
+	case s.Op == "restart":
+		err = r.env.srv.Restart()
+		err = errors.Join(err, r.setPermits())
+	case s.Op == "pause":
+		rep, err = r.pauseStep(s)
+	case s.Op == "stop":
+		err = r.stop(s.C)
+	case s.Op == "cont":
+		rep, err = r.cont(s.C)
+	case s.Op == "stall":
+		err = r.stall(s.D, nil)
+	case s.Op == "sleep":
+		time.Sleep(s.D)
+	}
+	return rep, acting, err
+}
+
+// ownerCall makes an owner's call (a lost step's TryLock while Redis
+// stalls).
+func (r *seqRun) ownerCall(s Step, p ownerState) (rep reply, err error) {
+	rq := req{Op: s.Op, Owner: s.O, Lease: s.D, Timeout: callTimeout}
+	switch s.Op {
+	case "lock":
+		rq.Lease = 0
+	case "unlock":
+		rq.Last = p.n == 1 && p.live()
+	case "lost":
+		rq.Op = "trylock"
+		if w, err := r.clients[s.C].call(req{Op: "warm"}); err != nil || w.Err != "" {
+			return w, errors.Join(err, fmt.Errorf("warming the Client: %s", w.Msg))
+		}
+		serr := r.stall(lostStall, func() { rep, err = r.clients[s.C].call(rq) })
+		return rep, errors.Join(err, serr)
+	}
+	return r.clients[s.C].call(rq)
 }
 
 func (r *seqRun) describe(s Step, rep reply, start, end time.Time) string {
@@ -372,8 +464,10 @@ func (r *seqRun) describe(s Step, rep reply, start, end time.Time) string {
 	switch {
 	case rep.Err != "":
 		return fmt.Sprintf("-> %s (%v) %s", rep.Err, d, shorten(rep.Msg))
-	case s.Op == "trylock" || s.Op == "force":
+	case s.Op == "trylock" || s.Op == "force" || s.Op == "isheld":
 		return fmt.Sprintf("-> %v (%v)", rep.OK, d)
+	case s.Op == "cont":
+		return fmt.Sprintf("-> looks %s (%v)", r.describeLooks(rep.Looks), d)
 	case s.Op == "holdcount":
 		return fmt.Sprintf("-> %d (%v)", rep.N, d)
 	}

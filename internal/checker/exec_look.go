@@ -1,0 +1,147 @@
+package main
+
+import (
+	"context"
+	"runtime"
+	"sync"
+	"time"
+)
+
+// The looker is code of the holder that looks at its loss signal, as a
+// holder's loop that checks ctx.Err() before each write does: armed just
+// before the checker stops the process (SIGSTOP), it looks at each watched
+// context's Err over and over, yielding between looks, until the checker
+// disarms it after the process runs again. The first looks after the
+// process resumes race whatever else the Go scheduler runs first (the
+// watchdog's timers, the goroutine that cancels a LostContext): each look
+// is recorded with the time taken just before it, so that a live look is
+// proof that the context was live at that moment.
+
+// lookInfo is what the looker saw of one context.
+type lookInfo struct {
+	// Watched: a context was looked at (an owner with a live
+	// LostContext when armed, or a leading candidate).
+	Watched bool `json:"w,omitempty"`
+	// LastLive is the time taken before the last look that saw the
+	// context live (0: none); Live counts those looks.
+	LastLive int64 `json:"ll,omitempty"`
+	Live     int   `json:"nl,omitempty"`
+	// FirstEnd is the time taken before the first look that saw it ended,
+	// and Cause that look's context.Cause.
+	FirstEnd int64  `json:"fe,omitempty"`
+	Cause    string `json:"cause,omitempty"`
+	// Gap is the longest time between two looks (the pause, seen from
+	// the process); Resumed the time of the first look after it.
+	Gap     int64 `json:"gap,omitempty"`
+	Resumed int64 `json:"res,omitempty"`
+}
+
+// lookerSlot holds the armed looker, if any.
+type lookerSlot struct {
+	mu  sync.Mutex
+	cur *looker
+}
+
+type looker struct {
+	ctxs  []context.Context // nil entries are not looked at
+	looks []lookInfo
+	quit  chan struct{}
+	done  chan struct{}
+}
+
+// lookTargets are the contexts the looker watches: every owner's live
+// LostContext, or the candidate's leadership context.
+func (e *executor) lookTargets() []context.Context {
+	if e.el != nil {
+		return []context.Context{e.el.leadCtx()}
+	}
+	out := make([]context.Context, len(e.owners))
+	for i, o := range e.owners {
+		o.mu.Lock()
+		if o.w != nil && o.w.info().State == "live" {
+			out[i] = o.w.lctx
+		}
+		o.mu.Unlock()
+	}
+	return out
+}
+
+// arm starts a looker on ctxs (replacing one still armed).
+func (s *lookerSlot) arm(ctxs []context.Context) {
+	s.disarm()
+	l := &looker{ctxs: ctxs, looks: make([]lookInfo, len(ctxs)), quit: make(chan struct{}), done: make(chan struct{})}
+	for i, c := range ctxs {
+		l.looks[i].Watched = c != nil
+	}
+	s.mu.Lock()
+	s.cur = l
+	s.mu.Unlock()
+	go l.run()
+}
+
+// disarm stops the looker and returns what it saw (nil: none armed).
+func (s *lookerSlot) disarm() []lookInfo {
+	s.mu.Lock()
+	l := s.cur
+	s.cur = nil
+	s.mu.Unlock()
+	if l == nil {
+		return nil
+	}
+	close(l.quit)
+	<-l.done
+	return l.looks
+}
+
+// run looks at every watched context until quit, or until each has been
+// seen ended.
+func (l *looker) run() {
+	defer close(l.done)
+	var last time.Time
+	for {
+		select {
+		case <-l.quit:
+			return
+		default:
+		}
+		now := time.Now()
+		if !last.IsZero() {
+			l.gap(now.Sub(last), now)
+		}
+		last = now
+		if !l.lookAll() {
+			<-l.quit
+			return
+		}
+		runtime.Gosched()
+	}
+}
+
+// gap notes the time between two rounds of looks.
+func (l *looker) gap(d time.Duration, now time.Time) {
+	for i := range l.looks {
+		if int64(d) > l.looks[i].Gap {
+			l.looks[i].Gap, l.looks[i].Resumed = int64(d), now.UnixNano()
+		}
+	}
+}
+
+// lookAll looks at each watched context not yet seen ended; it reports
+// whether any is left to look at.
+func (l *looker) lookAll() bool {
+	left := false
+	for i, c := range l.ctxs {
+		lk := &l.looks[i]
+		if c == nil || lk.FirstEnd != 0 {
+			continue
+		}
+		t := time.Now()
+		if err := c.Err(); err == nil {
+			lk.LastLive, lk.Live = t.UnixNano(), lk.Live+1
+			left = true
+			continue
+		}
+		lk.FirstEnd, lk.Cause = t.UnixNano(), causeClass(context.Cause(c))
+	}
+	return left
+}

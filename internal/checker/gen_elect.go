@@ -1,0 +1,121 @@
+package main
+
+import (
+	"time"
+)
+
+// electTimeouts are the watchdog timeouts a candidate may run on, each
+// drawn on its own; WithMaxLease is the longest of a sequence's.
+var electTimeouts = []time.Duration{time.Second, 2 * time.Second, 3 * time.Second, 4 * time.Second, 6 * time.Second}
+
+// electionHeader draws an election: 2-3 candidates, each in a process of
+// its own on a watchdog timeout of its own.
+func (g *generator) electionHeader() Sequence {
+	n := 2 + g.rng.IntN(2)
+	q := Sequence{Kind: electionKind, Procs: make([]bool, n)}
+	for c := range n {
+		q.Procs[c] = true
+		q.WDs = append(q.WDs, electTimeouts[g.rng.IntN(len(electTimeouts))])
+	}
+	q.Watchdog = q.WDs[0]
+	g.steps = 15 + g.rng.IntN(26)
+	g.q = q
+	return q
+}
+
+var electWeights = []weight{
+	{"campaign", 25}, {"cancel", 4}, {"resign", 10}, {"leader", 8}, {"force", 4}, {"renewal", 5},
+	{"flushall", 2}, {"restart", 1}, {"stop", 5}, {"kill", 2}, {"close", 2}, {"sleep", 22},
+}
+
+// nextElect draws an eligible election step.
+func (g *generator) nextElect(r *electRun) Step {
+	for range 200 {
+		s := g.drawElect(r)
+		if g.ops[s.Op] && r.eligible(s) {
+			return s
+		}
+	}
+	return Step{Op: "sleep", D: 100 * time.Millisecond}
+}
+
+func (g *generator) drawElect(r *electRun) Step {
+	for _, cd := range r.cands {
+		if !cd.stopped.IsZero() && g.rng.IntN(100) < 30 {
+			return Step{Op: "cont", C: cd.c}
+		}
+	}
+	if cp := r.pending(); cp != nil && g.rng.IntN(100) < 12 {
+		// A waiting candidate gives up while it waits out its predecessor.
+		return Step{Op: "cancel", C: cp.c}
+	}
+	s := Step{Op: pickOp(g.rng, electWeights)}
+	leader := r.leading()
+	switch s.Op {
+	case "sleep":
+		s.D = g.electSleep(r)
+	case "stop", "kill", "close", "resign":
+		s.C = g.rng.IntN(len(r.cands))
+		if leader != nil && g.rng.IntN(100) < 75 {
+			s.C = leader.c
+		}
+		if lost := r.lostLeader(); s.Op == "resign" && lost != nil && g.rng.IntN(2) == 0 {
+			s.C = lost.c // a candidate whose leadership was lost resigns before it campaigns again
+		}
+	default:
+		s.C = g.rng.IntN(len(r.cands))
+	}
+	return s
+}
+
+// electSleep draws a sleep: often until just after a waiting candidate's
+// wait ends, or past a stopped leader's lease, else 0.2-3 s.
+func (g *generator) electSleep(r *electRun) time.Duration {
+	var targets []time.Duration
+	if cp := r.pending(); cp != nil {
+		if d := time.Until(cp.markedAt.Add(cp.wait)); d > 0 {
+			targets = append(targets, d+time.Duration(50+g.rng.IntN(400))*time.Millisecond)
+		}
+	}
+	for _, cd := range r.cands {
+		if cp := r.camps[cd.watched]; !cd.stopped.IsZero() && cp != nil {
+			targets = append(targets, time.Until(cd.stopped.Add(cd.wd))+time.Duration(100+g.rng.IntN(500))*time.Millisecond)
+		}
+	}
+	if len(targets) > 0 && g.rng.IntN(100) < 70 {
+		d := targets[g.rng.IntN(len(targets))]
+		return min(max(d, 100*time.Millisecond), 6*time.Second).Round(time.Millisecond)
+	}
+	return g.dur(200*time.Millisecond, 3*time.Second, 50*time.Millisecond)
+}
+
+// leading is a campaign that leads with a live context, as last seen.
+func (r *electRun) leading() *campaign {
+	for _, cp := range r.order {
+		if cp.leads() && !cp.ended() && r.cands[cp.c].cur == cp.value {
+			return cp
+		}
+	}
+	return nil
+}
+
+// lostLeader is a campaign whose leadership ended but whose candidate
+// has not resigned it yet.
+func (r *electRun) lostLeader() *campaign {
+	for _, cp := range r.order {
+		if cp.leads() && cp.ended() && r.cands[cp.c].cur == cp.value {
+			return cp
+		}
+	}
+	return nil
+}
+
+// pending is a campaign that has marked the record and waits.
+func (r *electRun) pending() *campaign {
+	for _, cp := range r.order {
+		if cp.marked && cp.info.Ret == 0 && r.cands[cp.c].cur == cp.value {
+			return cp
+		}
+	}
+	return nil
+}
