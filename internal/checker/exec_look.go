@@ -34,6 +34,8 @@ type lookInfo struct {
 	// the process); Resumed the time of the first look after it.
 	Gap     int64 `json:"gap,omitempty"`
 	Resumed int64 `json:"res,omitempty"`
+	// First is the time of the first look.
+	First int64 `json:"first,omitempty"`
 }
 
 // lookerSlot holds the armed looker, if any.
@@ -43,10 +45,11 @@ type lookerSlot struct {
 }
 
 type looker struct {
-	ctxs  []context.Context // nil entries are not looked at
-	looks []lookInfo
-	quit  chan struct{}
-	done  chan struct{}
+	ctxs    []context.Context // nil entries are not looked at
+	looks   []lookInfo
+	quit    chan struct{}
+	done    chan struct{}
+	started chan struct{} // closed after the first round of looks
 }
 
 // lookTargets are the contexts the looker watches: every owner's live
@@ -69,7 +72,7 @@ func (e *executor) lookTargets() []context.Context {
 // arm starts a looker on ctxs (replacing one still armed).
 func (s *lookerSlot) arm(ctxs []context.Context) {
 	s.disarm()
-	l := &looker{ctxs: ctxs, looks: make([]lookInfo, len(ctxs)), quit: make(chan struct{}), done: make(chan struct{})}
+	l := &looker{ctxs: ctxs, looks: make([]lookInfo, len(ctxs)), quit: make(chan struct{}), done: make(chan struct{}), started: make(chan struct{})}
 	for i, c := range ctxs {
 		l.looks[i].Watched = c != nil
 	}
@@ -77,6 +80,9 @@ func (s *lookerSlot) arm(ctxs []context.Context) {
 	s.cur = l
 	s.mu.Unlock()
 	go l.run()
+	// The looker is looking when the checker stops the process: it runs
+	// on when the process resumes, as a holder's loop would.
+	<-l.started
 }
 
 // disarm stops the looker and returns what it saw (nil: none armed).
@@ -88,6 +94,9 @@ func (s *lookerSlot) disarm() []lookInfo {
 	if l == nil {
 		return nil
 	}
+	// The disarm comes once the process runs again: let the looker look a
+	// moment more, over the first milliseconds after the resume.
+	time.Sleep(5 * time.Millisecond)
 	close(l.quit)
 	<-l.done
 	return l.looks
@@ -98,7 +107,10 @@ func (s *lookerSlot) disarm() []lookInfo {
 func (l *looker) run() {
 	defer close(l.done)
 	var last time.Time
-	for {
+	for round := 0; ; round++ {
+		if round == 1 {
+			close(l.started)
+		}
 		select {
 		case <-l.quit:
 			return
@@ -110,6 +122,9 @@ func (l *looker) run() {
 		}
 		last = now
 		if !l.lookAll() {
+			if round == 0 {
+				close(l.started)
+			}
 			<-l.quit
 			return
 		}
@@ -136,6 +151,9 @@ func (l *looker) lookAll() bool {
 			continue
 		}
 		t := time.Now()
+		if lk.First == 0 {
+			lk.First = t.UnixNano()
+		}
 		if err := c.Err(); err == nil {
 			lk.LastLive, lk.Live = t.UnixNano(), lk.Live+1
 			left = true

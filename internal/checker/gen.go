@@ -15,6 +15,7 @@ type generator struct {
 	steps  int
 	q      Sequence
 	family string
+	last   string // the op of the last step drawn (elections)
 }
 
 // familyNames are the families of sequences: the lock kinds, the lock
@@ -115,7 +116,7 @@ var weights = []weight{
 
 // stallWeights are the weights of the stalls family: lost replies, and
 // the looks that must not report their holds.
-var stallWeights = append([]weight{{"lost", 10}, {"stall", 2}, {"holdcount", 6}, {"isheld", 6}}, weights...)
+var stallWeights = append([]weight{{"lost", 14}, {"stall", 2}, {"holdcount", 6}, {"isheld", 6}}, weights...)
 
 func pickOp(rng *rand.Rand, ws []weight) string {
 	total := 0
@@ -155,11 +156,29 @@ func (g *generator) draw(r *seqRun) Step {
 	case "stall":
 		s.D = g.dur(time.Second, 3*time.Second, 100*time.Millisecond)
 	case "flushall", "restart":
+	case "lost":
+		s.C, s.O = g.idleOwner(r)
+		s.D = g.ownerLease(r, s)
 	default:
 		s.C, s.O = g.owner(r, s.Op)
 		s.D = g.ownerLease(r, s)
 	}
 	return s
+}
+
+// idleOwner draws an owner with no hold, in Redis or counted.
+func (g *generator) idleOwner(r *seqRun) (int, int) {
+	var idle []*ownerState
+	for _, o := range r.owners {
+		if o.n == 0 && o.red == 0 && !o.live() {
+			idle = append(idle, o)
+		}
+	}
+	if len(idle) == 0 {
+		return 0, 0
+	}
+	o := idle[g.rng.IntN(len(idle))]
+	return o.c, o.o
 }
 
 // procClient draws a Client in a process of its own, mostly one whose

@@ -24,8 +24,8 @@ func (g *generator) electionHeader() Sequence {
 }
 
 var electWeights = []weight{
-	{"campaign", 25}, {"cancel", 4}, {"resign", 10}, {"leader", 8}, {"force", 4}, {"renewal", 5},
-	{"flushall", 2}, {"restart", 1}, {"stop", 5}, {"kill", 2}, {"close", 2}, {"sleep", 22},
+	{"campaign", 30}, {"cancel", 2}, {"resign", 8}, {"leader", 8}, {"force", 4}, {"renewal", 5},
+	{"flushall", 2}, {"restart", 1}, {"stop", 4}, {"kill", 2}, {"close", 2}, {"sleep", 22},
 }
 
 // nextElect draws an eligible election step.
@@ -33,6 +33,7 @@ func (g *generator) nextElect(r *electRun) Step {
 	for range 200 {
 		s := g.drawElect(r)
 		if g.ops[s.Op] && r.eligible(s) {
+			g.last = s.Op
 			return s
 		}
 	}
@@ -40,14 +41,8 @@ func (g *generator) nextElect(r *electRun) Step {
 }
 
 func (g *generator) drawElect(r *electRun) Step {
-	for _, cd := range r.cands {
-		if !cd.stopped.IsZero() && g.rng.IntN(100) < 30 {
-			return Step{Op: "cont", C: cd.c}
-		}
-	}
-	if cp := r.pending(); cp != nil && g.rng.IntN(100) < 12 {
-		// A waiting candidate gives up while it waits out its predecessor.
-		return Step{Op: "cancel", C: cp.c}
+	if s, ok := g.electFollowUp(r); ok {
+		return s
 	}
 	s := Step{Op: pickOp(g.rng, electWeights)}
 	leader := r.leading()
@@ -59,13 +54,42 @@ func (g *generator) drawElect(r *electRun) Step {
 		if leader != nil && g.rng.IntN(100) < 75 {
 			s.C = leader.c
 		}
-		if lost := r.lostLeader(); s.Op == "resign" && lost != nil && g.rng.IntN(2) == 0 {
-			s.C = lost.c // a candidate whose leadership was lost resigns before it campaigns again
-		}
 	default:
 		s.C = g.rng.IntN(len(r.cands))
 	}
 	return s
+}
+
+// electFollowUp draws the steps that follow from the state: a stopped
+// candidate continued, a force unlock or a stop right after the leader's
+// renewal, a waiting candidate that gives up, a leader stopped, a lost
+// leadership resigned.
+func (g *generator) electFollowUp(r *electRun) (Step, bool) {
+	x := g.rng.IntN(100)
+	leader, lost, pend := r.leading(), r.lostLeader(), r.pending()
+	if c := r.stoppedCand(); c >= 0 && x < 25 {
+		return Step{Op: "cont", C: c}, true
+	}
+	if g.last == "renewal" && leader != nil && x < 80 {
+		// Right after the leader's renewal: the longest it may believe it
+		// leads.
+		if x < 40 {
+			return Step{Op: "force", C: g.rng.IntN(len(r.cands))}, true
+		}
+		return Step{Op: "stop", C: leader.c}, true
+	}
+	switch {
+	case pend != nil && time.Since(pend.markedAt) > pend.wait/3 && x < 5:
+		// A waiting candidate gives up while it waits out its predecessor.
+		return Step{Op: "cancel", C: pend.c}, true
+	case leader != nil && r.nStopped() == 0 && x < 10:
+		return Step{Op: "stop", C: leader.c}, true
+	case lost != nil && x < 40:
+		// A candidate whose leadership was lost resigns before it
+		// campaigns again.
+		return Step{Op: "resign", C: lost.c}, true
+	}
+	return Step{}, false
 }
 
 // electSleep draws a sleep: often until just after a waiting candidate's
@@ -118,4 +142,14 @@ func (r *electRun) pending() *campaign {
 		}
 	}
 	return nil
+}
+
+// stoppedCand is a stopped candidate (-1: none).
+func (r *electRun) stoppedCand() int {
+	for _, cd := range r.cands {
+		if !cd.stopped.IsZero() {
+			return cd.c
+		}
+	}
+	return -1
 }

@@ -124,8 +124,10 @@ type seqRun struct {
 	owners  []*ownerState
 	byField map[string]int
 	stats   *Result
-	// stopped: when each Client's process was stopped (zero: it runs).
-	stopped []time.Time
+	// stopped: when each Client's process was stopped (zero: it runs);
+	// lastStop: when the last one continued had been.
+	stopped  []time.Time
+	lastStop time.Time
 	// inconclusive says why the sequence ended without a verdict (a call
 	// cut by the Clients' short ReadTimeout outside a stall: load).
 	inconclusive string

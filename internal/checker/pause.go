@@ -89,6 +89,7 @@ func (r *seqRun) cont(c int) (reply, error) {
 		return reply{}, err
 	}
 	rep, err := cl.call(req{Op: "disarm"}) // answered once the process runs
+	r.lastStop = r.stopped[c]
 	stopped := time.Since(r.stopped[c])
 	r.stopped[c] = time.Time{}
 	r.moveBounds(c, stopped)
@@ -179,12 +180,12 @@ func (r *seqRun) checkLooks(q *ownerState, lk lookInfo, d deadState) {
 	switch {
 	case lk.LastLive != 0 && !d.expiry.IsZero() && last.After(d.expiry.Add(eps)):
 		r.stats.PausedLive++
-		r.fail("paused-live", "%s's LostContext looked live at Err() %v after its hold expired in Redis (its process was stopped; %d live looks, the last %v after it resumed)",
-			q.name, last.Sub(d.expiry).Round(time.Microsecond), lk.Live, last.Sub(at(lk.Resumed)).Round(time.Microsecond))
+		r.fail("paused-live", "%s's LostContext looked live at Err() %v after its hold expired in Redis (its process was stopped past the hold's lease and resumed; %s)",
+			q.name, last.Sub(d.expiry).Round(time.Microsecond), looksText(lk))
 	case lk.LastLive != 0 && !d.after.IsZero() && last.After(d.after):
 		r.stats.PausedLive++
-		r.fail("paused-live", "%s's LostContext looked live at Err() %v after the model knew its hold was over: %s (its process was stopped; the last live look %v after it resumed)",
-			q.name, last.Sub(d.after).Round(time.Microsecond), d.why, last.Sub(at(lk.Resumed)).Round(time.Microsecond))
+		r.fail("paused-live", "%s's LostContext looked live at Err() %v after the model knew its hold was over: %s (its process was stopped and resumed; %s)",
+			q.name, last.Sub(d.after).Round(time.Microsecond), d.why, looksText(lk))
 	}
 	if lk.FirstEnd != 0 && lk.Cause != "lost" {
 		r.fail("lostcontext", "%s's LostContext, looked at after its process resumed, ended with cause %q, not ErrLockLost", q.name, lk.Cause)
@@ -201,10 +202,29 @@ func (r *seqRun) describeLooks(looks []lookInfo) string {
 		if lk.FirstEnd != 0 {
 			s += fmt.Sprintf(", ended (%s) %v after resuming", lk.Cause, at(lk.FirstEnd).Sub(at(lk.Resumed)).Round(time.Microsecond))
 		}
+		s += fmt.Sprintf(" [from the stop: first look %v, resumed %v (gap %v), last live %v]", rel(lk.First, r.lastStop), rel(lk.Resumed, r.lastStop),
+			time.Duration(lk.Gap).Round(time.Millisecond), rel(lk.LastLive, r.lastStop))
 		parts = append(parts, s)
 	}
 	if len(parts) == 0 {
 		return "none"
 	}
 	return strings.Join(parts, "; ")
+}
+
+// rel is t (ns) as a duration from base ("-": none).
+func rel(t int64, base time.Time) string {
+	if t == 0 {
+		return "-"
+	}
+	return at(t).Sub(base).Round(time.Millisecond).String()
+}
+
+// looksText says what the looker saw of a context after a resume.
+func looksText(lk lookInfo) string {
+	s := fmt.Sprintf("%d live looks in all", lk.Live)
+	if lk.FirstEnd != 0 {
+		s += fmt.Sprintf("; the first look that saw the loss came %v after the last live one", at(lk.FirstEnd).Sub(at(lk.LastLive)).Round(time.Microsecond))
+	}
+	return s
 }
