@@ -211,6 +211,7 @@ func (r *electRun) checkCause(cp *campaign) {
 	cp.causeChecked = true
 	switch {
 	case cp.info.Cause == "lost":
+		r.stats.Losses++
 	case cp.info.Cause == "canceled" && cp.info.Resign != 0:
 	case cp.info.Cause == "closed" && cp.info.Closed != 0:
 	default:

@@ -67,7 +67,7 @@ func (g *generator) drawElect(r *electRun) Step {
 func (g *generator) electFollowUp(r *electRun) (Step, bool) {
 	x := g.rng.IntN(100)
 	leader, lost, pend := r.leading(), r.lostLeader(), r.pending()
-	if c := r.stoppedCand(); c >= 0 && x < 25 {
+	if c := r.stoppedCand(); c >= 0 && g.contNow(r, r.cands[c]) {
 		return Step{Op: "cont", C: c}, true
 	}
 	if g.last == "renewal" && leader != nil && x < 80 {
@@ -103,7 +103,9 @@ func (g *generator) electSleep(r *electRun) time.Duration {
 	}
 	for _, cd := range r.cands {
 		if cp := r.camps[cd.watched]; !cd.stopped.IsZero() && cp != nil {
-			targets = append(targets, time.Until(cd.stopped.Add(cd.wd))+time.Duration(100+g.rng.IntN(500))*time.Millisecond)
+			// Past its lease, and past a successor's wait of that lease.
+			n := time.Duration(1 + g.rng.IntN(2))
+			targets = append(targets, time.Until(cd.stopped.Add(n*cd.wd))+time.Duration(100+g.rng.IntN(500))*time.Millisecond)
 		}
 	}
 	if len(targets) > 0 && g.rng.IntN(100) < 70 {
@@ -142,6 +144,21 @@ func (r *electRun) pending() *campaign {
 		}
 	}
 	return nil
+}
+
+// contNow decides whether a stopped candidate runs again: once another
+// campaign leads (a takeover while it was stopped) or it was stopped past
+// twice its lease and a second (its lock ran out, a successor waited it
+// out), and now and then sooner.
+func (g *generator) contNow(r *electRun, cd *candidate) bool {
+	leader := r.leading()
+	switch {
+	case leader != nil && leader.c != cd.c:
+		return g.rng.IntN(100) < 70
+	case time.Since(cd.stopped) > 2*cd.wd+time.Second:
+		return g.rng.IntN(100) < 70
+	}
+	return g.rng.IntN(100) < 8
 }
 
 // stoppedCand is a stopped candidate (-1: none).
