@@ -134,7 +134,7 @@ func pickOp(rng *rand.Rand, ws []weight) string {
 }
 
 func (g *generator) draw(r *seqRun) Step {
-	if c := r.stoppedClient(); c >= 0 && g.rng.IntN(100) < 35 {
+	if c := r.stoppedClient(); c >= 0 && g.contNow(r, c) {
 		return Step{Op: "cont", C: c}
 	}
 	ws := weights
@@ -179,6 +179,29 @@ func (g *generator) idleOwner(r *seqRun) (int, int) {
 	}
 	o := idle[g.rng.IntN(len(idle))]
 	return o.c, o.o
+}
+
+// contNow decides whether stopped Client c runs again: mostly once its
+// holds ran out in Redis and another owner took the lock, or once it was
+// stopped past its watchdog timeout and a second; now and then sooner.
+func (g *generator) contNow(r *seqRun, c int) bool {
+	x := g.rng.IntN(100)
+	expired, other := true, false
+	for _, o := range r.owners {
+		if o.c == c && !o.dead.expiry.IsZero() && time.Now().Before(o.dead.expiry) {
+			expired = false
+		}
+		if o.c != c && o.red > 0 {
+			other = true
+		}
+	}
+	switch {
+	case expired && other:
+		return x < 70
+	case time.Since(r.stopped[c]) > r.q.wd(c)+time.Second:
+		return x < 50
+	}
+	return x < 8
 }
 
 // procClient draws a Client in a process of its own, mostly one whose
@@ -326,19 +349,29 @@ func (g *generator) sleep(r *seqRun) time.Duration {
 				targets = []time.Duration{d + time.Duration(10+g.rng.IntN(300))*time.Millisecond}
 			}
 		}
-		// Just past the clean-up bound of a lost call whose hold is in
-		// Redis.
-		for _, o := range r.owners {
-			if d := time.Until(o.lost.deadline()); o.lost.pending() && o.red > 0 && d > 0 && d < 3*time.Second {
-				targets = append(targets, d+time.Duration(50+g.rng.IntN(200))*time.Millisecond)
-			}
-		}
+		targets = append(targets, g.pastTargets(r)...)
 		if len(targets) > 0 {
 			d := targets[g.rng.IntN(len(targets))]
 			return min(max(d, 100*time.Millisecond), 3*time.Second).Round(time.Millisecond)
 		}
 	}
 	return g.dur(100*time.Millisecond, 3*time.Second, 50*time.Millisecond)
+}
+
+// pastTargets are sleeps that end just past the expiry of a stopped
+// holder's hold, or just past the clean-up bound of a lost call whose hold
+// is in Redis.
+func (g *generator) pastTargets(r *seqRun) []time.Duration {
+	var targets []time.Duration
+	for _, o := range r.owners {
+		if d := time.Until(o.dead.expiry); d > 0 && d < 3*time.Second {
+			targets = append(targets, d+time.Duration(20+g.rng.IntN(300))*time.Millisecond)
+		}
+		if d := time.Until(o.lost.deadline()); o.lost.pending() && o.red > 0 && d > 0 && d < 3*time.Second {
+			targets = append(targets, d+time.Duration(50+g.rng.IntN(200))*time.Millisecond)
+		}
+	}
+	return targets
 }
 
 // deadlineTargets are sleeps that end around a fixed hold's local

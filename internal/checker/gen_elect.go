@@ -67,7 +67,7 @@ func (g *generator) drawElect(r *electRun) Step {
 func (g *generator) electFollowUp(r *electRun) (Step, bool) {
 	x := g.rng.IntN(100)
 	leader, lost, pend := r.leading(), r.lostLeader(), r.pending()
-	if c := r.stoppedCand(); c >= 0 && g.contNow(r, r.cands[c]) {
+	if c := r.stoppedCand(); c >= 0 && g.contCandidate(r, r.cands[c]) {
 		return Step{Op: "cont", C: c}, true
 	}
 	if g.last == "renewal" && leader != nil && x < 80 {
@@ -146,11 +146,11 @@ func (r *electRun) pending() *campaign {
 	return nil
 }
 
-// contNow decides whether a stopped candidate runs again: once another
+// contCandidate decides whether a stopped candidate runs again: once another
 // campaign leads (a takeover while it was stopped) or it was stopped past
 // twice its lease and a second (its lock ran out, a successor waited it
 // out), and now and then sooner.
-func (g *generator) contNow(r *electRun, cd *candidate) bool {
+func (g *generator) contCandidate(r *electRun, cd *candidate) bool {
 	leader := r.leading()
 	switch {
 	case leader != nil && leader.c != cd.c:

@@ -489,14 +489,14 @@ func (r *seqRun) describeRedis(ob observation) string {
 		parts = append(parts, fmt.Sprintf("%s=%d", r.owners[i].name, ob.counts[i]))
 	}
 	parts = append(parts, ob.unknown...)
-	if len(parts) == 0 {
-		return "free"
-	}
 	var lcs []string
 	for i, l := range ob.lc {
 		if l.State != "none" {
 			lcs = append(lcs, r.owners[i].name+":"+l.State)
 		}
+	}
+	if len(parts) == 0 {
+		return fmt.Sprintf("free lc[%s]", strings.Join(lcs, " "))
 	}
 	return fmt.Sprintf("%s pttl=%v lc[%s]", strings.Join(parts, ","), ob.pttl, strings.Join(lcs, " "))
 }
