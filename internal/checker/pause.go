@@ -68,15 +68,18 @@ func (r *seqRun) stop(c int) error {
 		return err
 	}
 	r.stopped[c] = time.Now()
-	// A renewal sent just before the stop may still land: let it.
-	time.Sleep(50 * time.Millisecond)
-	exp, err := r.expiries()
-	if err != nil {
-		return err
-	}
-	for _, o := range r.owners {
-		if o.c == c && o.holding() && !o.revoked {
-			o.dead.expiry = exp[o.name]
+	// A renewal sent just before the stop may still land (and be confirmed
+	// after the resume): read twice, and keep the later expiry.
+	for _, wait := range []time.Duration{50 * time.Millisecond, 250 * time.Millisecond} {
+		time.Sleep(wait)
+		exp, err := r.expiries()
+		if err != nil {
+			return err
+		}
+		for _, o := range r.owners {
+			if e := exp[o.name]; o.c == c && o.holding() && !o.revoked && e.After(o.dead.expiry) {
+				o.dead.expiry = e
+			}
 		}
 	}
 	return nil
@@ -101,7 +104,7 @@ func (r *seqRun) pauseStep(s Step) (reply, error) {
 	if err := r.stop(s.C); err != nil {
 		return reply{}, err
 	}
-	time.Sleep(max(s.D-50*time.Millisecond, 0))
+	time.Sleep(max(s.D-300*time.Millisecond, 0))
 	return r.cont(s.C)
 }
 
