@@ -116,7 +116,7 @@ type observation struct {
 
 // seqRun runs one sequence against the model.
 type seqRun struct {
-	cfg     *Config
+	journal
 	env     *env
 	q       Sequence // the header; steps as executed
 	lock    string
@@ -132,10 +132,7 @@ type seqRun struct {
 	// cut by the Clients' short ReadTimeout outside a stall: load).
 	inconclusive string
 
-	stepNo     int
-	trace      []string
-	violations []Violation
-	obls       []obligation
+	obls []obligation
 	// lastPTTL is the lock key's PTTL at the last observation (at
 	// lastObs), for the generator.
 	lastPTTL time.Duration
@@ -150,18 +147,33 @@ var hasExtend = func() bool {
 
 func (r *seqRun) idx(c, o int) int { return c*ownersPerClient + o }
 
-func (r *seqRun) logf(format string, args ...any) {
+// journal is a sequence's trace and violations, shared by the lock and
+// election runners.
+type journal struct {
+	cfg        *Config
+	stepNo     int
+	trace      []string
+	violations []Violation
+}
+
+func (j *journal) logf(format string, args ...any) {
 	line := fmt.Sprintf(format, args...)
-	r.trace = append(r.trace, line)
-	if r.cfg.Verbose {
-		fmt.Fprintln(r.cfg.Out, "   ", line)
+	j.trace = append(j.trace, line)
+	if j.cfg.Verbose {
+		fmt.Fprintln(j.cfg.Out, "   ", line)
 	}
 }
 
-func (r *seqRun) fail(kind, format string, args ...any) {
-	v := Violation{Kind: kind, Msg: fmt.Sprintf(format, args...), Step: r.stepNo}
-	r.violations = append(r.violations, v)
-	r.logf("VIOLATION (%s): %s", v.Kind, v.Msg)
+// skipped notes a replayed step the model does not let run now.
+func (j *journal) skipped(s Step, stats *Result) {
+	stats.Skipped++
+	j.logf("    %-22s skipped (the model does not let it run now)", s)
+}
+
+func (j *journal) fail(kind, format string, args ...any) {
+	v := Violation{Kind: kind, Msg: fmt.Sprintf(format, args...), Step: j.stepNo}
+	j.violations = append(j.violations, v)
+	j.logf("VIOLATION (%s): %s", v.Kind, v.Msg)
 }
 
 func (r *seqRun) oblige(o int, by time.Time, kind, why string) {

@@ -13,7 +13,7 @@ import (
 // 1 s watchdog) and c1.2 (candidate 1, 6 s), for the record checks.
 func electRunFor() *electRun {
 	q := Sequence{Kind: electionKind, Watchdog: time.Second, WDs: []time.Duration{time.Second, 6 * time.Second}, Procs: []bool{true, true}}
-	r := &electRun{q: q, cfg: &Config{Out: io.Discard}, stats: &Result{Ops: map[string]int{}}, camps: map[string]*campaign{}}
+	r := &electRun{q: q, journal: journal{cfg: &Config{Out: io.Discard}}, stats: &Result{Ops: map[string]int{}}, camps: map[string]*campaign{}}
 	for i, v := range []string{"c0.1", "c1.2"} {
 		cp := &campaign{value: v, c: i}
 		r.camps[v] = cp

@@ -371,44 +371,76 @@ func runSequence(cfg *Config, e *env, res *Result, q Sequence, g *generator, dea
 
 // runLocks runs a sequence of a lock kind or of kept permits.
 func runLocks(cfg *Config, e *env, res *Result, head Sequence, lock string, steps []Step, g *generator, deadline time.Time) (*seqResult, error) {
-	r := &seqRun{cfg: cfg, env: e, q: head, lock: lock, stats: res}
+	return drive(&seqRun{journal: journal{cfg: cfg}, env: e, q: head, lock: lock, stats: res}, steps, g, deadline)
+}
+
+func (r *seqRun) draw(g *generator) Step { return g.next(r) }
+func (r *seqRun) done() bool             { return r.inconclusive != "" || len(r.violations) > 0 }
+func (r *seqRun) result() *seqResult {
+	return &seqResult{q: r.q, trace: r.trace, violations: r.violations, inconclusive: r.inconclusive}
+}
+
+// runner runs one sequence of a family.
+type runner interface {
+	setup() error
+	draw(g *generator) Step // the next step the generator draws for it
+	step(s Step)            // runs s, observes and checks
+	done() bool             // a violation (or no verdict) ended it
+	wrapUp()
+	teardown()
+	result() *seqResult
+}
+
+// drive runs a sequence: the steps drawn by g (until its length or the
+// deadline), or steps.
+func drive(r runner, steps []Step, g *generator, deadline time.Time) (*seqResult, error) {
 	if err := r.setup(); err != nil {
 		r.teardown()
 		return nil, err
 	}
-	n := len(steps)
-	if g != nil {
-		n = g.steps
-	}
-	for i := 0; i < n && r.inconclusive == ""; i++ {
-		if g != nil && !deadline.IsZero() && time.Now().After(deadline) {
+	src := source{g: g, steps: steps, deadline: deadline}
+	for !r.done() {
+		s, ok := src.next(r.draw)
+		if !ok {
 			break
 		}
-		var s Step
-		if g != nil {
-			s = g.next(r)
-		} else {
-			s = steps[i]
-		}
-		if !r.step(s) || len(r.violations) > 0 {
-			break
-		}
+		r.step(s)
 	}
 	r.wrapUp()
 	r.teardown()
-	return &seqResult{q: r.q, trace: r.trace, violations: r.violations, inconclusive: r.inconclusive}, nil
+	return r.result(), nil
 }
 
-// step runs s and records it: false when the sequence cannot go on.
-func (r *seqRun) step(s Step) bool {
+// source yields a sequence's steps: drawn by a generator until its length
+// or the deadline, or those of a replay.
+type source struct {
+	g        *generator
+	steps    []Step
+	deadline time.Time
+	i        int
+}
+
+func (s *source) next(draw func(*generator) Step) (Step, bool) {
+	s.i++
+	switch {
+	case s.g == nil && s.i > len(s.steps):
+		return Step{}, false
+	case s.g == nil:
+		return s.steps[s.i-1], true
+	case s.i > s.g.steps || !s.deadline.IsZero() && time.Now().After(s.deadline):
+		return Step{}, false
+	}
+	return draw(s.g), true
+}
+
+// step runs s and records it.
+func (r *seqRun) step(s Step) {
 	r.stepNo = len(r.q.Steps)
 	if !r.run(s) {
-		r.stats.Skipped++
-		r.logf("    %-22s skipped (the model does not let it run now)", s)
-		return true
+		r.skipped(s, r.stats)
+		return
 	}
 	r.q.Steps = append(r.q.Steps, s)
-	return true
 }
 
 // wrapUp ends a sequence that broke no invariant: stopped processes run

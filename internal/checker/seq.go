@@ -93,16 +93,6 @@ func (q Sequence) maxLease() time.Duration {
 	return m
 }
 
-// mixed reports whether the Clients run on different watchdog timeouts.
-func (q Sequence) mixed() bool {
-	for _, d := range q.WDs {
-		if d != q.wd(0) {
-			return true
-		}
-	}
-	return false
-}
-
 // ownersPerClient is fixed: two owners on every Client.
 const ownersPerClient = 2
 
