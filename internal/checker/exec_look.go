@@ -44,10 +44,17 @@ type lookerSlot struct {
 	cur *looker
 }
 
+// looker is one goroutine per P (GOMAXPROCS) looking at the same
+// contexts, so that when the process resumes each P goes on with a look
+// before the scheduler runs anything else.
 type looker struct {
+	workers []*lookWorker
+	quit    chan struct{}
+}
+
+type lookWorker struct {
 	ctxs    []context.Context // nil entries are not looked at
 	looks   []lookInfo
-	quit    chan struct{}
 	done    chan struct{}
 	started chan struct{} // closed after the first round of looks
 }
@@ -69,20 +76,27 @@ func (e *executor) lookTargets() []context.Context {
 	return out
 }
 
-// arm starts a looker on ctxs (replacing one still armed).
+// arm starts a looker on ctxs (replacing one still armed) and returns
+// once each of its goroutines is looking.
 func (s *lookerSlot) arm(ctxs []context.Context) {
 	s.disarm()
-	l := &looker{ctxs: ctxs, looks: make([]lookInfo, len(ctxs)), quit: make(chan struct{}), done: make(chan struct{}), started: make(chan struct{})}
-	for i, c := range ctxs {
-		l.looks[i].Watched = c != nil
+	l := &looker{quit: make(chan struct{})}
+	for range runtime.GOMAXPROCS(0) {
+		w := &lookWorker{ctxs: ctxs, looks: make([]lookInfo, len(ctxs)), done: make(chan struct{}), started: make(chan struct{})}
+		for i, c := range ctxs {
+			w.looks[i].Watched = c != nil
+		}
+		l.workers = append(l.workers, w)
+		go w.run(l.quit)
 	}
 	s.mu.Lock()
 	s.cur = l
 	s.mu.Unlock()
-	go l.run()
 	// The looker is looking when the checker stops the process: it runs
 	// on when the process resumes, as a holder's loop would.
-	<-l.started
+	for _, w := range l.workers {
+		<-w.started
+	}
 }
 
 // disarm stops the looker and returns what it saw (nil: none armed).
@@ -98,34 +112,57 @@ func (s *lookerSlot) disarm() []lookInfo {
 	// moment more, over the first milliseconds after the resume.
 	time.Sleep(5 * time.Millisecond)
 	close(l.quit)
-	<-l.done
-	return l.looks
+	out := make([]lookInfo, len(l.workers[0].looks))
+	for _, w := range l.workers {
+		<-w.done
+		for i, lk := range w.looks {
+			out[i] = mergeLooks(out[i], lk)
+		}
+	}
+	return out
+}
+
+// mergeLooks merges what two of the looker's goroutines saw of a context.
+func mergeLooks(a, b lookInfo) lookInfo {
+	a.Watched = a.Watched || b.Watched
+	a.Live += b.Live
+	a.LastLive = max(a.LastLive, b.LastLive)
+	if b.FirstEnd != 0 && (a.FirstEnd == 0 || b.FirstEnd < a.FirstEnd) {
+		a.FirstEnd, a.Cause = b.FirstEnd, b.Cause
+	}
+	if b.Gap > a.Gap {
+		a.Gap, a.Resumed = b.Gap, b.Resumed
+	}
+	if b.First != 0 && (a.First == 0 || b.First < a.First) {
+		a.First = b.First
+	}
+	return a
 }
 
 // run looks at every watched context until quit, or until each has been
 // seen ended.
-func (l *looker) run() {
-	defer close(l.done)
+func (w *lookWorker) run(quit <-chan struct{}) {
+	defer close(w.done)
 	var last time.Time
 	for round := 0; ; round++ {
 		if round == 1 {
-			close(l.started)
+			close(w.started)
 		}
 		select {
-		case <-l.quit:
+		case <-quit:
 			return
 		default:
 		}
 		now := time.Now()
 		if !last.IsZero() {
-			l.gap(now.Sub(last), now)
+			w.gap(now.Sub(last), now)
 		}
 		last = now
-		if !l.lookAll() {
+		if !w.lookAll() {
 			if round == 0 {
-				close(l.started)
+				close(w.started)
 			}
-			<-l.quit
+			<-quit
 			return
 		}
 		runtime.Gosched()
@@ -133,20 +170,20 @@ func (l *looker) run() {
 }
 
 // gap notes the time between two rounds of looks.
-func (l *looker) gap(d time.Duration, now time.Time) {
-	for i := range l.looks {
-		if int64(d) > l.looks[i].Gap {
-			l.looks[i].Gap, l.looks[i].Resumed = int64(d), now.UnixNano()
+func (w *lookWorker) gap(d time.Duration, now time.Time) {
+	for i := range w.looks {
+		if int64(d) > w.looks[i].Gap {
+			w.looks[i].Gap, w.looks[i].Resumed = int64(d), now.UnixNano()
 		}
 	}
 }
 
 // lookAll looks at each watched context not yet seen ended; it reports
 // whether any is left to look at.
-func (l *looker) lookAll() bool {
+func (w *lookWorker) lookAll() bool {
 	left := false
-	for i, c := range l.ctxs {
-		lk := &l.looks[i]
+	for i, c := range w.ctxs {
+		lk := &w.looks[i]
 		if c == nil || lk.FirstEnd != 0 {
 			continue
 		}
