@@ -493,9 +493,11 @@ func (e *executor) warm() reply {
 			}
 		}
 	} else {
-		l := e.c.NewLock(e.cfg.Lock + ":warm")
-		if _, err = l.TryLock(ctx, 0, time.Second); err == nil {
-			err = l.Unlock(ctx)
+		var l rlock.Locker
+		if l, err = newLock(e.c, e.cfg.Kind, e.cfg.Lock+":warm"); err == nil {
+			if _, err = l.TryLock(ctx, 0, time.Second); err == nil {
+				err = l.Unlock(ctx)
+			}
 		}
 	}
 	rep := reply{OK: err == nil}
