@@ -501,6 +501,6 @@ func (e *executor) warm() reply {
 		}
 	}
 	rep := reply{OK: err == nil}
-	rep.Err, rep.Msg = errText(err)
+	rep.Err, rep.Msg = errParts(err)
 	return rep
 }

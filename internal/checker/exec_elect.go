@@ -183,7 +183,7 @@ func (x *electExec) do(r req) reply {
 		x.mu.Unlock()
 		var err error
 		rep.OK, err = l.ForceUnlock(ctx)
-		rep.Err, rep.Msg = errText(err)
+		rep.Err, rep.Msg = errParts(err)
 	case "close":
 		rep = x.closeClient()
 	default:
@@ -193,7 +193,7 @@ func (x *electExec) do(r req) reply {
 	return rep
 }
 
-func errText(err error) (string, string) {
+func errParts(err error) (string, string) {
 	if err == nil {
 		return "", ""
 	}
@@ -219,7 +219,7 @@ func (x *electExec) campaign(value string) reply {
 		defer x.mu.Unlock()
 		cr.info.Ret, cr.info.LockAt = ret, x.lockAt
 		if err != nil {
-			cr.info.Err, cr.info.Msg = errText(err)
+			cr.info.Err, cr.info.Msg = errParts(err)
 			if x.cur == cr {
 				x.cur = nil
 			}
@@ -271,7 +271,7 @@ func (x *electExec) resign(ctx context.Context) reply {
 	if cr != nil {
 		rep.ID = cr.info.Value
 	}
-	rep.Err, rep.Msg = errText(err)
+	rep.Err, rep.Msg = errParts(err)
 	return rep
 }
 
@@ -282,7 +282,7 @@ func (x *electExec) leader(ctx context.Context) reply {
 	t, err := el.LeaderTerm(ctx)
 	rep := reply{ID: t.Value, N: int(t.Rev), Msg: t.Epoch}
 	if err != nil {
-		rep.Err, rep.Msg = errText(err)
+		rep.Err, rep.Msg = errParts(err)
 	}
 	return rep
 }
@@ -301,7 +301,7 @@ func (x *electExec) closeClient() reply {
 		err = oerr
 	}
 	rep := reply{OK: err == nil}
-	rep.Err, rep.Msg = errText(err)
+	rep.Err, rep.Msg = errParts(err)
 	return rep
 }
 
