@@ -135,41 +135,47 @@ func (r *seqRun) resolve(ob observation) {
 	for _, o := range r.obls {
 		last = later(last, o.by)
 	}
-	for {
+	// Poll until each obligation's LostContext has ended, or a look has
+	// seen it live past its time (the proof of a violation; an end
+	// noticed late, by a process starved of CPU, is none).
+	for giveUp := last.Add(5 * time.Second); ; {
 		lcs, err := r.lcs()
 		if err != nil {
 			r.fail("agent", "%v", err)
 			return
 		}
-		done := true
-		for _, o := range r.obls {
-			if lcs[o.o].State != "ended" {
-				done = false
-			}
+		for i, l := range lcs {
+			r.owners[i].lc = l
 		}
-		if done || time.Now().After(last.Add(20*time.Millisecond)) {
-			for i, l := range lcs {
-				r.owners[i].lc = l
-			}
+		if r.obligationsSettled() || time.Now().After(giveUp) {
 			break
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
 	seen := map[int]bool{}
 	for _, o := range r.obls {
-		if seen[o.o] {
+		l := r.owners[o.o].lc
+		if seen[o.o] || !at(l.Live).After(o.by) {
 			continue
 		}
-		l := r.owners[o.o].lc
-		switch {
-		case l.State != "ended":
-			seen[o.o] = true
-			r.fail(o.kind, "%s; still live %v after the moment it should have ended by", o.why, time.Since(o.by.Add(-grace)).Round(time.Millisecond))
-		case at(l.At).After(o.by):
-			seen[o.o] = true
-			r.fail(o.kind, "%s; it ended %v after the moment it should have ended by", o.why, at(l.At).Sub(o.by.Add(-grace)).Round(time.Millisecond))
+		seen[o.o] = true
+		if l.State != "ended" {
+			r.fail(o.kind, "%s; still live (a look at Err) %v after the moment it should have ended by", o.why, at(l.Live).Sub(o.by.Add(-grace)).Round(time.Millisecond))
+		} else {
+			r.fail(o.kind, "%s; a look at Err saw it live %v after the moment it should have ended by", o.why, at(l.Live).Sub(o.by.Add(-grace)).Round(time.Millisecond))
 		}
 	}
+}
+
+// obligationsSettled reports whether each obligation's LostContext, as last
+// polled, has ended or was seen live past its time.
+func (r *seqRun) obligationsSettled() bool {
+	for _, o := range r.obls {
+		if l := r.owners[o.o].lc; l.State != "ended" && !at(l.Live).After(o.by) {
+			return false
+		}
+	}
+	return true
 }
 
 // checkRevocations fails revoked holders that were not told within their
@@ -180,13 +186,15 @@ func (r *seqRun) checkRevocations() {
 		if !q.revoked || q.n == 0 || !r.stopped[q.c].IsZero() {
 			continue // (a stopped process's bounds move at its cont)
 		}
-		if q.lc.State == "ended" {
-			if at(q.lc.At).After(q.bound) {
-				r.fail("revocation-unsignalled", "%s's hold was revoked %v before its LostContext ended, past its bound of %v", q.name, at(q.lc.At).Sub(q.revokedAt).Round(time.Millisecond), q.bound.Sub(q.revokedAt).Round(time.Millisecond))
-			}
-			continue
-		}
-		if now.After(q.bound) {
+		// A look that saw the LostContext live past the bound is the
+		// proof (an end noticed late by a starved process is none).
+		live := at(q.lc.Live)
+		switch {
+		case !live.After(q.bound):
+		case q.lc.State == "ended":
+			r.fail("revocation-unsignalled", "%s's hold was revoked %v before a look last saw its LostContext live, past its bound of %v", q.name, live.Sub(q.revokedAt).Round(time.Millisecond), q.bound.Sub(q.revokedAt).Round(time.Millisecond))
+			q.revoked = false // once
+		default:
 			r.fail("revocation-unsignalled", "%s's hold was revoked %v ago (%s), its LostContext is still live (bound %v)", q.name, now.Sub(q.revokedAt).Round(time.Millisecond), q.leaseText(), q.bound.Sub(q.revokedAt).Round(time.Millisecond))
 			q.revoked = false // once
 		}

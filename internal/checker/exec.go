@@ -98,6 +98,10 @@ type lcInfo struct {
 	State string `json:"st"`           // none, live, ended
 	At    int64  `json:"at,omitempty"` // ended: when its watcher (or a look at Err) saw it end
 	Cause string `json:"cause,omitempty"`
+	// Live is the time taken before the last look at its Err that saw it
+	// live: proof that it was live then (the end's At is only when it
+	// was noticed, late when the process was starved of CPU).
+	Live int64 `json:"live,omitempty"`
 }
 
 // errClass names the sentinel an error wraps.
@@ -156,13 +160,14 @@ type ownerCtl struct {
 
 // lcWatch watches one LostContext.
 type lcWatch struct {
-	lctx    context.Context
-	stop    context.CancelFunc
-	mu      sync.Mutex
-	stopped bool
-	ended   bool
-	at      time.Time
-	cause   string
+	lctx     context.Context
+	stop     context.CancelFunc
+	mu       sync.Mutex
+	stopped  bool
+	ended    bool
+	at       time.Time
+	cause    string
+	lastLive time.Time // the last look at Err that saw it live
 }
 
 // execConfig sets up an executor.
@@ -261,25 +266,35 @@ func (w *lcWatch) halt() {
 	w.stop()
 }
 
-// info reports the LostContext's state: ended when its watcher saw it end,
-// or when a look at its Err now sees it ended (the loss signal's own check,
-// which may see a passed deadline before the watcher is told).
+// info looks at the LostContext's Err and reports its state: ended when
+// its watcher saw it end or the look sees it ended (the loss signal's own
+// check, which may see a passed deadline before the watcher is told), with
+// the last look that saw it live.
 func (w *lcWatch) info() lcInfo {
 	if w == nil {
 		return lcInfo{State: "none"}
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	switch {
-	case w.stopped:
+	if w.stopped {
 		return lcInfo{State: "none"}
+	}
+	now := time.Now()
+	live := w.lctx.Err() == nil
+	if live {
+		w.lastLive = now
+	}
+	var last int64
+	if !w.lastLive.IsZero() {
+		last = w.lastLive.UnixNano()
+	}
+	switch {
 	case w.ended:
-		return lcInfo{State: "ended", At: w.at.UnixNano(), Cause: w.cause}
+		return lcInfo{State: "ended", At: w.at.UnixNano(), Cause: w.cause, Live: last}
+	case !live:
+		return lcInfo{State: "ended", At: now.UnixNano(), Cause: causeClass(context.Cause(w.lctx)), Live: last}
 	}
-	if now := time.Now(); w.lctx.Err() != nil {
-		return lcInfo{State: "ended", At: now.UnixNano(), Cause: causeClass(context.Cause(w.lctx))}
-	}
-	return lcInfo{State: "live"}
+	return lcInfo{State: "live", Live: last}
 }
 
 // watch starts watching lctx.

@@ -188,8 +188,8 @@ func (r *seqRun) judgeFresh(c *call) {
 	case !c.held:
 	case prev == nil:
 		r.fail("result", "%s took a fresh hold (count 1) in place of the owner's earlier holds while its LostContext was live: their loss went unsignalled", c.what)
-	case at(prev.At).After(c.lostBy):
-		r.fail("result", "%s took a fresh hold (count 1) in place of the owner's earlier holds; its LostContext ended only %v after the call", c.what, at(prev.At).Sub(c.e0).Round(time.Millisecond))
+	case at(prev.Live).After(c.lostBy):
+		r.fail("result", "%s took a fresh hold (count 1) in place of the owner's earlier holds; a look saw its LostContext live %v after the call", c.what, at(prev.Live).Sub(c.e0).Round(time.Millisecond))
 	}
 	r.fresh(c.me, c.lease, c.s0, c.e0)
 }
