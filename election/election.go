@@ -233,6 +233,9 @@ func (e *Election) campaign(ctx context.Context, value string) (*term, error) {
 	for {
 		e.learn(ctx)
 		if err := e.l.Lock(wait); err != nil {
+			if ctx.Err() == nil && errors.Is(err, rlock.ErrLockLost) {
+				continue // confirmed past its lease (a stall): given back, so campaign again
+			}
 			return nil, err
 		}
 		// The leadership context is the LostContext itself: its Err and
