@@ -8,20 +8,23 @@ import (
 )
 
 // record is a parsed leader record (docs/layout.md):
-// "<state> <epoch> <term> <lease ms> <holder>\n<value>".
+// "<state> <epoch> <term> <lease ms> <holder> <server>\n<value>"; the
+// server field (the identity of the Redis process that wrote it) is
+// absent in records of the format before it.
 type record struct {
 	state  byte
 	epoch  string
 	term   int64
 	lease  time.Duration
 	holder string
+	server string
 	value  string
 }
 
 func parseRecord(raw string) (record, bool) {
 	header, value, ok := strings.Cut(raw, "\n")
 	f := strings.Split(header, " ")
-	if !ok || len(f) != 5 || len(f[0]) != 1 || !strings.Contains("LPRE", f[0]) {
+	if !ok || (len(f) != 5 && len(f) != 6) || len(f[0]) != 1 || !strings.Contains("LPRE", f[0]) {
 		return record{}, false
 	}
 	term, err1 := strconv.ParseInt(f[2], 10, 64)
@@ -29,7 +32,11 @@ func parseRecord(raw string) (record, bool) {
 	if err1 != nil || err2 != nil {
 		return record{}, false
 	}
-	return record{state: f[0][0], epoch: f[1], term: term, lease: time.Duration(ms) * time.Millisecond, holder: f[4], value: value}, true
+	r := record{state: f[0][0], epoch: f[1], term: term, lease: time.Duration(ms) * time.Millisecond, holder: f[4], value: value}
+	if len(f) == 6 {
+		r.server = f[5]
+	}
+	return r, true
 }
 
 func (r record) String() string {

@@ -171,3 +171,13 @@ func TestLooker(t *testing.T) {
 		t.Fatal("a second disarm returned looks")
 	}
 }
+
+func TestParseRecordWithServer(t *testing.T) {
+	rec, ok := parseRecord("L e1 3 2000 ctx:election:a 0123456789abcdef0123456789abcdef01234567\nc0.1")
+	if !ok || rec.state != 'L' || rec.term != 3 || rec.lease != 2*time.Second || rec.server != "0123456789abcdef0123456789abcdef01234567" || rec.value != "c0.1" {
+		t.Fatalf("parsed %+v, %v", rec, ok)
+	}
+	if _, ok := parseRecord("L e1 3 2000 ctx:election:a srv extra\nc0.1"); ok {
+		t.Fatal("a header of 7 fields parsed")
+	}
+}
