@@ -48,9 +48,25 @@ func (p *PermitExpirableSemaphore) acquireKept(ctx context.Context, op string, w
 	if err != nil {
 		return nil, false, opErr(op, h.Key(), err)
 	}
+	if deadline := watchdog.Deadline(sent, lease); !time.Now().Before(deadline) {
+		return nil, false, opErr(op, h.Key(), p.giveBackLate(ctx, ids[0], time.Since(sent)))
+	}
 	k := &KeptPermit{p: p, id: ids[0]}
 	k.entry = h.KeepPermit(ids[0], raws[0], sent)
 	return k, true, nil
+}
+
+// giveBackLate gives back a permit that Redis confirmed past its lease's
+// local deadline (took after the send): the permit counts as lost, and its
+// taker must not believe it holds it. It returns the ErrLockLost to report.
+func (p *PermitExpirableSemaphore) giveBackLate(ctx context.Context, id string, took time.Duration) error {
+	err := fmt.Errorf("%w: permit %s was confirmed %v after it was sent, past its lease's local deadline: it counts as lost, and was given back",
+		ErrLockLost, id, took.Round(time.Millisecond))
+	// Release is clean-up: ctx's end does not stop it.
+	if rerr := p.Release(ctx, id); rerr != nil {
+		err = fmt.Errorf("%w (but giving it back failed: %w)", err, rerr)
+	}
+	return err
 }
 
 // ID returns the permit's id, as Acquire returns it.
@@ -72,12 +88,7 @@ func (k *KeptPermit) LostContext(ctx context.Context) (lctx context.Context, sto
 	if k == nil || k.entry == nil {
 		return engine.LossContext(ctx, nil, nil, opErr("lostcontext", "", ErrNotHeld))
 	}
-	return engine.LossContext(ctx, engine.EntryLoss(k.entry), func(why error) error {
-		if why == ErrLockLost {
-			return opErr("lost", k.p.s.Key(), &engine.PermitLostError{ID: k.id})
-		}
-		return opErr("lost", k.p.s.Key(), fmt.Errorf("%w: permit %s", why, k.id))
-	}, nil)
+	return engine.LossContext(ctx, engine.EntryLoss(k.entry), permitLossCause(k.p.s.Key(), k.id), nil)
 }
 
 // Release stops the renewals and gives the permit back. After a Release

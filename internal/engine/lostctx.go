@@ -40,10 +40,10 @@ func GroupLoss(parts []*LossWatch, spare int) *LossWatch {
 	return &LossWatch{parts: parts, spare: spare}
 }
 
-// lost reports whether the hold is lost and why (ErrLockLost, or ErrClosed
+// Lost reports whether the hold is lost and why (ErrLockLost, or ErrClosed
 // when the Client closed first). For a single hold it costs what
 // watchdog.Entry.IsLost does while the hold is live.
-func (w *LossWatch) lost() (bool, error) {
+func (w *LossWatch) Lost() (bool, error) {
 	if w.entry != nil {
 		if !w.entry.IsLost() {
 			return false, nil
@@ -55,7 +55,7 @@ func (w *LossWatch) lost() (bool, error) {
 	}
 	losses := 0
 	for _, p := range w.parts {
-		if lost, why := p.lost(); lost {
+		if lost, why := p.Lost(); lost {
 			if losses++; losses > w.spare {
 				return true, why
 			}
@@ -131,7 +131,7 @@ func (c *lossCtx) Err() error {
 		c.cancel(context.Cause(c.up))
 		return c.Context.Err()
 	}
-	if lost, why := c.w.lost(); lost {
+	if lost, why := c.w.Lost(); lost {
 		c.cancel(c.because(why))
 		return c.Context.Err()
 	}

@@ -266,6 +266,14 @@ func (s *SyncHandle) KeepPermit(id string, raw any, sent time.Time) *watchdog.En
 		watchdog.Deadline(sent, c.cfg.WatchdogTimeout), true)
 }
 
+// WatchPermit watches the lease of the permit id, taken with a fixed lease
+// (never renewed), until the returned entry is stopped: it is lost at
+// deadline unless Reset moves it (rlock's PermitHold).
+func (s *SyncHandle) WatchPermit(id string, deadline time.Time) *watchdog.Entry {
+	return s.c.wd.Add(watchdog.Lease{Key: s.name, Field: id, Permit: true,
+		Data: leaseData{renew: renewPermit, key: s.name}}, deadline, false)
+}
+
 // Latch runs a latch.lua operation whose outcome the caller may lose
 // without harm: ARGV = [op, publish command, args...].
 func (s *SyncHandle) Latch(ctx context.Context, op string, args ...any) (int64, error) {
