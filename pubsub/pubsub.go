@@ -273,7 +273,7 @@ type Sub struct {
 	// until Used: a wake that it holds, or that is on its way to it, and
 	// its waiter has not acted on. newcomer is set by QueueBehind until
 	// Tried: the Sub's waiter has not made an attempt yet, so others do not
-	// queue behind it. shared is its Role's (or set by Share). Under Hub.mu.
+	// queue behind it. shared is its Role's. Under Hub.mu.
 	woken, newcomer, shared bool
 	// class is its Role's (see WakePerClass), set when it joins. Under
 	// Hub.mu.
@@ -1103,16 +1103,6 @@ func (h *Hub) Unexpect(name string) {
 	if ch := h.chans[name]; ch != nil && ch.expect > 0 {
 		ch.expect--
 	}
-}
-
-// Share marks the Sub as a shared waiter, as Role.Shared does from the
-// Sub's join: a message delivered before Share finds it unshared. Call it
-// before the Sub's first Wait.
-func (s *Sub) Share() {
-	h := s.hub
-	h.mu.Lock()
-	s.shared = true
-	h.mu.Unlock()
 }
 
 // Tried reports that the Sub's waiter made an attempt: it no longer counts
