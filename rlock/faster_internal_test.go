@@ -202,27 +202,33 @@ var _ = Describe("a FasterMultiLock waiter that joins its channel as an unlock m
 			}
 		})
 
+		// Bounds of seconds: each step is a goroutine's turn or a round
+		// trip, which a loaded machine can delay by hundreds of ms.
+		waiters := func() int { return c.hub.Waiters(ch) }
+		reach := func(n int, why string) {
+			GinkgoHelper()
+			Eventually(waiters).WithTimeout(5*time.Second).WithPolling(200*time.Microsecond).Should(Equal(n), why)
+		}
 		got := lockThenUnlock(l, w)
-		blockedOn(c, ch, 1)
+		reach(1, "w waits")
 		for i := idx + 1; i < len(c.holds.shards); i++ {
 			hold(i)
 		}
 		hDone := make(chan error, 1)
 		go func() { hDone <- l.Lock(h) }()
-		Eventually(inHoldsOn).Should(BeTrue(), "h finds its class")
+		Eventually(inHoldsOn).WithTimeout(5*time.Second).Should(BeTrue(), "h finds its class")
 		hold(idx)
 		Expect(l2.Unlock(g)).To(Succeed()) // the message: it wakes w
-		blockedOn(c, ch, 0)
+		reach(0, "the message woke w")
 		for i := idx + 1; i < len(c.holds.shards); i++ {
 			free(i)
 		}
 		// w is woken and stopped in its attempt: h must wait behind it, not
 		// make an attempt of its own (which would stop at shard idx too).
-		waiters := func() int { return c.hub.Waiters(ch) }
-		Eventually(waiters).WithPolling(200*time.Microsecond).Should(Equal(1), "h waits behind w (0: h tries at once, woken by the message as a class of its own)")
+		reach(1, "h waits behind w (0: h tries at once, woken by the message as a class of its own)")
 		Consistently(waiters).WithTimeout(100*time.Millisecond).Should(Equal(1), "h waits")
 		free(idx)
-		Eventually(hDone).Should(Receive(BeNil()))
+		Eventually(hDone).WithTimeout(5 * time.Second).Should(Receive(BeNil()))
 		Expect(got).To(BeClosed(), "w got the values first")
 		Expect(l.Unlock(h)).To(Succeed())
 	})
