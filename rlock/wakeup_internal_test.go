@@ -212,6 +212,11 @@ var _ = Describe("a goroutine that unlocks and locks again at once", func() {
 
 	It("queues behind a waiter that has not tried yet, once its own unlock is on the way to wake it", func() {
 		ctx := context.Background()
+		// w2 must not have tried yet when w1's unlock wakes it: its
+		// queued first wait (queuePause, 100 ms) must not run out first,
+		// as it may on a loaded machine (then w2 is out trying when the
+		// spec looks, and has tried when the unlock comes).
+		c := internalClient(withQueuePause(time.Minute))
 		for i := range trials {
 			// A lock of its own per trial: the last unlocks of a trial
 			// publish messages that must not reach the next one.

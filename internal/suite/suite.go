@@ -4,6 +4,12 @@
 // labelled timing unless GOREDISSON_TIMING=1, and any -ginkgo.label-filter
 // given is kept (and'ed with that).
 //
+// Both set Gomega's default Eventually timeout to EventuallyTimeout: the
+// specs run on loaded 2-core machines, where Gomega's own default (1 s)
+// is shorter than the scheduling noise a goroutine's exit or a round trip
+// meets. A spec that bounds how soon something must happen says so with
+// WithTimeout.
+//
 // RunParallel also spreads a suite's specs over several processes of the
 // test binary (see shard.go): `go test` runs a package's one Ginkgo suite
 // in one process, spec after spec, and most of our specs wait on a lease or
@@ -13,6 +19,7 @@ package suite
 import (
 	"os"
 	"testing"
+	"time"
 
 	"github.com/onsi/ginkgo/v2"
 	"github.com/onsi/ginkgo/v2/types"
@@ -32,6 +39,10 @@ const TimingFilter = "!timing"
 // labelled timing.
 const TimingEnv = "GOREDISSON_TIMING"
 
+// EventuallyTimeout is the default timeout of Gomega's Eventually in the
+// suites Run and RunParallel run.
+const EventuallyTimeout = 10 * time.Second
+
 // Run runs the package's Ginkgo suite under t in this process; filters are
 // label filters the package adds (and'ed with the command line's and
 // -short's, and TimingFilter unless TimingEnv is 1).
@@ -44,6 +55,7 @@ func Run(t *testing.T, description string, filters ...string) {
 // package's filters and -short's added.
 func configuration(filters []string) (types.SuiteConfig, types.ReporterConfig) {
 	gomega.RegisterFailHandler(ginkgo.Fail)
+	gomega.SetDefaultEventuallyTimeout(EventuallyTimeout)
 	suiteConfig, reporterConfig := ginkgo.GinkgoConfiguration()
 	if testing.Short() {
 		filters = append(filters, ShortFilter)
