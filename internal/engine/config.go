@@ -32,6 +32,12 @@ type Config struct {
 	// QueuePause bounds a queued waiter's first wait (0: queuePause; see
 	// waitSpec.queue). Only specs that need a lost wake to show set it.
 	QueuePause time.Duration
+	// FloorOnly: every acquire and release reads the cancel floor, and a
+	// lost call is settled by the floor alone (rlock.WithLostCallFence's
+	// FenceFloor); unset, a call that goes out on a connection the Client
+	// can close on the server reads none, and a lost one is fenced by a
+	// CLIENT KILL before its settle (fence.go).
+	FloorOnly bool
 }
 
 // Defaults of the settings (Redisson's, where it has them).

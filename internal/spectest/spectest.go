@@ -10,6 +10,7 @@ package spectest
 import (
 	"context"
 	"fmt"
+	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -239,6 +240,19 @@ func (e *Env) ExpectNothingLeft(name string, keep ...string) {
 // Unregistered puts rlock.WithClientRegistry(false) before opts: the
 // harness's Clients write no registration key (specs count the keys locks
 // leave), unless opts turn it back on.
+//
+// It also applies the suite's lost-call fence mode: GOREDISSON_FENCE=floor
+// puts rlock.WithLostCallFence(rlock.FenceFloor) first (every call reads
+// the cancel floor); unset or "auto", the default FenceAuto. The specs'
+// own options come after, and win.
 func Unregistered(opts []rlock.Option) []rlock.Option {
-	return append([]rlock.Option{rlock.WithClientRegistry(false)}, opts...)
+	first := []rlock.Option{rlock.WithClientRegistry(false)}
+	if FloorMode() {
+		first = append(first, rlock.WithLostCallFence(rlock.FenceFloor))
+	}
+	return append(first, opts...)
 }
+
+// FloorMode reports whether GOREDISSON_FENCE=floor asks the suite's
+// Clients to fence lost calls by the cancel floor alone.
+func FloorMode() bool { return os.Getenv("GOREDISSON_FENCE") == "floor" }
