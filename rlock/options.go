@@ -9,6 +9,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/goredisson/goredisson/internal/engine"
+	"github.com/goredisson/goredisson/internal/transport"
 )
 
 // minWatchdogTimeout is the shortest watchdog lease a client on a busy
@@ -198,6 +199,16 @@ const (
 	// lock's cancel floor (goredisson_cancel:{name}), which the settle of
 	// a lost call raises; no CLIENT command is sent.
 	FenceFloor
+	// FenceByID is FenceAuto also for connections the server sees from
+	// another address than the Client's own: through a NAT, or a TCP
+	// proxy that relays each connection on one upstream connection of its
+	// own and never replays bytes onto another (HAProxy in TCP mode,
+	// stunnel, toxiproxy), where closing the upstream connection stops
+	// the call. Never use it behind a proxy that pools or multiplexes
+	// upstream connections (twemproxy, Envoy's Redis proxy, a Redis-aware
+	// cloud proxy): there FenceAuto finds the address differs and falls
+	// back to the floor.
+	FenceByID
 )
 
 // WithLostCallFence chooses how lost calls are fenced (default FenceAuto).
@@ -208,10 +219,14 @@ const (
 func WithLostCallFence(f LostCallFence) Option {
 	return func(o *options) {
 		switch f {
-		case FenceAuto, FenceFloor:
-			o.FloorOnly = f == FenceFloor
+		case FenceAuto:
+			o.Fence = transport.FenceOwnAddr
+		case FenceFloor:
+			o.Fence = transport.FenceOff
+		case FenceByID:
+			o.Fence = transport.FenceAnyAddr
 		default:
-			o.errs = append(o.errs, fmt.Errorf("lost call fence %d: want FenceAuto or FenceFloor", int(f)))
+			o.errs = append(o.errs, fmt.Errorf("lost call fence %d: want FenceAuto, FenceFloor or FenceByID", int(f)))
 		}
 	}
 }

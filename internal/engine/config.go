@@ -3,6 +3,8 @@ package engine
 import (
 	"log/slog"
 	"time"
+
+	"github.com/goredisson/goredisson/internal/transport"
 )
 
 // Config is what a Client's options set for its engine (rlock's With*
@@ -32,12 +34,12 @@ type Config struct {
 	// QueuePause bounds a queued waiter's first wait (0: queuePause; see
 	// waitSpec.queue). Only specs that need a lost wake to show set it.
 	QueuePause time.Duration
-	// FloorOnly: every acquire and release reads the cancel floor, and a
-	// lost call is settled by the floor alone (rlock.WithLostCallFence's
-	// FenceFloor); unset, a call that goes out on a connection the Client
-	// can close on the server reads none, and a lost one is fenced by a
-	// CLIENT KILL before its settle (fence.go).
-	FloorOnly bool
+	// Fence says which connections' calls read no cancel floor, a lost
+	// one being fenced by a CLIENT KILL before its settle (fence.go):
+	// transport.FenceOwnAddr (the default, rlock.FenceAuto), FenceAnyAddr
+	// (rlock.FenceByID) or FenceOff, every call reads the floor
+	// (rlock.FenceFloor).
+	Fence transport.FenceMode
 }
 
 // Defaults of the settings (Redisson's, where it has them).
@@ -58,6 +60,7 @@ func DefaultConfig() Config {
 		SyncTimeout:     defaultSyncTimeout,
 		Retry:           DefaultRetry,
 		Register:        true,
+		Fence:           transport.FenceOwnAddr,
 	}
 }
 

@@ -20,14 +20,29 @@ type Fence struct {
 	Addr string // the connection's address as the server sees it (its local address)
 }
 
+// FenceMode says whether a lane's connections learn their Fence.
+type FenceMode int32
+
+const (
+	// FenceOff: no connection learns its Fence (no CLIENT command).
+	FenceOff FenceMode = iota
+	// FenceOwnAddr: a connection has a Fence when the server sees it from
+	// its own local address (no proxy or NAT between).
+	FenceOwnAddr
+	// FenceAnyAddr: whatever address the server sees it from (a NAT, or
+	// a TCP proxy relaying each connection on one upstream connection of
+	// its own, never replaying bytes onto another).
+	FenceAnyAddr
+)
+
 // fenceProbe, when set, makes each new connection of the lane learn its
 // Fence as the last step of its set-up (see probeFence).
-type fenceProbe struct{ on atomic.Bool }
+type fenceProbe struct{ mode atomic.Int32 }
 
-// ProbeFence makes the lane's new connections learn their Fence (see
-// probeFence) when on: the Client fences its lost calls that way
+// ProbeFence sets whether the lane's new connections learn their Fence
+// (see probeFence): the Client fences its lost calls that way
 // (rlock.WithLostCallFence). Call it before the lane's first call.
-func (l *Lane) ProbeFence(on bool) { l.probe.on.Store(on) }
+func (l *Lane) ProbeFence(m FenceMode) { l.probe.mode.Store(int32(m)) }
 
 // noClient is an id no server gives (client ids count up from 1): a CLIENT
 // KILL with it kills nothing and tells whether the user may send one.
@@ -38,11 +53,12 @@ const noClient = math.MaxInt64
 // CLIENT KILL that matches no client (the ACL lets this user kill). c gets
 // no Fence, and its calls read the cancel floor, when either is refused
 // (NOPERM, a renamed or missing command, a proxy that does not pass them
-// on) or the server sees another address than c's own: a proxy or a NAT
-// sits between, whose upstream connection the id would name (killing it
-// may not stop bytes the proxy holds). An I/O error fails the set-up, as
+// on) or, with FenceOwnAddr, the server sees another address than c's
+// own: a proxy or a NAT sits between, whose upstream connection the id
+// would name (a proxy that pools or multiplexes may replay bytes it holds
+// onto another upstream connection once that one is killed). An I/O error fails the set-up, as
 // go-redis's own set-up commands do.
-func probeFence(ctx context.Context, cn *redis.Conn, c *conn) error {
+func probeFence(ctx context.Context, cn *redis.Conn, c *conn, m FenceMode) error {
 	var info *redis.ClientInfoCmd
 	var kill *redis.Cmd
 	_, err := cn.Pipelined(ctx, func(p redis.Pipeliner) error {
@@ -59,7 +75,10 @@ func probeFence(ctx context.Context, cn *redis.Conn, c *conn) error {
 		return nil
 	}
 	ci := info.Val()
-	if ci == nil || ci.ID <= 0 || ci.Addr == "" || c.Conn.LocalAddr() == nil || ci.Addr != c.Conn.LocalAddr().String() {
+	if ci == nil || ci.ID <= 0 || ci.Addr == "" {
+		return nil
+	}
+	if m != FenceAnyAddr && (c.Conn.LocalAddr() == nil || ci.Addr != c.Conn.LocalAddr().String()) {
 		return nil
 	}
 	c.fence.Store(&Fence{ID: ci.ID, Addr: ci.Addr})

@@ -153,8 +153,8 @@ func newLane(user *redis.Client, primary string) *Lane {
 			}
 		}
 		if c := l.used; c != nil {
-			if l.probe.on.Load() {
-				if err := probeFence(ctx, cn, c); err != nil {
+			if m := FenceMode(l.probe.mode.Load()); m != FenceOff {
+				if err := probeFence(ctx, cn, c, m); err != nil {
 					return err
 				}
 			}

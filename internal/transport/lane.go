@@ -232,7 +232,7 @@ func (b *batcher) runDirect(o *Op, lane *inline.Lane, eval bool) bool {
 // the connection has a Fence (inline.probeFence); nil otherwise: o reads
 // the floor.
 func (b *batcher) fenceFor(o *Op, lane *inline.Lane) *Fence {
-	if o.floorAt == 0 || !b.s.cfg.Fence || b.s.unfenced.Load() {
+	if o.floorAt == 0 || !b.s.Fencing() {
 		return nil
 	}
 	return lane.KeptFence()

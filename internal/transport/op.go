@@ -124,6 +124,16 @@ func NewScriptOp(ctx context.Context, s *Script, keys []any, args ...any) *Op {
 // Fence names a connection on its server (see inline.Fence).
 type Fence = inline.Fence
 
+// FenceMode says which connections learn their Fence (see inline.FenceMode).
+type FenceMode = inline.FenceMode
+
+// The fence modes (inline's).
+const (
+	FenceOff     = inline.FenceOff
+	FenceOwnAddr = inline.FenceOwnAddr
+	FenceAnyAddr = inline.FenceAnyAddr
+)
+
 // MarkFloor says that argument arg (0-based, after the keys) of the
 // script op is a call number its script reads the cancel floor with
 // (lib/cancel.lua): when the op goes out on a connection the Client can

@@ -76,8 +76,9 @@ type Config struct {
 	Logger          func() *slog.Logger
 	// Fence: a call whose script reads the cancel floor (Op.MarkFloor)
 	// skips that read when it goes out on a lane connection that can be
-	// fenced (inline.Fence); false: every such call reads the floor.
-	Fence bool
+	// fenced (inline.Fence, learnt as Fence says); FenceOff: every such
+	// call reads the floor.
+	Fence inline.FenceMode
 }
 
 // NewSender returns the transport of one Client, sending through rdb.
@@ -116,7 +117,7 @@ func (s *Sender) newLane(rdb *redis.Client) *inline.Lane {
 func (s *Sender) FenceRefused() { s.unfenced.Store(true) }
 
 // Fencing reports whether calls may go out reading no cancel floor.
-func (s *Sender) Fencing() bool { return s.cfg.Fence && !s.unfenced.Load() }
+func (s *Sender) Fencing() bool { return s.cfg.Fence != inline.FenceOff && !s.unfenced.Load() }
 
 // SetIdle sets how long an idle flusher waits for work (tests).
 func (s *Sender) SetIdle(d time.Duration) { s.idle.Store(int64(d)) }
