@@ -19,7 +19,7 @@ func NewClient(rdb redis.UniversalClient, opts ...Option) (*Client, error) {
 	case nil:
 		return nil, opErr("newclient", "", fmt.Errorf("%w: nil redis client", ErrInvalidArgument))
 	case *redis.Ring:
-		return nil, opErr("newclient", "", fmt.Errorf("%w: redis.Ring is not supported: it moves keys to another shard when one is marked down, and a lock must not move; use a Client per server with RedLock, or a Redis Cluster", ErrInvalidArgument))
+		return nil, opErr("newclient", "", fmt.Errorf("%w: redis.Ring is not supported: it moves keys to another shard when one is marked down, and a lock must not move; use a Client per server with Redlock, or a Redis Cluster", ErrInvalidArgument))
 	}
 	o, err := newOptions(opts)
 	if err != nil {

@@ -30,17 +30,6 @@ type Event struct {
 	Err       error         // nil for a TryLock that ran out; "lost": ErrLockLost (a kept permit's: an error that Is it, naming the permit) or ErrClosed
 }
 
-// WithObserver reports every lock operation to o (nil: ErrInvalidArgument).
-func WithObserver(o Observer) Option {
-	return func(opts *options) {
-		if o == nil {
-			opts.errs = append(opts.errs, errNilObserver)
-			return
-		}
-		opts.observer = o
-	}
-}
-
 // observer adapts an Observer to the engine's: the engine's events are
 // Events, field for field.
 type observer struct{ o Observer }

@@ -37,11 +37,11 @@ func newOptions(opts []Option) (options, error) {
 		opt(&o)
 	}
 	switch {
-	case o.classicPubSubOnly() && o.Sharded == engine.ShardedAuto:
+	case classicPubSubOnly(o.Version) && o.Sharded == engine.ShardedAuto:
 		o.Sharded = engine.ShardedOff
-	case o.classicPubSubOnly() && o.Sharded == engine.ShardedOn:
+	case classicPubSubOnly(o.Version) && o.Sharded == engine.ShardedOn:
 		o.errs = append(o.errs, fmt.Errorf("%w: Redisson before 3.22.0 never uses sharded pub/sub; WithShardedPubSub(true) would miss its messages", errVersion))
-	case o.probesSharding() && o.Sharded == engine.ShardedAuto:
+	case probesSharding(o.Version) && o.Sharded == engine.ShardedAuto:
 		// Each client of these releases decides sharded or classic at its
 		// start on a Cluster: hear and speak both (docs/redisson.md#releases).
 		o.Sharded = engine.ShardedBothCluster
@@ -174,4 +174,41 @@ func WithClientName(name string) Option {
 // WithClientRegistry turns the Client's registration on or off (default on).
 func WithClientRegistry(on bool) Option {
 	return func(o *options) { o.Register = on }
+}
+
+// WithObserver reports every lock operation to o (nil: ErrInvalidArgument).
+func WithObserver(o Observer) Option {
+	return func(opts *options) {
+		if o == nil {
+			opts.errs = append(opts.errs, errNilObserver)
+			return
+		}
+		opts.observer = o
+	}
+}
+
+// WithRedissonVersion names the Java side's Redisson release, e.g. "3.20.1".
+// On a Cluster it also picks the pub/sub (unless WithPubSubMode or
+// WithShardedPubSub says): classic before 3.22.0, both kinds from 3.22.0
+// to 3.27.x, sharded (AUTO) from 3.28.0.
+func WithRedissonVersion(v string) Option {
+	return func(o *options) {
+		rv, err := parseRedissonVersion(v)
+		if err != nil {
+			o.errs = append(o.errs, err)
+			return
+		}
+		o.Version = rv
+	}
+}
+
+// WithNameMapper applies Redisson's NameMapper (docs/redisson.md).
+func WithNameMapper(mapName, unmapName func(string) string) Option {
+	return func(o *options) {
+		if mapName == nil || unmapName == nil {
+			o.errs = append(o.errs, errors.New("name mapper: nil map or unmap function"))
+			return
+		}
+		o.MapName, o.UnmapName = mapName, unmapName
+	}
 }
