@@ -39,9 +39,8 @@ func (c *Client) core() *engine.Core {
 // ID returns the client UUID, the first half of every hash field it writes.
 func (c *Client) ID() string { return c.e.ID() }
 
-// Close stops the watchdog and subscriptions; calls then return ErrClosed.
-// It returns once the Client's registration is deleted, within 1 s
-// whatever Redis does.
+// Close stops the watchdog and subscriptions (calls then return ErrClosed),
+// within 1 s whatever Redis does.
 func (c *Client) Close() error {
 	if c == nil {
 		return opErr("close", "", fmt.Errorf("%w: nil client", ErrInvalidArgument))

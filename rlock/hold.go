@@ -10,21 +10,8 @@ import (
 	"github.com/goredisson/goredisson/ctxowner"
 )
 
-// Hold is one acquisition of a lock by an owner, as a handle: what a Java
-// LockHandle wrapper around tryLock/unlock ports to.
-//
-//	h, err := rlock.Acquire(ctx, lock, wait, lease)
-//	if err != nil {
-//		return err // errors.Is(err, rlock.ErrBusy): not acquired within wait
-//	}
-//	defer h.Close()
-//	return work(h.Context()) // ends if the lock is lost
-//
-// The hold belongs to the owner of the context given to Acquire, pinned
-// (ctxowner.Pin), so Release works from any goroutine, as Redisson's
-// unlockAsync(threadId) does. Release and Close give the hold back once:
-// later calls do nothing and return what the first returned. Its methods
-// never panic, on a nil *Hold neither.
+// Hold is one acquisition of a lock by an owner, as a handle (a Java
+// LockHandle): Release works from any goroutine; see docs/api.md.
 type Hold struct {
 	l     Locker
 	owner context.Context // the acquisition's context, owner pinned
@@ -63,10 +50,8 @@ func errNilHold(op string) error {
 	return opErr(op, "", fmt.Errorf("%w: nil hold", ErrInvalidArgument))
 }
 
-// Acquire takes l for ctx's owner within wait (TryLock: wait <= 0 is one
-// attempt; lease <= 0 the watchdog) and returns the hold, or an error
-// wrapping ErrBusy when the wait ran out. A FencedLock's hold carries its
-// token.
+// Acquire takes l within wait (TryLock) and returns the hold; ErrBusy when
+// the wait ran out. A FencedLock's hold carries its token.
 func Acquire(ctx context.Context, l Locker, wait, lease time.Duration) (*Hold, error) {
 	return acquireHold(ctx, "acquire", l, func(ctx context.Context) (int64, bool, error) {
 		if f, ok := l.(*FencedLock); ok {
@@ -77,8 +62,7 @@ func Acquire(ctx context.Context, l Locker, wait, lease time.Duration) (*Hold, e
 	})
 }
 
-// AcquireWait is Acquire that waits until l is held (LockLease); only ctx
-// bounds it.
+// AcquireWait is Acquire that waits until ctx ends (LockLease).
 func AcquireWait(ctx context.Context, l Locker, lease time.Duration) (*Hold, error) {
 	return acquireHold(ctx, "acquirewait", l, func(ctx context.Context) (int64, bool, error) {
 		if f, ok := l.(*FencedLock); ok {
@@ -132,9 +116,7 @@ func (h *Hold) Token() int64 {
 	return h.token
 }
 
-// Context returns a context that ends when the hold is lost (cause
-// ErrLockLost, as LostContext's) or released (context.Canceled). It
-// carries the acquisition's values and owner, not its cancellation.
+// Context returns the hold's loss signal (LostContext), ended at Release.
 func (h *Hold) Context() context.Context {
 	if h == nil {
 		return nilHoldContext()
@@ -147,8 +129,7 @@ func (h *Hold) Lost() bool {
 	return h != nil && errors.Is(context.Cause(h.lost), ErrLockLost)
 }
 
-// Held asks Redis whether the owner still holds the lock (false after
-// Release).
+// Held asks Redis whether the owner still holds the lock.
 func (h *Hold) Held(ctx context.Context) (bool, error) {
 	if h == nil {
 		return false, errNilHold("held")
@@ -159,12 +140,7 @@ func (h *Hold) Held(ctx context.Context) (bool, error) {
 	return h.l.IsHeldByCurrent(withOwner(ctx, h.owner))
 }
 
-// Release gives the hold back (Unlock as its owner, from any goroutine) and
-// ends its Context. It runs once: later calls return the first call's
-// result. nil: released; ErrNotHeld: the hold was gone (lost, or force
-// unlocked); ErrClosed: the Client was closed; ErrUnknownOutcome: the
-// reply was lost (it is not sent again). As Unlock, an ended ctx does not
-// stop it.
+// Release unlocks as the hold's owner and ends its Context, once.
 func (h *Hold) Release(ctx context.Context) error {
 	if h == nil {
 		return errNilHold("release")

@@ -15,10 +15,7 @@ type Observer interface {
 
 // Event is one operation of a lock, or the loss of a hold.
 type Event struct {
-	// Op: "lock", "trylock", "locktoken", "trylocktoken", "acquire",
-	// "tryacquire", "unlock", "release", "forceunlock", "await", "extend",
-	// "lost", or a gauge mark: "wait", "hold", "free" (docs/observability.md).
-	Op        string
+	Op        string        // "lock", "trylock", "unlock", "lost", a gauge mark "wait", ... (docs/observability.md)
 	Kind      string        // the lock type: "lock", "fairlock", "semaphore", ...
 	Lock      string        // the lock's name (unbounded: normalise it for metrics)
 	Start     time.Time     // when the operation began

@@ -94,9 +94,8 @@ func WithLogger(l *slog.Logger) Option {
 	}
 }
 
-// WithShardedPubSub forces sharded pub/sub on or off
-// [shardedSubscriptionMode]: WithPubSubMode(PubSubSharded) or
-// WithPubSubMode(PubSubClassic).
+// WithShardedPubSub is WithPubSubMode(PubSubSharded or PubSubClassic)
+// [shardedSubscriptionMode].
 func WithShardedPubSub(on bool) Option {
 	return func(o *options) {
 		o.Sharded = engine.ShardedOff
@@ -187,10 +186,8 @@ func WithObserver(o Observer) Option {
 	}
 }
 
-// WithRedissonVersion names the Java side's Redisson release, e.g. "3.20.1".
-// On a Cluster it also picks the pub/sub (unless WithPubSubMode or
-// WithShardedPubSub says): classic before 3.22.0, both kinds from 3.22.0
-// to 3.27.x, sharded (AUTO) from 3.28.0.
+// WithRedissonVersion names the Java side's Redisson release, e.g.
+// "3.20.1"; on a Cluster it also picks the pub/sub (docs/redisson.md).
 func WithRedissonVersion(v string) Option {
 	return func(o *options) {
 		rv, err := parseRedissonVersion(v)

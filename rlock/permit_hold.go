@@ -11,9 +11,8 @@ import (
 	"github.com/goredisson/goredisson/watchdog"
 )
 
-// PermitHold is one permit of a PermitExpirableSemaphore, as a handle:
-// what a Java PermitHandle wrapper around acquire/release(permitId) ports
-// to. Its methods never panic, on a nil *PermitHold neither.
+// PermitHold is one permit of a PermitExpirableSemaphore, as a handle (a
+// Java PermitHandle); see docs/api.md.
 type PermitHold struct {
 	s  *PermitExpirableSemaphore
 	id string
@@ -39,15 +38,13 @@ func permitDeadline(sent time.Time, lease time.Duration) time.Time {
 	return watchdog.Deadline(sent, lease)
 }
 
-// AcquirePermit takes a permit of s with lease within wait (TryAcquire:
-// wait <= 0 is one attempt; lease <= 0 a permit that never expires) and
-// returns its hold, or an error wrapping ErrBusy when the wait ran out.
+// AcquirePermit takes a permit of s with lease within wait (<= 0: once;
+// lease <= 0: no expiry) and returns its hold; ErrBusy when the wait ran out.
 func AcquirePermit(ctx context.Context, s *PermitExpirableSemaphore, wait, lease time.Duration) (*PermitHold, error) {
 	return acquirePermit(ctx, "acquirepermit", "tryacquire", s, max(wait, 0), lease)
 }
 
-// AcquirePermitWait is AcquirePermit that waits until a permit is free;
-// only ctx bounds it.
+// AcquirePermitWait is AcquirePermit that waits until ctx ends.
 func AcquirePermitWait(ctx context.Context, s *PermitExpirableSemaphore, lease time.Duration) (*PermitHold, error) {
 	return acquirePermit(ctx, "acquirepermitwait", "acquire", s, -1, lease)
 }
@@ -104,17 +101,8 @@ func (p *PermitHold) Semaphore() *PermitExpirableSemaphore {
 	return p.s
 }
 
-// Context returns a context that ends when the permit's lease runs out
-// (its cause wraps ErrLockLost: "permit <id> lost ..."), when the Client
-// closes (ErrClosed), or at Release (context.Canceled). It carries the
-// acquisition's values, not its cancellation. The lease is counted from
-// the send of the attempt that took the permit, less watchdog.Allowance
-// (1 % + 2 ms, for clock rates), and follows the hold's UpdateLeaseTime;
-// as LostContext, the context is live only while that local deadline has
-// not passed: every look at its Err, Done or Value after it sees the end,
-// whatever ran first after a pause. The semaphore's UpdateLeaseTime of the
-// permit's id, or any change made elsewhere, is not followed: change the
-// lease through the hold.
+// Context returns the permit's loss signal: it ends when the lease runs
+// out (ErrLockLost), the Client closes (ErrClosed) or at Release.
 func (p *PermitHold) Context() context.Context {
 	if p == nil {
 		return nilHoldContext()
@@ -140,14 +128,8 @@ func (p *PermitHold) Held(ctx context.Context) (bool, error) {
 	return err == nil, err
 }
 
-// UpdateLeaseTime sets the permit's lease to lease from now (the
-// semaphore's UpdateLeaseTime of its id; lease <= 0: it never expires)
-// and moves the Context's deadline with it, shorter or longer. false when
-// Redis no longer has the permit: the hold is lost (its Context ends). A
-// call that failed may still have run: until a later one succeeds, the
-// Context keeps the earlier of the two deadlines. A Context that has ended
-// stays ended (a lost hold is final), even if Redis still had the permit
-// and took the new lease.
+// UpdateLeaseTime sets the lease anew from now and moves the Context's
+// deadline; false when Redis no longer has the permit (the hold is lost).
 func (p *PermitHold) UpdateLeaseTime(ctx context.Context, lease time.Duration) (bool, error) {
 	if p == nil {
 		return false, errNilHold("updateleasetime")
@@ -170,10 +152,8 @@ func (p *PermitHold) UpdateLeaseTime(ctx context.Context, lease time.Duration) (
 	return ok, err
 }
 
-// Release gives the permit back by id and ends the Context, once: later
-// calls return the first call's result (nil, ErrNotHeld when the permit was
-// gone, ErrClosed, ...). As the semaphore's Release, an ended ctx does not
-// stop it.
+// Release gives the permit back and ends the Context, once; an ended ctx
+// does not stop it.
 func (p *PermitHold) Release(ctx context.Context) error {
 	if p == nil {
 		return errNilHold("release")
