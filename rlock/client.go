@@ -19,7 +19,7 @@ func NewClient(rdb redis.UniversalClient, opts ...Option) (*Client, error) {
 	case nil:
 		return nil, opErr("newclient", "", fmt.Errorf("%w: nil redis client", ErrInvalidArgument))
 	case *redis.Ring:
-		return nil, opErr("newclient", "", fmt.Errorf("%w: redis.Ring is not supported: it moves keys to another shard when one is marked down, and a lock must not move; use a Client per server with RedLock, or a Redis Cluster", ErrInvalidArgument))
+		return nil, opErr("newclient", "", fmt.Errorf("%w: redis.Ring is not supported: it moves keys to another shard when one is marked down, and a lock must not move; use a Client per server with Redlock, or a Redis Cluster", ErrInvalidArgument))
 	}
 	o, err := newOptions(opts)
 	if err != nil {
@@ -39,9 +39,8 @@ func (c *Client) core() *engine.Core {
 // ID returns the client UUID, the first half of every hash field it writes.
 func (c *Client) ID() string { return c.e.ID() }
 
-// Close stops the watchdog and subscriptions; calls then return ErrClosed.
-// It returns once the Client's registration is deleted, within 1 s
-// whatever Redis does.
+// Close stops the watchdog and subscriptions (calls then return ErrClosed),
+// within 1 s whatever Redis does.
 func (c *Client) Close() error {
 	if c == nil {
 		return opErr("close", "", fmt.Errorf("%w: nil client", ErrInvalidArgument))

@@ -10,25 +10,15 @@ import (
 // Every error of this package wraps one of these, a context or a Redis
 // error, in an *Error; test them with errors.Is (docs/api.md).
 var (
-	// ErrNotHeld: the owner holds none, or a permit id is not held. A
-	// lock's error names the caller's owner and who holds the lock.
-	ErrNotHeld = engine.ErrNotHeld
-	// ErrClosed: the Client was closed (before the call, or during it).
-	ErrClosed = engine.ErrClosed
-	// ErrInvalidArgument: a nil or empty argument, a bad count, lease or wait.
-	ErrInvalidArgument = engine.ErrInvalidArgument
-	// ErrReentry: a non-reentrant lock's holder took it again.
-	ErrReentry = engine.ErrReentry
-	// ErrBusy: Do did not acquire the lock within its wait.
-	ErrBusy = errors.New("lock busy")
-	// ErrLockLost: a hold was lost (LostContext's cause, a re-entry's error).
-	ErrLockLost = engine.ErrLockLost
-	// ErrReplicaSync: too few replicas confirmed an acquisition in time.
-	ErrReplicaSync = engine.ErrReplicaSync
-	// ErrNoQuorum: a RedLock's masters failed too often for a majority.
-	ErrNoQuorum = errors.New("no quorum of masters reachable")
-	// ErrUnknownOutcome: a release's reply was lost; it may not have run.
-	ErrUnknownOutcome = engine.ErrUnknownOutcome
+	ErrNotHeld         = engine.ErrNotHeld                            // the owner holds none, or a permit id is not held
+	ErrClosed          = engine.ErrClosed                             // the Client was closed (before the call, or during it)
+	ErrInvalidArgument = engine.ErrInvalidArgument                    // a nil or empty argument, a bad count, lease or wait
+	ErrReentry         = engine.ErrReentry                            // a non-reentrant lock's holder took it again
+	ErrBusy            = errors.New("lock busy")                      // Do did not acquire the lock within its wait
+	ErrLockLost        = engine.ErrLockLost                           // a hold was lost (LostContext's cause, a re-entry's error)
+	ErrReplicaSync     = engine.ErrReplicaSync                        // too few replicas confirmed an acquisition in time
+	ErrNoQuorum        = errors.New("no quorum of masters reachable") // a RedLock's masters failed too often for a majority
+	ErrUnknownOutcome  = engine.ErrUnknownOutcome                     // a release's reply was lost; it may not have run
 )
 
 // Error is a failed operation on a lock; Err is its cause.

@@ -2,7 +2,7 @@ package rlock
 
 import "github.com/goredisson/goredisson/internal/engine"
 
-// FairLock is Lock, kept for revision 2 of the API; see NewFairLock.
+// FairLock is Lock, the type NewFairLock returns (an alias).
 type FairLock = Lock
 
 // NewFairLock returns the fair lock of the given name [getFairLock].

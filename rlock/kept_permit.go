@@ -77,10 +77,8 @@ func (k *KeptPermit) ID() string {
 	return k.id
 }
 
-// LostContext returns a context that ends when the permit is lost, with a
-// cause wrapping ErrLockLost (or ErrClosed). As rlock.LostContext's, it is
-// live only while the permit's local deadline has not passed: every look
-// at its Err, Done or Value after it sees the loss.
+// LostContext returns a context that ends when the permit is lost (cause
+// wrapping ErrLockLost, or ErrClosed), as rlock.LostContext's does.
 func (k *KeptPermit) LostContext(ctx context.Context) (lctx context.Context, stop context.CancelFunc) {
 	if ctx == nil {
 		ctx = context.Background()
@@ -91,9 +89,8 @@ func (k *KeptPermit) LostContext(ctx context.Context) (lctx context.Context, sto
 	return engine.LossContext(ctx, engine.EntryLoss(k.entry), permitLossCause(k.p.s.Key(), k.id), nil)
 }
 
-// Release stops the renewals and gives the permit back. After a Release
-// that failed, the permit is no longer renewed (its LostContext ends at its
-// lease) and Release may be called again.
+// Release stops the renewals and gives the permit back; ErrNotHeld when it
+// was gone (docs/api.md).
 func (k *KeptPermit) Release(ctx context.Context) error {
 	if k == nil || k.entry == nil {
 		return opErr("release", "", fmt.Errorf("%w: nil permit", ErrInvalidArgument))
@@ -115,6 +112,10 @@ func (k *KeptPermit) Release(ctx context.Context) error {
 		k.entry.Stop()
 		k.done = true
 	case errors.Is(err, ErrUnknownOutcome):
+		k.done = true
+	case errors.Is(err, ErrNotHeld):
+		// Redis has no such permit: it is lost now, not at its lease.
+		k.entry.Lose()
 		k.done = true
 	}
 	return err

@@ -1,6 +1,6 @@
 package rlock
 
-// KeyOf returns the Redis key of a *Lock or *FencedLock (its name as WithNameMapper maps it), else l.Name().
+// KeyOf returns the Redis key of a *Lock or *FencedLock, else l.Name().
 func KeyOf(l Locker) string {
 	switch x := l.(type) {
 	case *Lock:

@@ -91,9 +91,3 @@ func (l *Lock) HoldCount(ctx context.Context) (int, error) {
 func (l *Lock) RemainTTL(ctx context.Context) (time.Duration, error) {
 	return l.handle().remainTTL(ctx)
 }
-
-// NewFasterMultiLock returns the all-or-none lock on values of a group
-// [getMultiLock(group, values)].
-func (c *Client) NewFasterMultiLock(group string, values ...string) *Lock {
-	return &Lock{h: handle{engine.NewFasterHandle(c.core(), group, values)}}
-}

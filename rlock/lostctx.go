@@ -6,25 +6,10 @@ import (
 	"github.com/goredisson/goredisson/internal/engine"
 )
 
-// LostContext returns a context that ends when ctx's owner loses l, with a
-// cause wrapping ErrLockLost (or ErrClosed when the Client closed first); it
-// is cancelled at once, with cause ErrNotHeld, when the owner holds none.
-//
-// It is live only while the hold's local deadline (the last acquisition or
-// renewal Redis confirmed, sent at t: t + lease - 1 % - 2 ms on this
-// process's monotonic clock) has not passed: every look at its Err, Done or
-// Value, and so context.Cause, after the deadline sees the loss, whatever
-// the Go scheduler runs first after the process was paused (SIGSTOP, a
-// stopped VM, a long GC). No other client can take the lock before that
-// deadline, given clock rates within 1 % of Redis's. A renewal confirmed
-// after the deadline does not revive it. A context derived from it with
-// context.WithValue looks the same way; one derived with
-// context.WithCancel, WithTimeout or WithDeadline (or AfterFunc) ends when
-// the deadline timer fires or a look at this context sees the loss, a
-// moment later: loop on this context itself. Its Deadline is ctx's (the
-// lease's deadline moves with every renewal). stop ends it and releases
-// what it registered; after the hold is released it stays live until stop
-// or ctx's end.
+// LostContext returns a context that ends when ctx's owner loses l (cause
+// wrapping ErrLockLost, or ErrClosed), at once (ErrNotHeld) when the owner
+// holds none; live only while the hold's local deadline has not passed
+// (docs/api.md). stop ends it.
 func LostContext(ctx context.Context, l Locker) (lctx context.Context, stop context.CancelFunc) {
 	if ctx == nil {
 		ctx = context.Background()

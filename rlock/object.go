@@ -88,26 +88,6 @@ func (o *Object) Delete(ctx context.Context) (bool, error) {
 	return ok, opErr("delete", o.s.Key(), err)
 }
 
-// Expire makes the keys expire ttl from now [expire(Duration)].
-func (o *Object) Expire(ctx context.Context, ttl time.Duration) (bool, error) {
-	if err := o.s.check(ctx, "expire"); err != nil {
-		return false, err
-	}
-	if ttl < time.Millisecond {
-		return false, opErr("expire", o.s.Key(), fmt.Errorf("%w: time to live %v is below 1ms", ErrInvalidArgument, ttl))
-	}
-	ok, err := o.s.Expire(ctx, o.keys, ttl)
-	return ok, opErr("expire", o.s.Key(), err)
-}
-
-// ClearExpire removes the keys' time to live [clearExpire()].
-func (o *Object) ClearExpire(ctx context.Context) (bool, error) {
-	if err := o.s.check(ctx, "clearexpire"); err != nil {
-		return false, err
-	}
-	return clearExpire(ctx, o.s.Core(), "clearexpire", o.s.Key(), o.keys)
-}
-
 // RemainTTL returns the key's TTL: 0 if none, NoExpiry [remainTimeToLive()].
 func (o *Object) RemainTTL(ctx context.Context) (time.Duration, error) {
 	if err := o.s.check(ctx, "remainttl"); err != nil {

@@ -15,10 +15,7 @@ type Observer interface {
 
 // Event is one operation of a lock, or the loss of a hold.
 type Event struct {
-	// Op: "lock", "trylock", "locktoken", "trylocktoken", "acquire",
-	// "tryacquire", "unlock", "release", "forceunlock", "await", "extend",
-	// "lost", or a gauge mark: "wait", "hold", "free" (docs/observability.md).
-	Op        string
+	Op        string        // "lock", "trylock", "unlock", "lost", a gauge mark "wait", ... (docs/observability.md)
 	Kind      string        // the lock type: "lock", "fairlock", "semaphore", ...
 	Lock      string        // the lock's name (unbounded: normalise it for metrics)
 	Start     time.Time     // when the operation began
@@ -28,17 +25,6 @@ type Event struct {
 	Acquired  bool          // the acquisition took a hold
 	Held      time.Duration // on a last hold's end: how long it was held
 	Err       error         // nil for a TryLock that ran out; "lost": ErrLockLost (a kept permit's: an error that Is it, naming the permit) or ErrClosed
-}
-
-// WithObserver reports every lock operation to o (nil: ErrInvalidArgument).
-func WithObserver(o Observer) Option {
-	return func(opts *options) {
-		if o == nil {
-			opts.errs = append(opts.errs, errNilObserver)
-			return
-		}
-		opts.observer = o
-	}
 }
 
 // observer adapts an Observer to the engine's: the engine's events are

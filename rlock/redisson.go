@@ -9,9 +9,9 @@ import (
 	"github.com/goredisson/goredisson/internal/engine"
 )
 
-// The Redisson release on the Java side (WithRedissonVersion) and
-// Redisson's NameMapper (WithNameMapper). What each changes, with the
-// Redisson commits, is in docs/redisson.md#releases.
+// The Redisson releases the Java side may run (WithRedissonVersion) and
+// what each implies for the pub/sub; what each changes, with the Redisson
+// commits, is in docs/redisson.md#releases.
 
 // The releases WithRedissonVersion accepts: those the interop matrix
 // (interop/matrix.md) measured, from the first to the last minor line.
@@ -46,36 +46,10 @@ func parseRedissonVersion(s string) (engine.Version, error) {
 	return v, nil
 }
 
-// WithRedissonVersion names the Java side's Redisson release, e.g. "3.20.1".
-// On a Cluster it also picks the pub/sub (unless WithPubSubMode or
-// WithShardedPubSub says): classic before 3.22.0, both kinds from 3.22.0
-// to 3.27.x, sharded (AUTO) from 3.28.0.
-func WithRedissonVersion(v string) Option {
-	return func(o *options) {
-		rv, err := parseRedissonVersion(v)
-		if err != nil {
-			o.errs = append(o.errs, err)
-			return
-		}
-		o.Version = rv
-	}
-}
-
-// WithNameMapper applies Redisson's NameMapper (docs/redisson.md).
-func WithNameMapper(mapName, unmapName func(string) string) Option {
-	return func(o *options) {
-		if mapName == nil || unmapName == nil {
-			o.errs = append(o.errs, errors.New("name mapper: nil map or unmap function"))
-			return
-		}
-		o.MapName, o.UnmapName = mapName, unmapName
-	}
-}
-
 // classicPubSubOnly reports whether the Java side never uses sharded
 // pub/sub: Redisson before 3.22.0 always publishes with PUBLISH and
 // listens with SUBSCRIBE.
-func (o *options) classicPubSubOnly() bool { return o.Version.Less(3, 22, 0) }
+func classicPubSubOnly(v engine.Version) bool { return v.Less(3, 22, 0) }
 
 // probesSharding reports whether the Java side (Redisson 3.22.0 to 3.27.x)
 // decides sharded pub/sub on a Cluster by sending SPUBLISH "" "" to one
@@ -84,6 +58,6 @@ func (o *options) classicPubSubOnly() bool { return o.Version.Less(3, 22, 0) }
 // master of a map keyed by identity-hashed clients (a new draw at every
 // start). A Go client cannot tell which each Java client chose. From
 // 3.28.0 Redisson asks PUBSUB SHARDNUMSUB (commit c93363a3d), as AUTO does.
-func (o *options) probesSharding() bool {
-	return o.Version != (engine.Version{}) && !o.Version.Less(3, 22, 0) && o.Version.Less(3, 28, 0)
+func probesSharding(v engine.Version) bool {
+	return v != (engine.Version{}) && !v.Less(3, 22, 0) && v.Less(3, 28, 0)
 }

@@ -2,7 +2,7 @@ package rlock
 
 import "github.com/goredisson/goredisson/internal/engine"
 
-// SpinLock is Lock, kept for revision 2 of the API; see NewSpinLock.
+// SpinLock is Lock, the type NewSpinLock returns (an alias).
 type SpinLock = Lock
 
 // NewSpinLock returns the spin lock of the given name [getSpinLock].

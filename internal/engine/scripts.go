@@ -66,7 +66,7 @@ func syncedScript(name string) *transport.Script {
 func mustScript(name string) *transport.Script {
 	src, err := ScriptSource(name)
 	if err != nil {
-		panic(fmt.Sprintf("rlock: embedded script %s: %v", name, err))
+		panic(fmt.Sprintf("goredisson: embedded script %s: %v", name, err))
 	}
 	// A script without a digest (script_digests.go not regenerated after
 	// an edit: TestScriptDigests fails then) is sent by EVAL, with its

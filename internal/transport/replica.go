@@ -83,7 +83,7 @@ func ConnectedReplicas(info string) (int, error) {
 			return strconv.Atoi(v)
 		}
 	}
-	return 0, fmt.Errorf("rlock: INFO replication has no connected_slaves")
+	return 0, fmt.Errorf("goredisson: INFO replication has no connected_slaves")
 }
 
 // Unsynced reports whether an op that asked for replica sync was not

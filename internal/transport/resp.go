@@ -42,7 +42,7 @@ func (e ReplyError) NotRun() bool {
 func HasPrefix(s, p string) bool { return len(s) >= len(p) && s[:len(p)] == p }
 
 // errShortReply reports a reply cut short: the connection broke mid-reply.
-var errShortReply = errors.New("rlock: incomplete reply")
+var errShortReply = errors.New("goredisson: incomplete reply")
 
 // ParseReply reads one RESP2 or RESP3 reply from b, as a script's reply
 // comes: nil, int64, string, ReplyError or []any of those.
@@ -52,7 +52,7 @@ func ParseReply(b []byte) (any, error) {
 		return nil, err
 	}
 	if len(rest) != 0 {
-		return nil, fmt.Errorf("rlock: %d bytes after the reply", len(rest))
+		return nil, fmt.Errorf("goredisson: %d bytes after the reply", len(rest))
 	}
 	return v, nil
 }
@@ -83,7 +83,7 @@ func parseValue(b []byte) (v any, rest []byte, err error) {
 	case '*', '~', '%':
 		return parseAggregate(line[0], body, rest)
 	}
-	return nil, nil, fmt.Errorf("rlock: unexpected reply type %q", line[0])
+	return nil, nil, fmt.Errorf("goredisson: unexpected reply type %q", line[0])
 }
 
 // parseBulk reads a bulk string (a blob error for '!') of length body.
@@ -293,7 +293,7 @@ func skipValue(b []byte) ([]byte, error) {
 	return rest, nil
 }
 
-var errBadLength = errors.New("rlock: bad length in reply")
+var errBadLength = errors.New("goredisson: bad length in reply")
 
 // atoi reads a (possibly negative) decimal without allocating.
 func atoi(b []byte) (int, bool) {
