@@ -227,3 +227,12 @@ var _ = Describe("issue 41: a lost call is fenced", Label("fault", "slow"), func
 		Entry("by the cancel floor (FenceFloor)", mode{fence: rlock.FenceFloor, floors: 2}),
 	)
 })
+
+var _ = Describe("WithLostCallFence", func() {
+	It("refuses a mode it does not know with ErrInvalidArgument", func() {
+		rdb := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1"})
+		DeferCleanup(rdb.Close)
+		_, err := rlock.NewClient(rdb, rlock.WithLostCallFence(rlock.LostCallFence(99)))
+		Expect(errors.Is(err, rlock.ErrInvalidArgument)).To(BeTrue(), "%v", err)
+	})
+})
