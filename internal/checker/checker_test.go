@@ -17,6 +17,7 @@ var (
 	checkStop  = flag.Int("checker.stop", 0, "stop after this many failing sequences (0: run on)")
 	checkFam   = flag.String("checker.families", "all", `families of sequences, in turn by seed: "all" or a list of locks, stalls, kept, election`)
 	checkVerb  = flag.Bool("checker.v", false, "print every step")
+	checkFence = flag.String("checker.fence", "auto", `the Clients' lost-call fence: "auto" (rlock.FenceAuto) or "floor" (rlock.FenceFloor)`)
 )
 
 func TestMain(m *testing.M) {
@@ -40,7 +41,11 @@ func TestChecker(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg := Config{Duration: *checkFor, Seed: *checkSeed, Replay: *checkRepl, Ops: ops, LeaseCheck: *checkLease,
+	fence, err := parseFence(*checkFence)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := Config{Fence: fence, Duration: *checkFor, Seed: *checkSeed, Replay: *checkRepl, Ops: ops, LeaseCheck: *checkLease,
 		ShrinkRuns: *checkShr, ShrinkTime: 10 * time.Minute, StopAfter: *checkStop, Verbose: *checkVerb, Out: os.Stdout, Families: fams}
 	if cfg.Seed == 0 {
 		cfg.Seed = time.Now().UnixNano() % 1e12

@@ -162,7 +162,7 @@ func (r *electRun) setup() error {
 
 // startCandidate starts a candidate's process (again after a kill).
 func (r *electRun) startCandidate(cd *candidate) error {
-	cfg := execConfig{Redis: r.env.srv.Addr, Watchdog: cd.wd, Kind: electionKind, Lock: r.lock, MaxLease: r.q.maxLease(), Verbose: r.cfg.Verbose}
+	cfg := execConfig{Redis: r.env.srv.Addr, Watchdog: cd.wd, Kind: electionKind, Lock: r.lock, MaxLease: r.q.maxLease(), Verbose: r.cfg.Verbose, Fence: r.cfg.Fence}
 	a, err := startAgent(cfg)
 	if err != nil {
 		return err

@@ -180,6 +180,24 @@ type execConfig struct {
 	Verbose     bool          `json:"verbose,omitempty"`
 	ReadTimeout time.Duration `json:"rt,omitempty"`
 	MaxLease    time.Duration `json:"max,omitempty"`
+	Fence       string        `json:"fence,omitempty"` // Config.Fence
+}
+
+// fenceOption is the Clients' lost-call fence for Config.Fence.
+func fenceOption(fence string) rlock.Option {
+	if fence == "floor" {
+		return rlock.WithLostCallFence(rlock.FenceFloor)
+	}
+	return rlock.WithLostCallFence(rlock.FenceAuto)
+}
+
+// parseFence checks a -fence flag's value.
+func parseFence(s string) (string, error) {
+	switch s {
+	case "", "auto", "floor":
+		return s, nil
+	}
+	return "", fmt.Errorf("fence %q: want auto or floor", s)
 }
 
 func (cfg execConfig) newClient(logOut io.Writer, opts ...rlock.Option) (*redis.Client, *rlock.Client, error) {
@@ -188,7 +206,7 @@ func (cfg execConfig) newClient(logOut io.Writer, opts ...rlock.Option) (*redis.
 		opt.MaxRetries = -1 // a call cut by the read timeout is not sent again by go-redis
 	}
 	rdb := redis.NewClient(opt)
-	opts = append(opts, rlock.WithWatchdogTimeout(cfg.Watchdog), rlock.WithLogger(quietLogger(logOut, cfg.Verbose)))
+	opts = append(opts, rlock.WithWatchdogTimeout(cfg.Watchdog), rlock.WithLogger(quietLogger(logOut, cfg.Verbose)), fenceOption(cfg.Fence))
 	c, err := rlock.NewClient(rdb, opts...)
 	if err != nil {
 		_ = rdb.Close()

@@ -123,7 +123,7 @@ func newElectExec(cfg execConfig, logOut io.Writer) (*electExec, error) {
 // close). The caller holds mu, or is the constructor.
 func (x *electExec) open() error {
 	c, err := rlock.NewClient(x.rdb, rlock.WithWatchdogTimeout(x.cfg.Watchdog), rlock.WithObserver(lockTimes{x}),
-		rlock.WithLogger(quietLogger(x.logOut, x.cfg.Verbose)))
+		rlock.WithLogger(quietLogger(x.logOut, x.cfg.Verbose)), fenceOption(x.cfg.Fence))
 	if err != nil {
 		return err
 	}

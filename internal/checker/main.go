@@ -48,10 +48,15 @@ func main() {
 	flag.DurationVar(&cfg.ShrinkTime, "shrink-time", 10*time.Minute, "time spent shortening a failing sequence")
 	flag.IntVar(&cfg.StopAfter, "stop", 0, "stop after this many failing sequences (0: run on)")
 	flag.BoolVar(&cfg.Verbose, "v", false, "print every step")
+	flag.StringVar(&cfg.Fence, "fence", "auto", `the Clients' lost-call fence: "auto" (CLIENT KILL where it can, rlock.FenceAuto) or "floor" (rlock.FenceFloor)`)
 	fams := flag.String("families", "all", `families of sequences, in turn by seed: "all" or a list of locks, stalls, kept, election`)
 	flag.Parse()
 	var err error
 	if cfg.Ops, err = parseOps(ops); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(2)
+	}
+	if cfg.Fence, err = parseFence(cfg.Fence); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(2)
 	}

@@ -190,7 +190,7 @@ func (r *seqRun) setup() error {
 	}
 	for c, proc := range r.q.Procs {
 		cfg := execConfig{Redis: r.env.srv.Addr, Watchdog: r.q.wd(c), Kind: r.q.Kind, Lock: r.lock, Owners: ownersPerClient,
-			Verbose: r.cfg.Verbose, ReadTimeout: r.q.ReadTimeout}
+			Verbose: r.cfg.Verbose, ReadTimeout: r.q.ReadTimeout, Fence: r.cfg.Fence}
 		cl, err := startClient(cfg, proc, r.cfg.Out)
 		if err != nil {
 			return err

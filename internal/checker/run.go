@@ -42,6 +42,9 @@ type Config struct {
 	StopAfter int
 	Verbose   bool
 	Out       io.Writer
+	// Fence is the Clients' lost-call fence (rlock.WithLostCallFence):
+	// "auto" (or "": FenceAuto) or "floor" (FenceFloor).
+	Fence string
 }
 
 // Result is what a run saw.

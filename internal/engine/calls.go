@@ -20,6 +20,18 @@ import (
 // watchdog-managed (a reader's earlier holds then get its lease too), and
 // known the holds the Client counts for the owner (lib/reenter.lua).
 func (h *Handle) acquireCall(ctx context.Context, field string, keep time.Duration, n uint64, fairWait time.Duration, queue, watchdog bool, known int) *transport.Op {
+	o := h.acquireOp(ctx, field, keep, n, fairWait, queue, watchdog, known)
+	o.MarkFloor(callNumberArg)
+	return o
+}
+
+// callNumberArg is where the call number sits in the arguments of every
+// acquire and release script (ARGV[3]): read with the cancel floor, unless
+// the call goes out as one the Client can fence (transport.Op.MarkFloor).
+const callNumberArg = 2
+
+// acquireOp is acquireCall's op, per kind.
+func (h *Handle) acquireOp(ctx context.Context, field string, keep time.Duration, n uint64, fairWait time.Duration, queue, watchdog bool, known int) *transport.Op {
 	lease, fieldArg := h.c.ms(keep), h.arg(field)
 	switch h.kind {
 	case KindFenced:
@@ -68,6 +80,15 @@ const (
 // number, known holds, cancel TTL ms, ...]; lease is re-applied while holds
 // remain, fairWait is a fair waiter's threadWaitTime (for a give-up).
 func (h *Handle) releaseCall(ctx context.Context, mode, field string, n uint64, known int, lease, fairWait time.Duration) *transport.Op {
+	o := h.releaseOp(ctx, mode, field, n, known, lease, fairWait)
+	if mode == modeRelease {
+		o.MarkFloor(callNumberArg)
+	}
+	return o
+}
+
+// releaseOp is releaseCall's op, per kind.
+func (h *Handle) releaseOp(ctx context.Context, mode, field string, n uint64, known int, lease, fairWait time.Duration) *transport.Op {
 	c, fieldArg := h.c, h.arg(field)
 	switch h.kind {
 	case KindFair, KindNonReentrantFair:

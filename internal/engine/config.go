@@ -3,6 +3,8 @@ package engine
 import (
 	"log/slog"
 	"time"
+
+	"github.com/goredisson/goredisson/internal/transport"
 )
 
 // Config is what a Client's options set for its engine (rlock's With*
@@ -32,6 +34,12 @@ type Config struct {
 	// QueuePause bounds a queued waiter's first wait (0: queuePause; see
 	// waitSpec.queue). Only specs that need a lost wake to show set it.
 	QueuePause time.Duration
+	// Fence says which connections' calls read no cancel floor, a lost
+	// one being fenced by a CLIENT KILL before its settle (fence.go):
+	// transport.FenceOwnAddr (the default, rlock.FenceAuto), FenceAnyAddr
+	// (rlock.FenceByID) or FenceOff, every call reads the floor
+	// (rlock.FenceFloor).
+	Fence transport.FenceMode
 }
 
 // Defaults of the settings (Redisson's, where it has them).
@@ -52,6 +60,7 @@ func DefaultConfig() Config {
 		SyncTimeout:     defaultSyncTimeout,
 		Retry:           DefaultRetry,
 		Register:        true,
+		Fence:           transport.FenceOwnAddr,
 	}
 }
 

@@ -69,7 +69,7 @@ func (h *Handle) release(ctx context.Context, k holdKey, hs *hold) (left int, he
 		n := c.seq.Add(1)
 		lease := c.releaseLease(hs)
 		held = c.giveUp(k, hs, func(ctx context.Context) error {
-			_, err := c.settle(ctx, h.settleCall(ctx, modeSettleRelease, k.field, n, 1, lease, 0))
+			_, err := c.settle(ctx, nil, h.settleCall(ctx, modeSettleRelease, k.field, n, 1, lease, 0))
 			return err
 		})
 	}
@@ -116,7 +116,7 @@ func (c *Core) releaseOnce(ctx context.Context, h *Handle, k holdKey, hs *hold) 
 			return c.releaseReply(k, hs, o.V, false)
 		}
 		settle := func(ctx context.Context) (any, error) {
-			return c.settle(ctx, h.settleCall(ctx, modeSettleRelease, k.field, n, known, lease, 0))
+			return c.settle(ctx, o, h.settleCall(ctx, modeSettleRelease, k.field, n, known, lease, 0))
 		}
 		v, serr := settle(ctx)
 		if serr == nil {
@@ -198,9 +198,13 @@ func (c *Core) awaitLostFor(ctx context.Context, lost *transport.Op, limit <-cha
 	return false
 }
 
-// settle runs a settle op made by mk (a release script in a settle mode):
-// it raises the cancel floor so that the lost call does nothing if it still
-// arrives, and repairs the hold count. It returns the settle's reply.
+// settle runs a settle op made by mk (a release script in a settle mode)
+// for the call lost (nil: a release that surely did not run): it raises
+// the cancel floor so that the lost call does nothing if it still arrives,
+// and repairs the hold count. A lost call that read no floor (it went out
+// on a connection the Client can fence: transport.Op.Fenced) is fenced
+// first, its connection closed on the server (see fence). It returns the
+// settle's reply.
 //
 // A settle is idempotent (the floor only rises, and the count it repairs
 // is compared with the count known before the lost call), so one whose
@@ -211,11 +215,19 @@ func (c *Core) awaitLostFor(ctx context.Context, lost *transport.Op, limit <-cha
 // pooled TLS connection for a close before reusing it either: after the
 // server closed every connection of a Client the release and then the
 // settle both went out on dead ones.
-func (c *Core) settle(ctx context.Context, mk func() *transport.Op) (any, error) {
+func (c *Core) settle(ctx context.Context, lost *transport.Op, mk func() *transport.Op) (any, error) {
 	until := againBound(ctx)
 	var pause time.Duration
+	fenced := lost == nil || lost.Fenced() == nil
 	for {
 		o := mk()
+		if !fenced {
+			key, _ := o.RouteKey()
+			if err := c.fence(ctx, lost, key, until); err != nil {
+				return nil, err
+			}
+			fenced = true
+		}
 		if err := c.exec(ctx, o); err != nil {
 			return nil, err
 		}
@@ -254,7 +266,7 @@ func (c *Core) settleAcquire(h *Handle, k holdKey, hs *hold, lost *transport.Op,
 			}
 		}
 		settle := func(ctx context.Context) error {
-			v, err := c.settle(ctx, h.settleCall(ctx, modeSettleAcquire, k.field, n, known, c.releaseLease(hs), fairWait))
+			v, err := c.settle(ctx, lost, h.settleCall(ctx, modeSettleAcquire, k.field, n, known, c.releaseLease(hs), fairWait))
 			if err == nil && v == int64(1) {
 				c.Logger().Debug("goredisson: gave back a hold taken by an acquire attempt whose caller had left", "lock", h.name, "field", k.field)
 			}

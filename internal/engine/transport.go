@@ -24,6 +24,7 @@ func newSender(c *Core) *transport.Sender {
 		PublishRefused:  c.publishRefused,
 		NameRefusedKeys: c.nameRefusedKeys,
 		Logger:          c.Logger,
+		Fence:           c.cfg.Fence,
 	}, c.rdb)
 }
 

@@ -70,6 +70,8 @@ type Lane struct {
 	// adoptable: no go-redis pool hook touches an idle connection (see
 	// Adopt).
 	adoptable bool
+	// probe: new connections learn their Fence (fence.go).
+	probe fenceProbe
 }
 
 // call is what a call's context.AfterFunc runs: fire is bound once, so
@@ -151,6 +153,11 @@ func newLane(user *redis.Client, primary string) *Lane {
 			}
 		}
 		if c := l.used; c != nil {
+			if m := FenceMode(l.probe.mode.Load()); m != FenceOff {
+				if err := probeFence(ctx, cn, c, m); err != nil {
+					return err
+				}
+			}
 			c.ready.Store(true)
 		}
 		return nil
@@ -414,6 +421,9 @@ type conn struct {
 	// ready is set once go-redis finished setting the connection up (see
 	// the OnConnect of newLane): a write on it is a command's.
 	ready atomic.Bool
+	// fence names the connection on its server (nil: unknown, see
+	// probeFence).
+	fence atomic.Pointer[Fence]
 }
 
 // sysConn is a conn over a socket (not TLS): its SyscallConn gives

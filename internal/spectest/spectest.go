@@ -10,6 +10,7 @@ package spectest
 import (
 	"context"
 	"fmt"
+	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -239,6 +240,25 @@ func (e *Env) ExpectNothingLeft(name string, keep ...string) {
 // Unregistered puts rlock.WithClientRegistry(false) before opts: the
 // harness's Clients write no registration key (specs count the keys locks
 // leave), unless opts turn it back on.
+//
+// It also applies the suite's lost-call fence mode (GOREDISSON_FENCE, see
+// FenceOption) first; the specs' own options come after, and win.
 func Unregistered(opts []rlock.Option) []rlock.Option {
-	return append([]rlock.Option{rlock.WithClientRegistry(false)}, opts...)
+	return append([]rlock.Option{rlock.WithClientRegistry(false), FenceOption()}, opts...)
+}
+
+// FenceOption is the suite's lost-call fence mode, from GOREDISSON_FENCE:
+// "floor" rlock.FenceFloor (every call reads the cancel floor), "auto"
+// rlock.FenceAuto (the library's default: no fence through the fault
+// proxy, whose address the server sees), unset or "kill"
+// rlock.FenceByID, so that calls through the fault proxy (a 1:1 TCP
+// relay) are fenced by CLIENT KILL too.
+func FenceOption() rlock.Option {
+	switch os.Getenv("GOREDISSON_FENCE") {
+	case "floor":
+		return rlock.WithLostCallFence(rlock.FenceFloor)
+	case "auto":
+		return rlock.WithLostCallFence(rlock.FenceAuto)
+	}
+	return rlock.WithLostCallFence(rlock.FenceByID)
 }

@@ -125,6 +125,7 @@ func (b *batcher) callOnLane(o *Op, lane *inline.Lane) {
 	rdb := lane.Client()
 	for _, eval := range []bool{false, true} {
 		lane.Unsent()
+		o.fence = nil
 		if !b.runDirect(o, lane, eval) {
 			cmd := o.command(eval)
 			_ = rdb.Process(o.Ctx, cmd)
@@ -189,11 +190,15 @@ func (b *batcher) readTail(o *Op, tail *inline.Tail) {
 // reading its reply itself (inline.Lane.Do), and reports whether it did;
 // if not, nothing was sent and o goes through the lane's go-redis client.
 func (b *batcher) runDirect(o *Op, lane *inline.Lane, eval bool) bool {
-	line := o.Line
+	line, at := o.Line, -1
+	fence := b.fenceFor(o, lane)
+	if fence != nil {
+		at = o.floorAt
+	}
 	if o.S != nil && (eval || o.S.SHA == "") {
 		line = append([]any{"eval", o.S.Src}, o.Line[2:]...)
 	}
-	cmd, ok := AppendCommand(b.wbuf[:0], line)
+	cmd, ok := appendCommand(b.wbuf[:0], line, at)
 	b.wbuf = cmd
 	if !ok {
 		return false
@@ -202,6 +207,7 @@ func (b *batcher) runDirect(o *Op, lane *inline.Lane, eval bool) bool {
 	if !handled {
 		return false
 	}
+	o.fence = fence
 	if err == nil {
 		// RESP3: pushes may come before the reply (they are dropped, as
 		// the lane's client has no push handler) or after it; bytes read
@@ -218,6 +224,18 @@ func (b *batcher) runDirect(o *Op, lane *inline.Lane, eval bool) bool {
 	o.raw = append(o.small[:0], raw...)
 	o.finish(err)
 	return true
+}
+
+// fenceFor returns the Fence of the connection the direct path will send
+// o on, when o's script reads the cancel floor (Op.MarkFloor), the Client
+// fences lost calls (Config.Fence, not given up: Sender.FenceRefused) and
+// the connection has a Fence (inline.probeFence); nil otherwise: o reads
+// the floor.
+func (b *batcher) fenceFor(o *Op, lane *inline.Lane) *Fence {
+	if o.floorAt == 0 || !b.s.Fencing() {
+		return nil
+	}
+	return lane.KeptFence()
 }
 
 // requeue hands o, which the lane did not send, to the flusher (the lane

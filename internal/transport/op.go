@@ -5,6 +5,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/goredisson/goredisson/internal/inline"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -49,6 +50,14 @@ type Op struct {
 	// cut is set when the op was sent inline and ctx's end or Close
 	// interrupted its I/O (see batcher.runInline).
 	cut bool
+	// floorAt is the index in Line of a call number the script reads the
+	// cancel floor with (0: none, see MarkFloor); fence names the
+	// connection the op last went out on with that number as "f<n>",
+	// reading no floor (nil: it read the floor, or was not sent).
+	floorAt int
+	fence   *Fence
+	// key routes a plain command (see RouteTo).
+	key string
 
 	raw   []byte // the raw reply
 	small [64]byte
@@ -112,6 +121,42 @@ func NewScriptOp(ctx context.Context, s *Script, keys []any, args ...any) *Op {
 	return o
 }
 
+// Fence names a connection on its server (see inline.Fence).
+type Fence = inline.Fence
+
+// FenceMode says which connections learn their Fence (see inline.FenceMode).
+type FenceMode = inline.FenceMode
+
+// The fence modes (inline's).
+const (
+	FenceOff     = inline.FenceOff
+	FenceOwnAddr = inline.FenceOwnAddr
+	FenceAnyAddr = inline.FenceAnyAddr
+)
+
+// MarkFloor says that argument arg (0-based, after the keys) of the
+// script op is a call number its script reads the cancel floor with
+// (lib/cancel.lua): when the op goes out on a connection the Client can
+// fence (CLIENT KILL), it is sent as "f<n>" and the script reads no floor;
+// Fenced then names that connection, which must be fenced before the
+// call is settled should its reply be lost.
+func (o *Op) MarkFloor(arg int) {
+	if n, ok := o.Line[2].(int); ok && o.S != nil {
+		o.floorAt = 3 + n + arg
+	}
+}
+
+// Fenced returns the connection the op went out on reading no cancel
+// floor (nil: it read the floor, or never went out that way).
+func (o *Op) Fenced() *Fence { return o.fence }
+
+// RouteTo routes the plain command o to the node that serves key on a
+// Redis Cluster (a CLIENT KILL to the node of a lock's key).
+func (o *Op) RouteTo(key string) *Op {
+	o.key = key
+	return o
+}
+
 // command returns the go-redis command for the op: for a script EVALSHA,
 // or EVAL with the source when eval is set.
 func (o *Op) command(eval bool) *redis.RawWriteToCmd {
@@ -130,6 +175,9 @@ var keylessCommands = map[string]bool{"script": true, "pubsub": true, "info": tr
 // RouteKey returns the key that picks the op's node on a Redis Cluster:
 // a script's first key, a plain command's first argument.
 func (o *Op) RouteKey() (string, bool) {
+	if o.key != "" {
+		return o.key, true
+	}
 	if o.S != nil {
 		if len(o.Line) > 3 {
 			if n, ok := o.Line[2].(int); ok && n > 0 {
@@ -213,3 +261,15 @@ func (o *Op) Keys() []string {
 	}
 	return out
 }
+
+// KillOp returns the op that fences the connection f names on the node
+// serving key: CLIENT KILL ID <id> ADDR <addr> SKIPME yes (both filters
+// must match; the connection sending it is never killed). Its reply is
+// the number of connections closed, 0 or 1: either way the server runs
+// nothing more that came on that connection (see docs/internals.md).
+func KillOp(ctx context.Context, key string, f *Fence) *Op {
+	return NewOp(ctx, "client", "kill", "id", f.ID, "addr", f.Addr, "skipme", "yes").RouteTo(key)
+}
+
+// FirstSent returns when the op was first handed to a batcher (zero: never).
+func (o *Op) FirstSent() time.Time { return o.first }

@@ -156,10 +156,25 @@ func Ints(v any) ([]int64, bool) {
 // to b, as go-redis writes them; ok is false for an argument of a type it
 // does not write (the caller then sends through go-redis).
 func AppendCommand(b []byte, args []any) (_ []byte, ok bool) {
+	return appendCommand(b, args, -1)
+}
+
+// appendCommand is AppendCommand writing args[fenced], a call number
+// (uint64), as "f<n>" (see Op.MarkFloor); -1: none.
+func appendCommand(b []byte, args []any, fenced int) (_ []byte, ok bool) {
 	b = append(b, '*')
 	b = strconv.AppendInt(b, int64(len(args)), 10)
 	b = append(b, '\r', '\n')
-	for _, a := range args {
+	for i, a := range args {
+		if i == fenced {
+			n, isNum := a.(uint64)
+			if !isNum {
+				return b, false
+			}
+			var d [21]byte
+			b = appendBulk(b, strconv.AppendUint(append(d[:0], 'f'), n, 10))
+			continue
+		}
 		switch v := a.(type) {
 		case string:
 			b = appendBulk(b, v)

@@ -49,6 +49,9 @@ type Sender struct {
 	// is routed by a CRC16 and an atomic load. An entry is dropped when
 	// its node redirects a call of the slot or fails.
 	route []atomic.Pointer[batcher]
+	// unfenced is set once a server refused a fence (FenceRefused): no
+	// call goes out reading no cancel floor from then on.
+	unfenced atomic.Bool
 }
 
 // Config is what the transport needs from its Client (package rlock).
@@ -71,6 +74,11 @@ type Config struct {
 	PublishRefused  func(what string)
 	NameRefusedKeys func(o *Op)
 	Logger          func() *slog.Logger
+	// Fence: a call whose script reads the cancel floor (Op.MarkFloor)
+	// skips that read when it goes out on a lane connection that can be
+	// fenced (inline.Fence, learnt as Fence says); FenceOff: every such
+	// call reads the floor.
+	Fence inline.FenceMode
 }
 
 // NewSender returns the transport of one Client, sending through rdb.
@@ -83,7 +91,7 @@ func NewSender(cfg Config, rdb redis.UniversalClient) *Sender {
 	}
 	s.one = newBatcher(s, rdb, "")
 	if u, ok := rdb.(*redis.Client); ok && s.nodes == nil {
-		s.one.lane = inline.New(u)
+		s.one.lane = s.newLane(u)
 		s.oneInline = s.one.lane != nil
 		if s.one.lane == nil && u.Options().Addr == "FailoverClient" {
 			s.watch = newSentinelWatch(s, u)
@@ -92,6 +100,24 @@ func NewSender(cfg Config, rdb redis.UniversalClient) *Sender {
 	}
 	return s
 }
+
+// newLane returns an inline lane dialing as rdb does (nil: none, see
+// inline.New), whose connections learn their Fence when the Client fences.
+func (s *Sender) newLane(rdb *redis.Client) *inline.Lane {
+	l := inline.New(rdb)
+	if l != nil {
+		l.ProbeFence(s.cfg.Fence)
+	}
+	return l
+}
+
+// FenceRefused records that a server refused a fence (a CLIENT KILL
+// answered with an error: the ACL changed, a proxy came between): from
+// now on every call reads the cancel floor.
+func (s *Sender) FenceRefused() { s.unfenced.Store(true) }
+
+// Fencing reports whether calls may go out reading no cancel floor.
+func (s *Sender) Fencing() bool { return s.cfg.Fence != inline.FenceOff && !s.unfenced.Load() }
 
 // SetIdle sets how long an idle flusher waits for work (tests).
 func (s *Sender) SetIdle(d time.Duration) { s.idle.Store(int64(d)) }
@@ -143,7 +169,7 @@ func (s *Sender) batcherFor(rdb *redis.Client, addr string) *batcher {
 		old := b
 		b = newBatcher(s, rdb, addr)
 		if !s.shut {
-			b.lane = inline.New(rdb)
+			b.lane = s.newLane(rdb)
 		}
 		s.byAddr[addr] = b
 		if old != nil && old.retire() {
@@ -185,7 +211,7 @@ func (s *Sender) submit(o *Op) {
 // its first send the redirect budget starts (Op.first) and a script that
 // replica sync follows asks for WAIT.
 func (s *Sender) prepare(o *Op) {
-	o.cut = false
+	o.cut, o.fence = false, nil
 	if o.done == nil && (s.nodes != nil || !s.oneInline) {
 		o.done = make(chan struct{})
 	}

@@ -276,6 +276,7 @@ func (s *Sender) setPrimary(addr string) {
 	var l *inline.Lane
 	if addr != "" {
 		l = inline.NewSentinel(s.one.rdb.(*redis.Client), addr)
+		l.ProbeFence(s.cfg.Fence)
 	}
 	s.one.swapLane(l)
 }

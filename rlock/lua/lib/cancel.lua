@@ -10,10 +10,18 @@
 -- the hold count in the same script (lib/settle.lua). The floor is a hash
 -- goredisson_cancel:{name}, field = holder field, value = highest cancelled
 -- number; it is written only by settles and lives a minute.
+--
+-- A call that went out on a connection the client can close on the server
+-- (CLIENT KILL ID: a lost one is fenced that way before its settle, see
+-- docs/layout.md) carries its number as "f<n>" and reads no floor: the
+-- uncontended acquire and release then run only Redisson's commands.
 
 -- cancelled reports whether the call numbered n of holder field was
--- cancelled by a settle.
+-- cancelled by a settle ("f<n>": fenced by its connection, never).
 local function cancelled(key, field, n)
+    if string.byte(n, 1) == 102 then
+        return false
+    end
     local floor = redis.call('hget', key, field)
     return floor ~= false and tonumber(floor) >= tonumber(n)
 end
