@@ -55,11 +55,11 @@ type Lane struct {
 
 	// The call in flight's I/O, touched only by the goroutine doing it
 	// (and read in End): the connection it used, whether its last write
-	// went out whole, and whether a byte of its command was written (sent:
-	// a write on a connection set up; see conn.ready).
+	// went out whole, and how many bytes of its command were written
+	// (sent: writes on a connection set up; see conn.ready).
 	used  *conn
 	wrote bool
-	sent  bool
+	sent  int
 	dl    time.Time // Begin's byDeadline: ctx's deadline bounds every I/O
 	// later holds the connections go-redis closed during a cut call: End
 	// closes them, but the one a Tail reads on.
@@ -191,7 +191,7 @@ func (l *Lane) Begin(ctx context.Context, closable, byDeadline bool) bool {
 	}
 	l.gen++
 	l.active, l.cut, l.close = true, false, closable
-	l.used, l.wrote, l.sent = nil, false, false
+	l.used, l.wrote, l.sent = nil, false, 0
 	gen := l.gen
 	l.mu.Unlock()
 	if d, ok := ctx.Deadline(); ok && byDeadline {
@@ -265,7 +265,7 @@ func (l *Lane) stopWatch() {
 // mu held.
 func (l *Lane) tailLocked() *Tail {
 	c := l.used
-	if c == nil || !l.wrote || !l.sent {
+	if c == nil || !l.wrote || l.sent == 0 {
 		return nil
 	}
 	// The Tail reads on alone: no cut of a later call reaches it, and
@@ -294,13 +294,19 @@ func (l *Lane) uncutLocked() {
 // A call that failed with Sent false never reached Redis: it did not run,
 // whatever cut it (ctx's end, Shut, a read timeout while the set-up's reply
 // was awaited, a deadline passed before the write). A write cut part way
-// counts as sent. Only the goroutine that made the call may ask, after End
-// and before the next Begin.
-func (l *Lane) Sent() bool { return l.sent }
+// counts as sent. Only the goroutine that made the call may ask, between
+// its I/O and the next Begin.
+func (l *Lane) Sent() bool { return l.sent > 0 }
+
+// Written returns how many bytes of the call's commands (since Begin, or
+// the last Unsent) were written to a socket set up, as Sent counts them: of
+// several commands written at once (a batch, Do), those that start at this
+// offset or later never reached Redis. Asked as Sent is.
+func (l *Lane) Written() int { return l.sent }
 
 // Unsent starts another command of the call in flight (the EVAL sent after
 // an EVALSHA came back NOSCRIPT): Sent then reports that command's bytes.
-func (l *Lane) Unsent() { l.sent = false }
+func (l *Lane) Unsent() { l.sent = 0 }
 
 // tailBound bounds a tail's read when go-redis set no read deadline.
 const tailBound = 30 * time.Second
@@ -460,7 +466,7 @@ func (c *conn) Write(p []byte) (int, error) {
 	c.rec = c.rec[:0]
 	c.l.wrote = err == nil && n == len(p)
 	if n > 0 && c.ready.Load() {
-		c.l.sent = true
+		c.l.sent += n
 	}
 	return n, err
 }

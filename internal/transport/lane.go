@@ -29,14 +29,23 @@ func (b *batcher) add(o *Op) {
 }
 
 // mayInline reports whether o goes inline, in its caller's goroutine: the
-// batcher has a lane, not retired, and nothing in flight (no batch of the
-// flusher, no inline call); o is no redirection by ASK (ASKING goes on the
-// same connection: the flusher's pipeline), no op of SubmitAll's nor of a
-// bounded wait's (Op.bounded), and wants no WAIT (syncFree). Called with
-// mu held.
+// batcher has a lane, not retired, and nothing in flight (no flusher busy,
+// no inline call); o is no redirection by ASK (ASKING goes on the same
+// connection: a flusher's batch), no op of SubmitAll's nor of a bounded
+// wait's (Op.bounded), and wants no WAIT (syncFree). Called with mu held.
 func (b *batcher) mayInline(o *Op) bool {
-	return b.lane != nil && !b.busy && !b.inline && !b.retired &&
+	return b.lane != nil && !b.inline && !b.retired && !b.flushing() &&
 		!o.asking && !o.batched && !o.bounded() && b.syncFree(o)
+}
+
+// flushing reports whether a flusher is busy. Called with mu held.
+func (b *batcher) flushing() bool {
+	for i := range b.fl {
+		if b.fl[i].busy {
+			return true
+		}
+	}
+	return false
 }
 
 // syncFree reports whether o may go without WAIT: it asks for no replica
@@ -53,10 +62,11 @@ func (b *batcher) syncFree(o *Op) bool {
 	return true
 }
 
-// retire shuts the lane of a batcher go-redis replaced the client of: at
-// once when no call is in flight on it, else when that call ends
-// (runInline); no call goes inline on it from now on. It reports whether
-// a call was in flight (Close must still be able to cut it: Sender.Shut).
+// retire shuts the lanes of a batcher go-redis replaced the client of:
+// the inline lane at once when no call is in flight inline, else when that
+// call ends (runInline); a flusher's (whose calls Shut does not cut) at
+// once. No call goes inline on it from now on. It reports whether a call
+// was in flight inline (Close must still be able to cut it: Sender.Shut).
 func (b *batcher) retire() bool {
 	if b.lane == nil {
 		return false
@@ -67,6 +77,9 @@ func (b *batcher) retire() bool {
 	b.mu.Unlock()
 	if !busy {
 		b.lane.Shut()
+	}
+	for _, l := range b.more {
+		l.Shut()
 	}
 	return busy
 }
@@ -93,7 +106,7 @@ func (b *batcher) runInline(o *Op, lane *inline.Lane) {
 		b.requeue(o)
 		return
 	}
-	b.callOnLane(o, lane)
+	b.callOnLane(&b.ibuf, o, lane)
 	tail := endCall(o, lane)
 	if b.s.watch != nil && tail == nil && !o.cut && b.s.watch.moved(o, lane) {
 		// Sentinel: the lane's dial found another server than the primary
@@ -117,15 +130,15 @@ func (b *batcher) runInline(o *Op, lane *inline.Lane) {
 }
 
 // callOnLane sends o on lane, between Begin and End: on the lane's kept
-// connection when it has one (runDirect), else through the lane's go-redis
-// client, whose connection the lane keeps for the next calls when this one
-// went well (Adopt). A script the server had not cached (NOSCRIPT) goes
-// once more, with its source.
-func (b *batcher) callOnLane(o *Op, lane *inline.Lane) {
+// connection when it has one (runDirect, writing in buf), else through the
+// lane's go-redis client, whose connection the lane keeps for the next
+// calls when this one went well (Adopt). A script the server had not
+// cached (NOSCRIPT) goes once more, with its source.
+func (b *batcher) callOnLane(buf *sendBuf, o *Op, lane *inline.Lane) {
 	rdb := lane.Client()
 	for _, eval := range []bool{false, true} {
 		lane.Unsent()
-		if !b.runDirect(o, lane, eval) {
+		if !runDirect(buf, o, lane, eval) {
 			cmd := o.command(eval)
 			_ = rdb.Process(o.Ctx, cmd)
 			o.finish(cmd.Err())
@@ -185,39 +198,16 @@ func (b *batcher) readTail(o *Op, tail *inline.Tail) {
 	b.s.after(o, b)
 }
 
-// runDirect sends o on lane's kept connection, writing its command and
-// reading its reply itself (inline.Lane.Do), and reports whether it did;
-// if not, nothing was sent and o goes through the lane's go-redis client.
-func (b *batcher) runDirect(o *Op, lane *inline.Lane, eval bool) bool {
-	line := o.Line
-	if o.S != nil && (eval || o.S.SHA == "") {
-		line = append([]any{"eval", o.S.Src}, o.Line[2:]...)
-	}
-	cmd, ok := AppendCommand(b.wbuf[:0], line)
-	b.wbuf = cmd
-	if !ok {
-		return false
-	}
-	raw, err, handled := lane.Do(o.Ctx, cmd, ReplyComplete)
-	if !handled {
-		return false
-	}
-	if err == nil {
-		// RESP3: pushes may come before the reply (they are dropped, as
-		// the lane's client has no push handler) or after it; bytes read
-		// past the reply (a push, maybe cut short) leave the stream in an
-		// unknown state: the connection goes (go-redis drops it).
-		body, rest, perr := replyBody(raw)
-		if perr != nil || len(rest) != 0 {
-			lane.Discard()
-		}
-		if perr == nil {
-			raw = body
-		}
-	}
-	o.raw = append(o.small[:0], raw...)
-	o.finish(err)
-	return true
+// runDirect sends o on lane's kept connection, writing its command (in
+// buf) and reading its reply itself (directOps: inline.Lane.Do, with its
+// ctx), and reports whether it did; if not, nothing was sent and o goes
+// through the lane's go-redis client. RESP3: pushes may come before the
+// reply (they are dropped, as the lane's client has no push handler) or
+// after it; bytes read past the reply (a push, maybe cut short) leave the
+// stream in an unknown state: the connection goes (go-redis drops it).
+func runDirect(buf *sendBuf, o *Op, lane *inline.Lane, eval bool) bool {
+	ops := [1]*Op{o}
+	return directOps(o.Ctx, buf, lane, ops[:], eval)
 }
 
 // requeue hands o, which the lane did not send, to the flusher (the lane
@@ -238,21 +228,45 @@ func (b *batcher) requeue(o *Op) {
 	}
 }
 
-// swapLane makes l the batcher's lane (nil: none) on Sentinel. The old
-// lane is shut at once when no call is in flight on it, else when that
-// call ends (runInline). Called with Sender.mu held.
-func (b *batcher) swapLane(l *inline.Lane) {
+// setLanes gives a batcher made just now its lanes, made by mk (none when
+// mk returns nil): the inline one and one for each further flusher.
+func (b *batcher) setLanes(mk func() *inline.Lane) {
+	b.lane, b.more = newLanes(mk)
+}
+
+// newLanes returns a lane made by mk and maxBatches-1 more (nil, nil when
+// mk makes none).
+func newLanes(mk func() *inline.Lane) (*inline.Lane, []*inline.Lane) {
+	l := mk()
+	if l == nil {
+		return nil, nil
+	}
+	more := make([]*inline.Lane, maxBatches-1)
+	for i := range more {
+		more[i] = mk()
+	}
+	return l, more
+}
+
+// swapLane makes l and more the batcher's lanes (nil: none) on Sentinel.
+// The old inline lane is shut at once when no call is in flight on it,
+// else when that call ends (runInline); the flushers' at once (Shut does
+// not cut their calls). Called with Sender.mu held.
+func (b *batcher) swapLane(l *inline.Lane, more []*inline.Lane) {
 	b.mu.Lock()
-	old := b.lane
-	b.lane = l
+	old, oldMore := b.lane, b.more
+	b.lane, b.more = l, more
 	busy := b.inline && b.cur == old
 	b.mu.Unlock()
 	if old != nil && !busy {
 		old.Shut()
 	}
+	for _, m := range oldMore {
+		m.Shut()
+	}
 }
 
-// lanes returns the batcher's lane and the one a call in flight inline
+// lanes returns the batcher's lanes and the one a call in flight inline
 // uses (for Shut).
 func (b *batcher) lanes() []*inline.Lane {
 	b.mu.Lock()
@@ -261,6 +275,7 @@ func (b *batcher) lanes() []*inline.Lane {
 	if b.lane != nil {
 		ls = append(ls, b.lane)
 	}
+	ls = append(ls, b.more...)
 	if b.inline && b.cur != nil && b.cur != b.lane {
 		ls = append(ls, b.cur)
 	}

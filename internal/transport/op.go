@@ -112,15 +112,19 @@ func NewScriptOp(ctx context.Context, s *Script, keys []any, args ...any) *Op {
 	return o
 }
 
-// command returns the go-redis command for the op: for a script EVALSHA,
-// or EVAL with the source when eval is set.
+// command returns the go-redis command for the op (see line).
 func (o *Op) command(eval bool) *redis.RawWriteToCmd {
 	o.raw = o.small[:0]
+	return redis.NewRawWriteToCmd(o.Ctx, o, o.line(eval)...)
+}
+
+// line returns the op's command line: for a script EVALSHA, or EVAL with
+// the source when eval is set (or the script has no SHA).
+func (o *Op) line(eval bool) []any {
 	if o.S != nil && (eval || o.S.SHA == "") {
-		line := append([]any{"eval", o.S.Src}, o.Line[2:]...)
-		return redis.NewRawWriteToCmd(o.Ctx, o, line...)
+		return append([]any{"eval", o.S.Src}, o.Line[2:]...)
 	}
-	return redis.NewRawWriteToCmd(o.Ctx, o, o.Line...)
+	return o.Line
 }
 
 // keylessCommands are the plain commands this package sends that have no

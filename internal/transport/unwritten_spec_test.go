@@ -112,6 +112,32 @@ var _ = Describe("An inline call cut before its command was written", Label("slo
 		Consistently(func() string { return ran("incr") }).WithTimeout(time.Second).Should(Equal("never"))
 	})
 
+	// Issue 41 item 3 (the gap issue 39 item 4 left): a call queued behind
+	// an inline one goes through a flusher, on a connection of the
+	// library's own, whose writes are counted as the inline lane's: before,
+	// it went through go-redis's pool and came back unknown, though nothing
+	// of it was written.
+	It("reports a call queued behind an inline one, whose new connection's HELLO reply outlasts go-redis's read timeout, as not run", func() {
+		s, _ := sender(&redis.Options{ReadTimeout: time.Second})
+		Expect(srv.Pause()).To(Succeed())
+		first := NewOp(ctx, "incr", "u:first")
+		ended := make(chan error, 1)
+		go func() { ended <- s.Exec(ctx, first) }()
+		Eventually(s.one.inFlight).WithTimeout(10 * time.Second).Should(BeTrue())
+		o := NewOp(ctx, "incr", "u:n") // queued: the first is in flight inline
+		Expect(s.Exec(ctx, o)).To(Succeed())
+		GinkgoWriter.Printf("queued behind an inline call: %v\n", o.Err)
+		Expect(o.Outcome()).To(Equal(NotRun))
+		Eventually(ended).WithTimeout(10 * time.Second).Should(Receive(BeNil()))
+		Expect(first.Outcome()).To(Equal(NotRun))
+		Expect(srv.Resume()).To(Succeed())
+		Consistently(func() string { return ran("incr") }).WithTimeout(time.Second).Should(Equal("never"))
+		// The next calls go out and run once each.
+		o = NewOp(ctx, "incr", "u:n")
+		Expect(s.Exec(ctx, o)).To(Succeed())
+		Expect(o.V).To(Equal(int64(1)))
+	})
+
 	It("reports a call on the kept connection whose reply outlasts go-redis's read timeout as unknown (it was written)", func() {
 		s, _ := sender(&redis.Options{ReadTimeout: 500 * time.Millisecond})
 		for range 2 { // the second goes the direct path
