@@ -162,6 +162,34 @@ var _ = Describe("Batches on the library's own connections", Label("slow"), func
 		Expect(counts["replied"]).To(BeNumerically(">", 100))
 	})
 
+	It("keeps every reply its own while CLIENT KILL closes its connections, and goes on on new ones", func() {
+		s, _ := sender(&redis.Options{})
+		admin := redis.NewClient(&redis.Options{Addr: srv.Addr})
+		DeferCleanup(admin.Close)
+		killed := make(chan int)
+		go func() {
+			defer GinkgoRecover()
+			n := 0
+			for range 10 {
+				time.Sleep(150 * time.Millisecond)
+				k, err := admin.ClientKillByFilter(ctx, "TYPE", "normal", "SKIPME", "yes").Result()
+				Expect(err).NotTo(HaveOccurred())
+				n += int(k)
+			}
+			killed <- n
+		}()
+		wrong, counts := hammer(s, 16, 2*time.Second, nil, background)
+		n := <-killed
+		GinkgoWriter.Printf("%v, %d connections killed\n", counts, n)
+		Expect(wrong).To(BeEmpty())
+		Expect(n).To(BeNumerically(">", 0))
+		Expect(counts["unknown"]+counts["not run"]).To(BeNumerically(">", 0), "calls met killed connections")
+		// Calls go on, on new connections.
+		wrong, counts = hammer(s, 16, 200*time.Millisecond, nil, background)
+		Expect(wrong).To(BeEmpty())
+		Expect(counts["replied"]).To(BeNumerically(">", 0))
+	})
+
 	It("keeps every reply its own while CLIENT PAUSE outlasts go-redis's read timeout", func() {
 		s, rdb := sender(&redis.Options{ReadTimeout: 200 * time.Millisecond})
 		admin := redis.NewClient(&redis.Options{Addr: srv.Addr})
