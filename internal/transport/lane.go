@@ -3,14 +3,16 @@ package transport
 import "github.com/goredisson/goredisson/internal/inline"
 
 // The inline lane's use by a batcher (the lane itself is package
-// internal/inline): whether an op goes inline or to the flusher's queue
+// internal/inline): whether an op goes inline or to the flushers' queue
 // (add, mayInline), its call in its caller's goroutine (runInline: on the
 // lane's kept connection, runDirect, or through the lane's go-redis
-// client), and the lane's life: retired when go-redis replaces the node's
-// client (retire), swapped on Sentinel (swapLane), shut by Close (lanes).
+// client; callOnLane also sends a flusher's lone op), and the lanes' life
+// (the inline one and the other flushers'): made together (setLanes),
+// retired when go-redis replaces the node's client (retire), swapped on
+// Sentinel (swapLane), shut by Close (lanes).
 
 // add sends o in its caller's goroutine when the batcher is idle
-// (mayInline, runInline), else queues it for the flusher.
+// (mayInline, runInline), else queues it for the flushers.
 func (b *batcher) add(o *Op) {
 	b.mu.Lock()
 	if b.mayInline(o) {
