@@ -136,16 +136,19 @@ var _ = Describe("Batches on the library's own connections", Label("slow"), func
 		}
 	})
 
-	It("keeps every reply its own with a pool of one, calls cut by their ctx at any moment", func() {
-		s, _ := sender(&redis.Options{PoolSize: 1, ReadTimeout: 10 * time.Second})
-		cut := func() (context.Context, context.CancelFunc) {
-			return context.WithTimeout(ctx, time.Duration(rand.IntN(3000))*time.Microsecond)
-		}
-		wrong, counts := hammer(s, 16, 2*time.Second, nil, cut)
-		GinkgoWriter.Printf("%v\n", counts)
-		Expect(wrong).To(BeEmpty())
-		Expect(counts["replied"]).To(BeNumerically(">", 0))
-	})
+	for _, proto := range []int{2, 3} {
+		It("keeps every reply its own with a pool of one, calls cut by their ctx at any moment, on RESP"+strconv.Itoa(proto), func() {
+			s, _ := sender(&redis.Options{PoolSize: 1, ReadTimeout: 10 * time.Second, Protocol: proto})
+			cut := func() (context.Context, context.CancelFunc) {
+				return context.WithTimeout(ctx, time.Duration(rand.IntN(3000))*time.Microsecond)
+			}
+			wrong, counts := hammer(s, 16, 2*time.Second, nil, cut)
+			GinkgoWriter.Printf("%v\n", counts)
+			Expect(wrong).To(BeEmpty())
+			Expect(counts["replied"]).To(BeNumerically(">", 0))
+			Expect(counts["left"]).To(BeNumerically(">", 0), "calls were cut")
+		})
+	}
 
 	It("keeps every reply its own on RESP3 with client tracking's pushes between and before replies", func() {
 		s, _ := sender(&redis.Options{Protocol: 3,
