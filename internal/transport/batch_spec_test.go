@@ -165,6 +165,33 @@ var _ = Describe("Batches on the library's own connections", Label("slow"), func
 		Expect(counts["replied"]).To(BeNumerically(">", 100))
 	})
 
+	It("sends them through each lane's go-redis client over TLS and with a StreamingCredentialsProvider, two in flight", func() {
+		tlsSrv, err := redistest.Start(redistest.WithTLS())
+		Expect(err).NotTo(HaveOccurred())
+		DeferCleanup(tlsSrv.Close)
+		for _, o := range []*redis.Options{
+			{Addr: tlsSrv.Addr, TLSConfig: tlsSrv.TLSConfig()},
+			{Addr: srv.Addr, StreamingCredentialsProvider: staticCreds{}},
+		} {
+			rdb := redis.NewClient(o)
+			DeferCleanup(rdb.Close)
+			done := make(chan struct{})
+			s := NewSender(testConfig(done), rdb)
+			DeferCleanup(func() { close(done); s.Shut() })
+			wrong, counts := hammer(s, 16, time.Second, nil, background)
+			GinkgoWriter.Printf("TLS %v: %v\n", o.TLSConfig != nil, counts)
+			Expect(wrong).To(BeEmpty())
+			Expect(counts["replied"]).To(BeNumerically(">", 100))
+			Expect(counts["unknown"] + counts["not run"]).To(BeZero())
+			Expect(s.one.flushedOnLanes()).To(Equal(maxBatches))
+			Expect(rdb.PoolStats().TotalConns).To(BeZero(), "nothing went through the user's pool")
+			for _, l := range s.one.lanes() {
+				st := l.Client().PoolStats()
+				Expect(st.Hits+st.Misses).To(BeNumerically(">", 10), "the lane's batches went through its go-redis client")
+			}
+		}
+	})
+
 	It("keeps every reply its own while CLIENT KILL closes its connections, and goes on on new ones", func() {
 		s, _ := sender(&redis.Options{})
 		admin := redis.NewClient(&redis.Options{Addr: srv.Addr})
