@@ -8,14 +8,18 @@
 // (rlock.KeyOf), beside Redisson's lock layout (docs/election.md).
 //
 // Candidates may run on different watchdog timeouts (a rolling deploy that
-// changes it): a new leader waits out the lease its predecessor recorded,
-// so the predecessor's context has ended before the new one leads.
+// changes it) up to WithMaxLease: a new leader waits out the lease its
+// predecessor recorded, so the predecessor's context has ended before the
+// new one leads. A record is trusted only by the Redis process that wrote
+// it: after a restart or a failover, which may have brought back older
+// data, the successor waits as if there were none.
 package election
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -59,6 +63,11 @@ type Election struct {
 	maxLease time.Duration
 	seen     atomic.Int64
 
+	log  *slog.Logger
+	poll time.Duration // Observe's reads when it may not subscribe
+	// warned once: a refused PUBLISH, a refused INFO (see warn).
+	pubWarned, infoWarned atomic.Bool
+
 	mu   sync.Mutex
 	busy bool  // a Campaign runs or the candidate leads
 	term *term // while leading
@@ -82,31 +91,44 @@ type Option func(*Election)
 func WithKey(key string) Option { return func(e *Election) { e.key = key } }
 
 // WithMaxLease sets the longest watchdog timeout any candidate of this
-// election may run on (default DefaultMaxLease, 30 s; at least the
-// candidate's own). A candidate that takes the lock and finds no record of
-// the previous leader (a first election, or Redis that lost the leader key
-// with the lock: a restart without persistence, a failover to a replica
-// that had not received it) waits this long before it leads, since the
-// previous leader, if there was one, may believe it leads until then. Set
-// it on every candidate before raising any candidate's timeout above it.
+// election may run on (default DefaultMaxLease, 30 s). A candidate that
+// takes the lock and finds no record of the previous leader it can trust
+// (a first election; Redis that lost the leader key with the lock, a
+// restart without persistence; a record written by another Redis process
+// or before a failover, which may be older than the last one written)
+// waits this long before it leads, since the previous leader, if there was
+// one, may believe it leads until then. New refuses a lock whose watchdog
+// timeout (rlock.WatchdogTimeout) exceeds it: raise it on every candidate
+// before raising any candidate's timeout above it.
 func WithMaxLease(d time.Duration) Option { return func(e *Election) { e.maxLease = d } }
 
-// WithPollInterval set how often Observe read the leader.
-//
-// Deprecated: Observe and ObserveTerms are told of each term by a message
-// and no longer poll; the option is accepted and does nothing.
-func WithPollInterval(time.Duration) Option { return func(*Election) {} }
+// DefaultPollInterval is WithPollInterval's default.
+const DefaultPollInterval = 500 * time.Millisecond
+
+// WithPollInterval sets how often Observe and ObserveTerms read the leader
+// when Redis refuses their subscription to the election's channel (an ACL
+// user without the channel, docs/layout.md): default DefaultPollInterval.
+// While subscribed they are told of each term by a message and do not
+// poll.
+func WithPollInterval(d time.Duration) Option { return func(e *Election) { e.poll = d } }
+
+// WithLogger sets where the Election logs what it cannot return: once each,
+// a refused PUBLISH (the record is written, but observers are not told), a
+// refused INFO (every hand-over waits WithMaxLease), a refused
+// subscription (Observe polls). Default: slog.Default().
+func WithLogger(l *slog.Logger) Option { return func(e *Election) { e.log = l } }
 
 // New returns a candidate in the election on l, keeping the leader's record
 // on rdb. For a *Lock or *FencedLock, rdb must reach the lock's Redis (Leader
-// reads the lock and the record in one script). A nil lock or client, or a
-// bad option, is rlock.ErrInvalidArgument.
+// reads the lock and the record in one script). A nil lock or client, a bad
+// option, or a lock whose watchdog timeout exceeds WithMaxLease is
+// rlock.ErrInvalidArgument.
 func New(rdb redis.UniversalClient, l rlock.Locker, opts ...Option) (*Election, error) {
 	if rdb == nil || l == nil {
 		return nil, &rlock.Error{Op: "election", Err: fmt.Errorf("%w: nil lock or Redis client", rlock.ErrInvalidArgument)}
 	}
 	id := uuid.NewString()
-	e := &Election{l: l, rdb: rdb, id: id, maxLease: DefaultMaxLease,
+	e := &Election{l: l, rdb: rdb, id: id, maxLease: DefaultMaxLease, poll: DefaultPollInterval,
 		owner: ctxowner.WithID(context.Background(), "election:"+id)}
 	e.holder = ctxowner.Of(e.owner)
 	switch l.(type) {
@@ -137,12 +159,23 @@ func (e *Election) settle() error {
 	if e.maxLease <= 0 {
 		return fmt.Errorf("max lease %v: must be positive", e.maxLease)
 	}
+	if e.poll <= 0 {
+		return fmt.Errorf("poll interval %v: must be positive", e.poll)
+	}
+	if e.log == nil {
+		e.log = slog.Default()
+	}
 	if onCluster && e.lockKey != "" && cluster.Slot(e.key) != cluster.Slot(e.lockKey) {
 		return fmt.Errorf("leader key %q is not in the slot of lock key %q: give it the lock's hash tag", e.key, e.lockKey)
 	}
 	lease, ok := rlock.WatchdogTimeout(e.l)
 	if !ok {
 		lease = e.maxLease // a Locker of another package: assume the longest
+	}
+	if lease > e.maxLease {
+		// A successor that finds no record it can trust waits the max
+		// lease: this candidate's context could outlive that wait.
+		return fmt.Errorf("the lock's watchdog timeout %v exceeds the election's max lease %v: a successor that finds no record of this leader (Redis lost or rolled back the leader key) would lead while this one may still believe it leads; set WithMaxLease(%v) or more on every candidate first, or lower the lock's Client's WithWatchdogTimeout", lease, e.maxLease, lease)
 	}
 	e.lease = lease
 	return nil
@@ -161,10 +194,15 @@ func (e *Election) fail(op string, err error) error {
 // leadership is lost, and is cancelled by Resign. A candidate that takes
 // the lock waits out the previous leader before it leads: not at all after
 // a Resign, the lease the previous leader recorded (its watchdog timeout)
-// after a crash, a stop or a cut, and, without any record (a first
-// election, Redis that lost its data), the longest lease it knows of
-// (WithMaxLease); so the previous leader's context has ended by then
-// (docs/election.md). An empty value is rlock.ErrInvalidArgument.
+// after a crash, a stop or a cut, and, without a record it can trust (a
+// first election; Redis that lost its data; a record that another Redis
+// process wrote, or that was written before a restart or a failover, which
+// may have brought back older data), the longest lease it knows of
+// (WithMaxLease, or a longer lease recorded); so the previous leader's
+// context has ended by then (docs/election.md). The limit: a rollback of
+// the record within one Redis process (an operator's RESTORE or SET of the
+// key, DEBUG RELOAD of an older RDB) cannot be told from the record
+// itself. An empty value is rlock.ErrInvalidArgument.
 func (e *Election) Campaign(ctx context.Context, value string) (context.Context, error) {
 	switch {
 	case ctx == nil:
@@ -195,6 +233,9 @@ func (e *Election) campaign(ctx context.Context, value string) (*term, error) {
 	for {
 		e.learn(ctx)
 		if err := e.l.Lock(wait); err != nil {
+			if ctx.Err() == nil && errors.Is(err, rlock.ErrLockLost) {
+				continue // confirmed past its lease (a stall): given back, so campaign again
+			}
 			return nil, err
 		}
 		// The leadership context is the LostContext itself: its Err and
@@ -247,21 +288,25 @@ func (e *Election) unknownWait() time.Duration {
 // writes the leader record if the mark is still there (no other candidate
 // took the lock meanwhile).
 func (e *Election) handover(ctx, lead context.Context, value string) (record, error) {
-	raw, err := takeScript.Run(lead, e.rdb, []string{e.key}, e.holder, value, uuid.NewString(),
-		e.unknownWait().Milliseconds(), e.channel).Text()
+	reply, err := takeScript.Run(lead, e.rdb, []string{e.key}, e.holder, value, uuid.NewString(),
+		e.unknownWait().Milliseconds(), e.channel).StringSlice()
+	if err == nil && len(reply) != 2 {
+		err = fmt.Errorf("election: unexpected reply %q", reply)
+	}
 	if err != nil {
 		return record{}, causeOr(lead, err)
 	}
-	pend, ok := parseRecord(raw)
+	e.refused(reply[1])
+	pend, ok := parseRecord(reply[0])
 	if !ok {
-		return record{}, fmt.Errorf("election: unreadable mark %q", raw)
+		return record{}, fmt.Errorf("election: unreadable mark %q", reply[0])
 	}
+	e.wrote(pend)
 	e.saw(pend)
 	if err := waitOut(ctx, lead, pend.lease); err != nil {
 		return record{}, err
 	}
-	rec := pend.with(stateLeader, pend.term+1, e.lease)
-	swapped, err := e.swap(lead, pend, rec)
+	rec, swapped, err := e.swap(lead, pend, pend.with(stateLeader, pend.term+1, e.lease))
 	switch {
 	case swapped && lead.Err() != nil:
 		e.end(rec) // recorded, but the hold was lost meanwhile: say so
@@ -301,9 +346,44 @@ func causeOr(lead context.Context, err error) error {
 	return err
 }
 
-func (e *Election) swap(ctx context.Context, from, to record) (bool, error) {
-	n, err := swapScript.Run(ctx, e.rdb, []string{e.key}, from.raw, to.raw, e.channel).Int()
-	return n == 1, err
+// swap replaces the record from by to, written with the server's identity,
+// if the key still holds from: it returns the record written.
+func (e *Election) swap(ctx context.Context, from, to record) (record, bool, error) {
+	reply, err := swapScript.Run(ctx, e.rdb, []string{e.key}, from.raw, to.head(), to.value, e.channel).StringSlice()
+	if err == nil && len(reply) != 2 {
+		err = fmt.Errorf("election: unexpected reply %q", reply)
+	}
+	if err != nil || reply[0] == "" {
+		return record{}, false, err
+	}
+	e.refused(reply[1])
+	rec, ok := parseRecord(reply[0])
+	if !ok {
+		return record{}, true, fmt.Errorf("election: unreadable record %q", reply[0])
+	}
+	e.wrote(rec)
+	return rec, true, nil
+}
+
+// refused logs, once per Election, a PUBLISH Redis refused in a script
+// that wrote the record (what: "<channel>: <error>"; "" when published).
+func (e *Election) refused(what string) {
+	if what == "" || !e.pubWarned.CompareAndSwap(false, true) {
+		return
+	}
+	e.log.Warn("goredisson: the Redis user may not publish on the election's channel: the leader record is written, but other candidates' Observe and ObserveTerms are not told of new terms; grant the channel (docs/layout.md, ACL users)",
+		"lock", e.l.Name(), "refused", what)
+}
+
+// wrote logs, once per Election, a record written where INFO was refused:
+// no record can be told to be this Redis process's, so every hand-over
+// waits as if there were none.
+func (e *Election) wrote(r record) {
+	if r.server != unknownServer || !e.infoWarned.CompareAndSwap(false, true) {
+		return
+	}
+	e.log.Warn("goredisson: the Redis user may not run INFO in the election's scripts: a candidate cannot tell a leader record of this Redis process from one brought back by a restart or a failover, so every hand-over, a Resign's too, waits WithMaxLease; grant +info (docs/layout.md, ACL users)",
+		"lock", e.l.Name(), "max lease", e.maxLease)
 }
 
 // begin starts a term: when its context ends other than by Resign (a loss,
@@ -324,7 +404,7 @@ func (e *Election) begin(rec record, lead context.Context, stop context.CancelFu
 func (e *Election) end(rec record) {
 	ctx, cancel := context.WithTimeout(context.Background(), endTimeout)
 	defer cancel()
-	_, _ = e.swap(ctx, rec, rec.with(stateEnded, rec.term, 0))
+	_, _, _ = e.swap(ctx, rec, rec.with(stateEnded, rec.term, 0))
 }
 
 func ignoreNotHeld(err error) error {
@@ -355,7 +435,7 @@ func (e *Election) Resign(ctx context.Context) error {
 	t.stop() // the context ends before the key says "resigned"
 	var errs []error
 	if !lost {
-		_, err := e.swap(ctx, t.rec, t.rec.with(stateResigned, t.rec.term, 0))
+		_, _, err := e.swap(ctx, t.rec, t.rec.with(stateResigned, t.rec.term, 0))
 		errs = append(errs, err)
 	}
 	uerr := e.l.Unlock(e.owner)
@@ -372,10 +452,12 @@ type Term struct {
 	// Rev numbers the election's terms, as etcd's revisions do: 1 for the
 	// first leader since the leader key was made, one more for each new
 	// term, a re-election of the same candidate too. It starts again at 1
-	// if Redis loses the key (a new Epoch).
+	// in a new Epoch.
 	Rev int64
 	// Epoch identifies the leader key's life: it changes when Redis lost
-	// the key, so that terms of equal Rev are told apart.
+	// the key, or when a candidate took over from a record it could not
+	// trust (written by another Redis process: after a restart or a
+	// failover), so that terms of equal Rev are told apart.
 	Epoch string
 	// Lease is the leader's watchdog timeout: how long after its last
 	// renewal it may still believe it leads.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 
@@ -17,16 +18,17 @@ import (
 func Example() {
 	rdb := redis.NewClient(&redis.Options{Addr: redisAddr})
 	defer rdb.Close()
-	client, _ := rlock.NewClient(rdb)
+	// Every instance runs on a 1 s watchdog timeout, so WithMaxLease can
+	// be 1 s: a first election (no leader record yet) waits that long.
+	client, _ := rlock.NewClient(rdb, rlock.WithWatchdogTimeout(time.Second))
 	defer client.Close()
 	ctx := context.Background()
 
-	e, err := election.New(rdb, client.NewLock("example:scheduler"))
+	e, err := election.New(rdb, client.NewLock("example:scheduler"), election.WithMaxLease(time.Second))
 	if err != nil {
 		panic(err)
 	}
-	_ = rdb.Set(ctx, "example:scheduler:leader", "", 0) // a clean slate: the last leader resigned
-	lead, err := e.Campaign(ctx, "pod-1")               // blocks until this instance leads
+	lead, err := e.Campaign(ctx, "pod-1") // blocks until this instance leads
 	if err != nil {
 		panic(err)
 	}

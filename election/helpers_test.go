@@ -28,11 +28,12 @@ func candidate(e *spectest.Env, name string, timeout time.Duration, opts ...elec
 	return el, c
 }
 
-// leadsAtOnce makes the key say that the last leader resigned, so that
-// the next leader leads without a wait.
+// leadsAtOnce makes the key say, as this Redis process would have written
+// it, that the last leader resigned, so that the next leader leads without
+// a wait.
 func leadsAtOnce(rdb *redis.Client, name string) {
 	GinkgoHelper()
-	Expect(rdb.Set(context.Background(), name+":leader", "", 0).Err()).To(Succeed())
+	Expect(election.MarkResigned(context.Background(), rdb, name+":leader")).To(Succeed())
 }
 
 // won is what a campaign that returned saw at that instant.

@@ -6,6 +6,7 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	"github.com/redis/go-redis/v9"
 
 	"github.com/goredisson/goredisson/ctxowner"
 	"github.com/goredisson/goredisson/election"
@@ -31,7 +32,7 @@ var _ = Describe("Election's Leader and Observe", func() {
 	started := func(prefix string, c *rlock.Client) (*election.Election, string) {
 		GinkgoHelper()
 		name := spectest.UniqueName(prefix)
-		Expect(e.Raw.Set(ctx, name+":leader", "", 0).Err()).To(Succeed())
+		leadsAtOnce(e.Raw, name)
 		el, err := election.New(e.Raw, c.NewLock(name))
 		Expect(err).NotTo(HaveOccurred())
 		return el, name
@@ -53,6 +54,24 @@ var _ = Describe("Election's Leader and Observe", func() {
 		_, err = a.Leader(ctx)
 		Expect(err).To(MatchError(election.ErrNoLeader), "the lock's holder is not the recorded leader")
 		Expect(other.NewLock(name).Unlock(owner)).To(Succeed())
+	})
+
+	It("Observe and ObserveTerms take a nil context as context.Background, and close once their Redis client is closed", func() {
+		rdb := redis.NewClient(&redis.Options{Addr: spectest.Server().Addr}) // closed below
+		name := spectest.UniqueName("el-observe-nil")
+		leadsAtOnce(e.Raw, name)
+		el, err := election.New(rdb, e.Client(rlock.WithWatchdogTimeout(2*time.Second)).NewLock(name), election.WithMaxLease(2*time.Second))
+		Expect(err).NotTo(HaveOccurred())
+		var noCtx context.Context
+		values, terms := el.Observe(noCtx), el.ObserveTerms(noCtx)
+		_, err = el.Campaign(ctx, "a")
+		Expect(err).NotTo(HaveOccurred())
+		Eventually(values).WithTimeout(5 * time.Second).Should(Receive(Equal("a")))
+		Eventually(terms).WithTimeout(5 * time.Second).Should(Receive(HaveField("Value", "a")))
+		Expect(el.Resign(ctx)).To(Succeed())
+		Expect(rdb.Close()).To(Succeed()) // the only way to stop them
+		Eventually(values).WithTimeout(5 * time.Second).Should(BeClosed())
+		Eventually(terms).WithTimeout(5 * time.Second).Should(BeClosed())
 	})
 
 	It("Observe reports a re-election with the same value", Label("slow"), func() {

@@ -80,7 +80,12 @@ var helpers = map[string]spectest.HelperFunc{
 		rdb := redis.NewClient(&redis.Options{Addr: os.Getenv("HELPER_REDIS")})
 		ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 		defer stop()
-		e, err := election.New(rdb, c.NewLock(os.Getenv("HELPER_LOCK")), election.WithMaxLease(time.Second))
+		ms, err := strconv.Atoi(os.Getenv("HELPER_WATCHDOG_MS"))
+		if err != nil {
+			return err
+		}
+		// Every candidate of the spec runs on this timeout or a shorter one.
+		e, err := election.New(rdb, c.NewLock(os.Getenv("HELPER_LOCK")), election.WithMaxLease(time.Duration(ms)*time.Millisecond))
 		if err != nil {
 			return err
 		}

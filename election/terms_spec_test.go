@@ -32,6 +32,23 @@ var _ = Describe("Election's terms", func() {
 		Expect(err).To(MatchError(ContainSubstring("max lease")))
 	})
 
+	It("refuses a candidate whose watchdog timeout exceeds the max lease, naming both and the fix", func() {
+		name := spectest.UniqueName("el-too-long")
+		long := e.Client(rlock.WithWatchdogTimeout(time.Minute))
+		_, err := election.New(e.Raw, long.NewLock(name)) // beside candidates on the default 30 s
+		Expect(err).To(MatchError(rlock.ErrInvalidArgument))
+		Expect(err).To(MatchError(And(ContainSubstring("watchdog timeout 1m0s exceeds the election's max lease 30s"),
+			ContainSubstring("WithMaxLease(1m0s)"))))
+		m, err := rlock.NewMultiLock(e.Client().NewLock(name+":a"), long.NewLock(name+":b"))
+		Expect(err).NotTo(HaveOccurred())
+		_, err = election.New(e.Raw, m, election.WithMaxLease(45*time.Second))
+		Expect(err).To(MatchError(ContainSubstring("watchdog timeout 1m0s exceeds the election's max lease 45s")), "a group's longest")
+		_, err = election.New(e.Raw, long.NewLock(name), election.WithMaxLease(time.Minute))
+		Expect(err).NotTo(HaveOccurred(), "every candidate raised the max lease first")
+		_, err = election.New(e.Raw, e.Client().NewLock(name), election.WithMaxLease(time.Minute))
+		Expect(err).NotTo(HaveOccurred(), "a shorter timeout is fine")
+	})
+
 	It("records a candidate's longest watchdog timeout: a Lock's Client's, the longest of a MultiLock's or RedLock's locks'", func() {
 		one, three := e.Client(rlock.WithWatchdogTimeout(time.Second)), e.Client(rlock.WithWatchdogTimeout(3*time.Second))
 		name := spectest.UniqueName("el-timeouts")
@@ -54,9 +71,9 @@ var _ = Describe("Election's terms", func() {
 
 	It("numbers the terms, a re-election of the same candidate too, records each leader's lease, and reports every term in order", Label("slow"), func() {
 		name := spectest.UniqueName("el-terms")
-		a, err := election.New(e.Raw, e.Client(rlock.WithWatchdogTimeout(3*time.Second)).NewLock(name), election.WithMaxLease(lease))
+		a, err := election.New(e.Raw, e.Client(rlock.WithWatchdogTimeout(3*time.Second)).NewLock(name), election.WithMaxLease(3*time.Second))
 		Expect(err).NotTo(HaveOccurred())
-		b, err := election.New(e.Raw, e.Client(rlock.WithWatchdogTimeout(lease)).NewLock(name), election.WithMaxLease(lease))
+		b, err := election.New(e.Raw, e.Client(rlock.WithWatchdogTimeout(lease)).NewLock(name), election.WithMaxLease(3*time.Second))
 		Expect(err).NotTo(HaveOccurred())
 		octx, cancel := context.WithCancel(ctx)
 		defer cancel()

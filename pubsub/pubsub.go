@@ -13,10 +13,12 @@
 // Each message wakes waiters of its channel only: by default one (the one
 // that has waited longest), as Redisson's per-channel semaphore does; the
 // Wake function (WithWake) may ask for n of them, all of them, or every
-// shared Sub (Sub.Share: a read-write lock's readers) and one other, or one
-// per class of Subs (Sub.SetClass: a faster multilock's waiters on the same
-// values), from the channel and the message. Wakes that find nobody blocked are kept for the
-// next Waits (at most one per Sub of the channel). When a channel had to be
+// shared Sub (Role.Shared: a read-write lock's readers) and one other, or one
+// per class of Subs (Role.Class: a faster multilock's waiters on the same
+// values), from the channel and the message. A Sub has its Role from the
+// moment it joins its channel (SubscribeAs, SubscribeIfReadyAs). Wakes
+// that find nobody blocked are kept for the next Waits (at most one per Sub
+// of the channel). When a channel had to be
 // subscribed again (its connection failed, its slot moved to another
 // master, the Sentinel primary changed), every waiter on it is woken once
 // it is confirmed again, because messages published meanwhile are lost.
@@ -72,7 +74,7 @@ const WakeAll = -1
 const WakeShared = -2
 
 // WakePerClass is what a Wake function returns for a message that wakes,
-// of each class of Subs on its channel (see Sub.SetClass; the Subs without
+// of each class of Subs on its channel (see Role.Class; the Subs without
 // a class are one), the one blocked longest; a class none of whose Subs is
 // blocked gets its wake all the same, found by one of them at its next
 // Wait (as a wake-one message keeps a permit). The Subs of a class wait for
@@ -271,9 +273,10 @@ type Sub struct {
 	// until Used: a wake that it holds, or that is on its way to it, and
 	// its waiter has not acted on. newcomer is set by QueueBehind until
 	// Tried: the Sub's waiter has not made an attempt yet, so others do not
-	// queue behind it. shared is set by Share. Under Hub.mu.
+	// queue behind it. shared is its Role's. Under Hub.mu.
 	woken, newcomer, shared bool
-	// class is set by SetClass (see WakePerClass). Under Hub.mu.
+	// class is its Role's (see WakePerClass), set when it joins. Under
+	// Hub.mu.
 	class string
 	// pending is set while a wake sent by signal is in the wake channel: a
 	// token there without it is a blocked Wait's alarm (its timeout passed,
@@ -295,10 +298,35 @@ type Sub struct {
 	prev, next *Sub
 }
 
-// Subscribe takes a reference to the channel and returns once Redis has
-// confirmed the subscription, ctx is done (the reference is dropped and ctx's
-// error returned) or the Hub is closed.
+// Role is how a message wakes a Sub among the others of its channel: the
+// Sub's class (see WakePerClass; "": none) and whether it is shared (see
+// WakeShared). A Sub has its role from the moment it joins the channel, so
+// that a message delivered while its waiter is still getting ready (before
+// its first attempt) finds it as it will wait: a Sub taken for one without
+// a class would be woken as a class of its own, by a message meant for the
+// waiters it was about to queue behind (see QueueBehind).
+type Role struct {
+	// Class is the Sub's class: the Subs of its channel that wait for the
+	// same thing (a faster multilock's waiters on the same values). A
+	// message its Wake function answers with WakePerClass wakes one Sub
+	// per class, and a wake the Sub leaves unused is handed on within its
+	// class.
+	Class string
+	// Shared marks a shared waiter (a read-write lock's reader): a message
+	// its Wake function answers with WakeShared wakes it, whatever else it
+	// wakes.
+	Shared bool
+}
+
+// Subscribe is SubscribeAs with the zero Role: no class, not shared.
 func (h *Hub) Subscribe(ctx context.Context, name string) (*Sub, error) {
+	return h.SubscribeAs(ctx, name, Role{})
+}
+
+// SubscribeAs takes a reference to the channel for a Sub with role r and
+// returns once Redis has confirmed the subscription, ctx is done (the
+// reference is dropped and ctx's error returned) or the Hub is closed.
+func (h *Hub) SubscribeAs(ctx context.Context, name string, r Role) (*Sub, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -315,7 +343,7 @@ func (h *Hub) Subscribe(ctx context.Context, name string) (*Sub, error) {
 	case <-h.done:
 		return nil, ErrClosed
 	}
-	ch, s, ready, send, err := h.join(name)
+	ch, s, ready, send, err := h.join(name, r)
 	if err != nil {
 		return nil, err
 	}
@@ -327,10 +355,10 @@ func (h *Hub) Subscribe(ctx context.Context, name string) (*Sub, error) {
 	return h.awaitReady(ctx, ch, s, ready)
 }
 
-// join adds a Sub to the channel name, called with sendMu held (released
-// here on error). ready is closed once Redis confirms the channel; send
-// reports that the channel needs its SUBSCRIBE.
-func (h *Hub) join(name string) (ch *channel, s *Sub, ready chan struct{}, send bool, err error) {
+// join adds a Sub with role r to the channel name, called with sendMu held
+// (released here on error). ready is closed once Redis confirms the
+// channel; send reports that the channel needs its SUBSCRIBE.
+func (h *Hub) join(name string, r Role) (ch *channel, s *Sub, ready chan struct{}, send bool, err error) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.closed {
@@ -342,7 +370,7 @@ func (h *Hub) join(name string) (ch *channel, s *Sub, ready chan struct{}, send 
 		ch = &channel{name: name, ready: make(chan struct{})}
 		h.chans[name] = ch
 	}
-	s = h.addSub(ch)
+	s = h.addSub(ch, r)
 	send = !ch.want
 	if send {
 		ch.want = true
@@ -408,29 +436,50 @@ func (h *Hub) awaitReady(ctx context.Context, ch *channel, s *Sub, ready chan st
 	}
 }
 
-// SubscribeIfReady takes a reference to the channel only when it is already
-// subscribed and confirmed, without any Redis command, and returns nil
-// otherwise (or when the Hub is closed). A waiter that holds such a Sub
-// before it tries its lock cannot miss the unlock that follows, so it may
-// wait right after one failed attempt.
+// SubscribeIfReady is SubscribeIfReadyAs with the zero Role.
 func (h *Hub) SubscribeIfReady(name string) *Sub {
+	return h.SubscribeIfReadyAs(name, Role{})
+}
+
+// SubscribeIfReadyAs takes a reference to the channel for a Sub with role r
+// only when the channel is already subscribed and confirmed, without any
+// Redis command, and returns nil otherwise (or when the Hub is closed). A
+// waiter that holds such a Sub before it tries its lock cannot miss the
+// unlock that follows, so it may wait right after one failed attempt.
+func (h *Hub) SubscribeIfReadyAs(name string, r Role) *Sub {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	ch := h.chans[name]
-	if h.closed || ch == nil || !ch.want || !isClosed(ch.ready) {
+	if !h.ready(ch) {
 		return nil
 	}
-	return h.addSub(ch)
+	return h.addSub(ch, r)
 }
 
-// addSub takes a new reference to ch, cancelling a pending idle
-// unsubscribe. Called with mu held.
-func (h *Hub) addSub(ch *channel) *Sub {
+// Ready reports whether the channel is subscribed and confirmed now: whether
+// SubscribeIfReadyAs would join it (unless the Hub closes or the channel is
+// dropped in between). A waiter whose role costs something to find out
+// asks first.
+func (h *Hub) Ready(name string) bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.ready(h.chans[name])
+}
+
+// ready reports whether ch (nil: none) is subscribed and confirmed, in a
+// Hub not closed. Called with mu held.
+func (h *Hub) ready(ch *channel) bool {
+	return !h.closed && ch != nil && ch.want && isClosed(ch.ready)
+}
+
+// addSub takes a new reference to ch for a Sub with role r, cancelling a
+// pending idle unsubscribe. Called with mu held.
+func (h *Hub) addSub(ch *channel, r Role) *Sub {
 	if ch.idle != nil {
 		ch.idle.Stop()
 		ch.idle = nil
 	}
-	s := &Sub{hub: h, ch: ch, wake: make(chan struct{}, 1), next: ch.subs, idx: -1}
+	s := &Sub{hub: h, ch: ch, wake: make(chan struct{}, 1), next: ch.subs, idx: -1, class: r.Class, shared: r.Shared}
 	if ch.subs != nil {
 		ch.subs.prev = s
 	}
@@ -1015,7 +1064,7 @@ func (s *Sub) unblock(err error) (bool, error) {
 // wakes the Sub blocked longest). If so, the Sub counts as a newcomer until
 // its waiter calls Tried, and does not itself let others queue behind it:
 // so two waiters that arrive together at a free lock never both wait for
-// the other to try. A Sub with a class (SetClass) queues behind Subs of
+// the other to try. A Sub with a class (Role.Class) queues behind Subs of
 // its class only: the others wait for something else.
 func (s *Sub) QueueBehind() bool {
 	h := s.hub
@@ -1054,28 +1103,6 @@ func (h *Hub) Unexpect(name string) {
 	if ch := h.chans[name]; ch != nil && ch.expect > 0 {
 		ch.expect--
 	}
-}
-
-// Share marks the Sub as a shared waiter (a read-write lock's reader): a
-// message its Wake function answers with WakeShared wakes it, whatever
-// else it wakes. Call it before the Sub's first Wait.
-func (s *Sub) Share() {
-	h := s.hub
-	h.mu.Lock()
-	s.shared = true
-	h.mu.Unlock()
-}
-
-// SetClass puts the Sub in a class: the Subs of its channel that wait for
-// the same thing (a faster multilock's waiters on the same values). A
-// message its Wake function answers with WakePerClass wakes one Sub per
-// class, and a wake the Sub leaves unused is handed on within its class.
-// Call it before the Sub's first Wait.
-func (s *Sub) SetClass(class string) {
-	h := s.hub
-	h.mu.Lock()
-	s.class = class
-	h.mu.Unlock()
 }
 
 // Tried reports that the Sub's waiter made an attempt: it no longer counts

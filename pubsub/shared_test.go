@@ -13,8 +13,9 @@ import (
 )
 
 // WakeShared: a read-write lock's write unlock wakes every reader (shared
-// Sub) and one writer of a Hub.
-var _ = Describe("Hub with shared waiters", func() {
+// Sub) and one writer of a Hub. WakePerClass: a faster multilock's unlock
+// wakes one waiter per value set (class).
+var _ = Describe("Hub with shared waiters, and with waiters in classes", func() {
 	var (
 		raw *redis.Client
 		hub *pubsub.Hub
@@ -32,27 +33,35 @@ var _ = Describe("Hub with shared waiters", func() {
 		}()
 		return ch
 	}
-	subscribe := func(shared bool) *pubsub.Sub {
+	subscribeAs := func(name string, r pubsub.Role) *pubsub.Sub {
 		GinkgoHelper()
-		s, err := hub.Subscribe(ctx, "rw")
+		s, err := hub.SubscribeAs(ctx, name, r)
 		Expect(err).NotTo(HaveOccurred())
-		if shared {
-			s.Share()
-		}
 		DeferCleanup(s.Close)
 		return s
 	}
+	subscribe := func(shared bool) *pubsub.Sub {
+		GinkgoHelper()
+		return subscribeAs("rw", pubsub.Role{Shared: shared})
+	}
+	blockedOn := func(name string, n int) {
+		GinkgoHelper()
+		Eventually(func() int { return hub.Waiters(name) }).Should(Equal(n))
+	}
 	blocked := func(n int) {
 		GinkgoHelper()
-		Eventually(func() int { return hub.Waiters("rw") }).Should(Equal(n))
+		blockedOn("rw", n)
 	}
 	BeforeEach(func() {
 		before := gleak.Goroutines()
 		ctx = context.Background()
 		raw = server.Client()
 		rdb := server.Client()
-		hub = pubsub.New(rdb, pubsub.WithLinger(0), pubsub.WithWake(func(_, p string) int {
-			if p == "1" {
+		hub = pubsub.New(rdb, pubsub.WithLinger(0), pubsub.WithWake(func(ch, p string) int {
+			switch {
+			case ch == "fm":
+				return pubsub.WakePerClass
+			case p == "1":
 				return pubsub.WakeShared
 			}
 			return 1
@@ -127,5 +136,44 @@ var _ = Describe("Hub with shared waiters", func() {
 		r.Used()
 		w1.Close() // its caller's ctx ended before its attempt reached Redis
 		Eventually(o2).Should(Receive(Equal(outcome{true, nil})))
+	})
+
+	// The owner that unlocked and locks again at once joins the channel
+	// (SubscribeIfReadyAs) before its first attempt, as the message of its
+	// unlock may be delivered: it is in its class from the join, so the
+	// message wakes the waiter of its class blocked longest, not it too.
+	It("wakes one Sub per class, and takes a Sub in the class it joined with from the start", func() {
+		a, o := subscribeAs("fm", pubsub.Role{Class: "jack,mary"}), subscribeAs("fm", pubsub.Role{Class: "ann"})
+		wa := waitIn(a)
+		blockedOn("fm", 1)
+		wo := waitIn(o)
+		blockedOn("fm", 2)
+		Expect(hub.Ready("fm")).To(BeTrue())
+		b := hub.SubscribeIfReadyAs("fm", pubsub.Role{Class: "jack,mary"})
+		Expect(b).NotTo(BeNil())
+		DeferCleanup(b.Close)
+		Expect(raw.Publish(ctx, "fm", "0").Err()).To(Succeed())
+		Eventually(wa).Should(Receive(Equal(outcome{true, nil})), "the longest waiter of its class")
+		Eventually(wo).Should(Receive(Equal(outcome{true, nil})), "the other class's")
+		Expect(b.QueueBehind()).To(BeTrue(), "b queues behind a, which tried")
+		Expect(b.Wait(ctx, 100*time.Millisecond)).To(BeFalse(), "the message was a's, not b's")
+	})
+
+	It("counts a Sub joined without a class as a class of its own", func() {
+		a := subscribeAs("fm", pubsub.Role{Class: "jack,mary"})
+		wa := waitIn(a)
+		blockedOn("fm", 1)
+		b := hub.SubscribeIfReady("fm")
+		Expect(b).NotTo(BeNil())
+		DeferCleanup(b.Close)
+		Expect(raw.Publish(ctx, "fm", "0").Err()).To(Succeed())
+		Eventually(wa).Should(Receive(Equal(outcome{true, nil})))
+		Expect(b.QueueBehind()).To(BeFalse(), "no other Sub without a class")
+		Expect(b.Wait(ctx, 0)).To(BeTrue(), "its class's wake, kept for its next Wait")
+	})
+
+	It("does not join a channel that is not ready, and says so", func() {
+		Expect(hub.Ready("fm")).To(BeFalse())
+		Expect(hub.SubscribeIfReadyAs("fm", pubsub.Role{Class: "x"})).To(BeNil())
 	})
 })

@@ -27,7 +27,7 @@ func TestSubList(t *testing.T) {
 		ch := &channel{}
 		var subs []*Sub // oldest first; the list is newest first
 		for range 4 {
-			subs = append(subs, h.addSub(ch))
+			subs = append(subs, h.addSub(ch, Role{}))
 		}
 		ch.unlink(subs[3-drop])
 		want := slices.Clone(subs)

@@ -225,8 +225,10 @@ func (a *attempt) try(queue bool) (held bool, ttl time.Duration, reached bool, e
 	}
 	var buf [2]int64
 	if r, ok := intsInto(buf[:0], o.V); ok && len(r) > 0 {
-		held, err := a.took(hs, known, r, lease, sent, o)
-		return held, 0, true, err
+		held, late, err := a.took(hs, known, r, lease, sent, o)
+		// A hold confirmed too late was given back: the wake that prompted
+		// the attempt is not used up (the waiter's Sub hands it on).
+		return held, 0, !late, err
 	}
 	ttl, err = a.refused(hs, known, o.V, queue)
 	return false, ttl, true, err
@@ -270,8 +272,10 @@ func (a *attempt) send(hs *hold, known int, lease time.Duration, queue bool) (*o
 // force-unlocked, flushed): that hold is lost (its LostContext ends with
 // ErrLockLost), the fresh hold is given back, and the attempt fails with
 // ErrLockLost, so that code nested in the lost critical section stops
-// instead of going on under a hold it does not have.
-func (a *attempt) took(hs *hold, known int, r []int64, lease time.Duration, sent time.Time, o *op) (bool, error) {
+// instead of going on under a hold it does not have. late reports a hold
+// Redis confirmed past its local deadline: it is lost as soon as known, so
+// it is given back and the attempt fails with ErrLockLost (see lateTook).
+func (a *attempt) took(hs *hold, known int, r []int64, lease time.Duration, sent time.Time, o *op) (held, late bool, err error) {
 	h, c := a.h, a.h.c
 	if known > 0 && int(r[0]) <= known {
 		c.loseHold(a.key, hs)
@@ -283,16 +287,38 @@ func (a *attempt) took(hs *hold, known int, r []int64, lease time.Duration, sent
 		if rerr != nil {
 			err = fmt.Errorf("%w (and giving it back failed: %w)", err, rerr)
 		}
-		return false, err
+		return false, false, err
 	}
-	c.taken(a.key, hs, int(r[0]), sent, lease, h.extendsOnReentry() && r[0] > 1, h.leaseBox())
+	if c.taken(a.key, hs, int(r[0]), known > 0, sent, lease, h.extendsOnReentry() && r[0] > 1, h.leaseBox()) {
+		return false, true, a.lateTook(hs, known, sent)
+	}
 	if len(r) > 1 {
 		a.token = r[1]
 	}
 	if o.Unsynced(c.opts.sync) {
-		return false, c.giveBackUnsynced(a, hs, o)
+		return false, false, c.giveBackUnsynced(a, hs, o)
 	}
-	return true, nil
+	return true, false, nil
+}
+
+// lateTook fails an acquisition that Redis confirmed past its hold's local
+// deadline (sent: its send). A new hold (known 0) was taken at the send,
+// but its lease may have run out in Redis by now and another owner may
+// hold the lock: the owner must not believe it holds it. A re-entry came
+// after the earlier holds' deadline: the hold was lost then (its
+// LostContext ended), and the re-entry does not revive it. Either way
+// every hold Redis has for the owner is given back (Client.dropLate:
+// HoldCount and IsHeldByCurrent then say none, another owner need not wait
+// out the lease), and the error is ErrLockLost.
+func (a *attempt) lateTook(hs *hold, known int, sent time.Time) error {
+	took := time.Since(sent)
+	what := "the acquisition"
+	if known > 0 {
+		what = "a re-entry"
+	}
+	a.h.c.logger().Warn("goredisson: "+what+" was confirmed past its lease's local deadline; the hold is lost and given back",
+		"lock", a.h.name, "field", a.key.field, "took", took)
+	return lateError(what, took, a.h.c.dropLate(a.w.ctx, a.h, a.key, hs))
 }
 
 // refused reads the reply of an acquire script that did not take the lock

@@ -76,10 +76,31 @@ func (h *handle) setLease(ctx context.Context, lease time.Duration) error {
 		c.loseHold(k, hs)
 		return ErrNotHeld
 	}
+	return h.extended(ctx, k, hs, sent, lease)
+}
+
+// extended records an Extend that Redis confirmed: the hold's local
+// deadline is sent + lease, less the allowance. Confirmed past a deadline
+// (the hold's before, or the new one: a reply that took longer than the
+// lease), the hold is lost, not moved: every hold the owner has is given
+// back (Client.dropLate) and Extend fails with ErrLockLost.
+func (h *handle) extended(ctx context.Context, k holdKey, hs *hold, sent time.Time, lease time.Duration) error {
+	c := h.c
+	var late, closed bool
 	c.holds.update(k, func() {
-		if hs.entry != nil {
-			hs.entry.Reset(watchdog.Deadline(sent, lease))
+		if e := hs.entry; e != nil {
+			late = !e.Reset(watchdog.Deadline(sent, lease)) || e.IsLost()
+			closed = late && e.Err() == watchdog.ErrClosed
 		}
 	})
-	return nil
+	switch {
+	case closed:
+		return ErrClosed
+	case !late:
+		return nil
+	}
+	took := time.Since(sent)
+	c.logger().Warn("goredisson: an Extend was confirmed past its lease's local deadline; the hold is lost and given back",
+		"lock", h.name, "field", k.field, "took", took)
+	return lateError("the Extend", took, c.dropLate(ctx, h, k, hs))
 }

@@ -210,7 +210,9 @@ var _ = Describe("FencedLock", func() {
 		c := e.Client()
 		lock := c.NewFencedLock("fenced-storage")
 		slow, fast := ctxowner.New(ctx), ctxowner.New(ctx)
-		t1, _, err := lock.TryLockToken(slow, 0, 100*time.Millisecond)
+		// A lease that outlasts a loaded machine's round trip: a reply read
+		// past it would be ErrLockLost.
+		t1, _, err := lock.TryLockToken(slow, 0, 500*time.Millisecond)
 		Expect(err).NotTo(HaveOccurred())
 		// slow pauses past its lease; fast takes the lock and writes.
 		var t2 int64
@@ -218,7 +220,7 @@ var _ = Describe("FencedLock", func() {
 			var ok bool
 			t2, ok, _ = lock.TryLockToken(fast, 0, 0)
 			return ok
-		}).Should(BeTrue())
+		}).WithTimeout(5 * time.Second).Should(BeTrue())
 		Expect(write(t2)).To(Succeed())
 		Expect(write(t1)).To(MatchError("stale token"))
 		Expect(lock.Unlock(fast)).To(Succeed())

@@ -50,6 +50,10 @@ func (h *handle) fasterRead(ctx context.Context, op, field string) (int64, error
 	return h.c.runInt(ctx, newScriptOp(ctx, fasterReadScript, []any{h.name}, append([]any{op, field}, h.values()...)...))
 }
 
+// perClass reports whether the attempt's waiters are woken one per class
+// (see waitClass).
+func (a *attempt) perClass() bool { return a.h.wakesPerClass() }
+
 // waitClass is the class of a faster multilock waiter among the waiters of
 // its Client on the group's channel (see pubsub.WakePerClass): its lock's
 // values, so that an unlock wakes one waiter per value set. The waiters of

@@ -148,17 +148,17 @@ var _ = Describe("FasterMultiLock", func() {
 		Expect(lock.ForceUnlock(ctx)).To(BeFalse())
 	})
 
-	It("lets a fixed lease run out at each value's expire_time, and starts a value taken afresh at one hold", func() {
+	It("lets a fixed lease run out at each value's expire_time, and starts a value taken afresh at one hold", Label("slow"), func() {
 		c := e.Client()
 		// Another value of the group, held for a minute, keeps the hash
 		// alive past a's hold: its fields stay behind when it expires.
 		Expect(c.NewFasterMultiLock("class_104", "Other_003").LockLease(ctxowner.New(ctx), time.Minute)).To(Succeed())
 		lock := c.NewFasterMultiLock("class_104", "Jack_001")
 		a := ctxowner.New(ctx)
-		Expect(lock.LockLease(a, 300*time.Millisecond)).To(Succeed())
+		Expect(lock.LockLease(a, 1500*time.Millisecond)).To(Succeed())
 		other := e.Client().NewFasterMultiLock("class_104", "Jack_001", "Mary_002")
 		b := ctxowner.New(ctx)
-		Expect(other.TryLock(b, 3*time.Second, 0)).To(BeTrue(), "in once a's hold expired")
+		Expect(other.TryLock(b, 6*time.Second, 0)).To(BeTrue(), "in once a's hold expired")
 		Expect(lock.Unlock(a)).To(MatchError(rlock.ErrNotHeld))
 		aField := jackField + ":" + c.ID() + ":" + ctxowner.Of(a)
 		Expect(e.Raw.HExists(ctx, "class_104", aField+":lock_count").Val()).To(BeFalse(), "the expired holder's fields are gone")

@@ -66,6 +66,15 @@ func (g *group) extend(ctx context.Context, lease, each time.Duration) error {
 			one(i)
 		}
 	}
+	return opErr("extend", g.name(), g.extendResult(ctx, errs))
+}
+
+// extendResult is what a group's Extend returns, given each lock's error:
+// nil when g.need locks were extended and the group still holds (a lock
+// extended early may have reached its new deadline before the last one
+// answered: Extend on a MultiLock runs one lock after the other);
+// ErrNotHeld when no lock was held at all.
+func (g *group) extendResult(ctx context.Context, errs []error) error {
 	ok, notHeld := 0, 0
 	for _, err := range errs {
 		switch {
@@ -77,9 +86,25 @@ func (g *group) extend(ctx context.Context, lease, each time.Duration) error {
 	}
 	switch {
 	case ok >= g.need:
-		return nil
+		return g.stillHeld(ctx, "Extend")
 	case notHeld == len(g.locks):
-		return opErr("extend", g.name(), ErrNotHeld)
+		return ErrNotHeld
 	}
-	return opErr("extend", g.name(), errors.Join(errs...))
+	return errors.Join(errs...)
+}
+
+// stillHeld reports, after a call that took or extended the group's
+// locks, whether the group still holds by its local deadlines: no more of
+// its locks lost than it may lose (none for a MultiLock). It returns nil
+// when it does (or its locks are not this package's: nothing to look at),
+// else the loss (ErrLockLost, or ErrClosed) saying which call came too late.
+func (g *group) stillHeld(ctx context.Context, what string) error {
+	w := g.watchLoss(ctx)
+	if w == nil {
+		return nil
+	}
+	if lost, why := w.lost(); lost {
+		return fmt.Errorf("%w: a lock's lease reached its local deadline before %s of the others was confirmed: the group no longer holds", why, what)
+	}
+	return nil
 }

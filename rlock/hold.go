@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/goredisson/goredisson/ctxowner"
+	"github.com/goredisson/goredisson/watchdog"
 )
 
 // Hold is one acquisition of a lock by an owner, as a handle: what a Java
@@ -31,9 +32,36 @@ type Hold struct {
 	token int64
 	lost  context.Context
 	stop  context.CancelFunc
+	rel   releaseOnce
+}
 
+// releaseOnce is a hold's release, run once: later calls return the first
+// call's result.
+type releaseOnce struct {
 	once sync.Once
-	err  error // the release's result, once done
+	err  error
+}
+
+// do runs give with ctx (context.Background when nil) once, then end; it
+// returns give's result, the first call's for every call. Before give it
+// looks at lost (the hold's context), so that a hold whose local deadline
+// passed before its release says so (Lost) rather than "released".
+func (r *releaseOnce) do(ctx context.Context, lost context.Context, give func(context.Context) error, end func()) error {
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	r.once.Do(func() {
+		_ = lost.Err()
+		r.err = give(ctx)
+		end()
+	})
+	return r.err
+}
+
+// errNilHold is the ErrInvalidArgument of a method of a nil hold that
+// returns an error.
+func errNilHold(op string) error {
+	return opErr(op, "", fmt.Errorf("%w: nil hold", ErrInvalidArgument))
 }
 
 // Acquire takes l for ctx's owner within wait (TryLock: wait <= 0 is one
@@ -124,7 +152,7 @@ func (h *Hold) Lost() bool {
 // Release).
 func (h *Hold) Held(ctx context.Context) (bool, error) {
 	if h == nil {
-		return false, opErr("held", "", fmt.Errorf("%w: nil hold", ErrInvalidArgument))
+		return false, errNilHold("held")
 	}
 	if ctx == nil {
 		return false, opErr("held", h.l.Name(), fmt.Errorf("%w: nil context", ErrInvalidArgument))
@@ -140,16 +168,9 @@ func (h *Hold) Held(ctx context.Context) (bool, error) {
 // stop it.
 func (h *Hold) Release(ctx context.Context) error {
 	if h == nil {
-		return opErr("release", "", fmt.Errorf("%w: nil hold", ErrInvalidArgument))
+		return errNilHold("release")
 	}
-	if ctx == nil {
-		ctx = context.Background()
-	}
-	h.once.Do(func() {
-		h.err = h.l.Unlock(withOwner(ctx, h.owner))
-		h.stop()
-	})
-	return h.err
+	return h.rel.do(ctx, h.lost, func(ctx context.Context) error { return h.l.Unlock(withOwner(ctx, h.owner)) }, h.stop)
 }
 
 // Close is Release with a background context, for defer and io.Closer.
@@ -159,57 +180,78 @@ func (h *Hold) Close() error { return h.Release(context.Background()) }
 // what a Java PermitHandle wrapper around acquire/release(permitId) ports
 // to. Its methods never panic, on a nil *PermitHold neither.
 type PermitHold struct {
-	s    *PermitExpirableSemaphore
-	id   string
-	lost context.Context
-	stop context.CancelFunc
+	s  *PermitExpirableSemaphore
+	id string
+	// entry watches the permit's lease (a fixed lease, never renewed): its
+	// local deadline, from the send of the acquire that took the permit,
+	// less watchdog.Allowance, moved by UpdateLeaseTime.
+	entry *watchdog.Entry
+	lost  context.Context
+	stop  context.CancelFunc
+	mu    sync.Mutex // one UpdateLeaseTime at a time: the deadline follows Redis's order
+	rel   releaseOnce
+}
 
-	once sync.Once
-	err  error
+// noExpiry is how far ahead the local deadline of a permit that never
+// expires lies: it ends only at Release, a loss or the Client's Close.
+const noExpiry = 100 * 365 * 24 * time.Hour
+
+// permitDeadline is the local deadline of a permit lease sent at sent.
+func permitDeadline(sent time.Time, lease time.Duration) time.Time {
+	if lease <= 0 {
+		return sent.Add(noExpiry)
+	}
+	return watchdog.Deadline(sent, lease)
 }
 
 // AcquirePermit takes a permit of s with lease within wait (TryAcquire:
 // wait <= 0 is one attempt; lease <= 0 a permit that never expires) and
 // returns its hold, or an error wrapping ErrBusy when the wait ran out.
 func AcquirePermit(ctx context.Context, s *PermitExpirableSemaphore, wait, lease time.Duration) (*PermitHold, error) {
-	return acquirePermit(ctx, "acquirepermit", s, lease, func() (string, bool, error) { return s.TryAcquire(ctx, wait, lease) })
+	return acquirePermit(ctx, "acquirepermit", "tryacquire", s, max(wait, 0), lease)
 }
 
 // AcquirePermitWait is AcquirePermit that waits until a permit is free;
 // only ctx bounds it.
 func AcquirePermitWait(ctx context.Context, s *PermitExpirableSemaphore, lease time.Duration) (*PermitHold, error) {
-	return acquirePermit(ctx, "acquirepermitwait", s, lease, func() (string, bool, error) {
-		id, err := s.Acquire(ctx, lease)
-		return id, err == nil, err
-	})
+	return acquirePermit(ctx, "acquirepermitwait", "acquire", s, -1, lease)
 }
 
-func acquirePermit(ctx context.Context, op string, s *PermitExpirableSemaphore, lease time.Duration, take func() (string, bool, error)) (*PermitHold, error) {
+// acquirePermit takes the permit as the semaphore's acquire op (wait < 0:
+// until ctx ends) and watches its lease from the send of the attempt that
+// took it.
+func acquirePermit(ctx context.Context, op, acquireOp string, s *PermitExpirableSemaphore, wait, lease time.Duration) (*PermitHold, error) {
 	switch {
 	case s == nil:
 		return nil, opErr(op, "", fmt.Errorf("%w: nil semaphore", ErrInvalidArgument))
 	case ctx == nil:
 		return nil, opErr(op, s.Name(), fmt.Errorf("%w: nil context", ErrInvalidArgument))
 	}
-	sent := time.Now() // no later than Redis computes the permit's expiry
-	id, ok, err := take()
+	ids, sent, ok, err := s.acquire(ctx, acquireOp, 1, wait, lease)
 	switch {
 	case err != nil:
 		return nil, err
-	case !ok:
+	case !ok || len(ids) != 1:
 		return nil, opErr(op, s.Name(), ErrBusy)
 	}
+	h := s.handle()
+	name, id := h.name, ids[0]
 	p := &PermitHold{s: s, id: id}
-	base := context.WithoutCancel(ctx)
-	if lease > 0 {
-		// The permit expires at its lease's end unless UpdateLeaseTime moves it.
-		var cancel context.CancelFunc
-		p.lost, cancel = context.WithDeadlineCause(base, sent.Add(lease), opErr("lost", s.Name(), fmt.Errorf("%w: the permit's lease ran out", ErrLockLost)))
-		p.stop = cancel
-	} else {
-		p.lost, p.stop = context.WithCancel(base)
-	}
+	p.entry = h.c.wd.Add(watchdog.Lease{Key: name, Field: id, Permit: true,
+		Data: leaseData{renew: renewPermit, key: name}}, permitDeadline(sent, lease), false)
+	p.lost, p.stop = newLossCtx(context.WithoutCancel(ctx), &lossWatch{entry: p.entry}, permitLossCause(name, id), nil)
 	return p, nil
+}
+
+// permitLossCause is the cause of a permit's loss signal: permitLostError
+// ("permit <id> lost ..."), or ErrClosed naming the permit.
+func permitLossCause(semaphore, id string) func(error) error {
+	return func(why error) error {
+		if why == ErrLockLost {
+			return opErr("lost", semaphore, &permitLostError{id: id})
+		}
+		return opErr("lost", semaphore, fmt.Errorf("%w: permit %s", why, id))
+	}
 }
 
 // ID returns the permit's id.
@@ -228,9 +270,17 @@ func (p *PermitHold) Semaphore() *PermitExpirableSemaphore {
 	return p.s
 }
 
-// Context returns a context that ends when the permit's lease runs out, as
-// measured from before its acquisition (cause ErrLockLost), or at Release
-// (context.Canceled).
+// Context returns a context that ends when the permit's lease runs out
+// (its cause wraps ErrLockLost: "permit <id> lost ..."), when the Client
+// closes (ErrClosed), or at Release (context.Canceled). It carries the
+// acquisition's values, not its cancellation. The lease is counted from
+// the send of the attempt that took the permit, less watchdog.Allowance
+// (1 % + 2 ms, for clock rates), and follows the hold's UpdateLeaseTime;
+// as LostContext, the context is live only while that local deadline has
+// not passed: every look at its Err, Done or Value after it sees the end,
+// whatever ran first after a pause. The semaphore's UpdateLeaseTime of the
+// permit's id, or any change made elsewhere, is not followed: change the
+// lease through the hold.
 func (p *PermitHold) Context() context.Context {
 	if p == nil {
 		return nilHoldContext()
@@ -238,7 +288,8 @@ func (p *PermitHold) Context() context.Context {
 	return p.lost
 }
 
-// Lost reports whether the permit's lease ran out before Release.
+// Lost reports whether the permit was lost (its lease ran out) before
+// Release.
 func (p *PermitHold) Lost() bool {
 	return p != nil && errors.Is(context.Cause(p.lost), ErrLockLost)
 }
@@ -246,7 +297,7 @@ func (p *PermitHold) Lost() bool {
 // Held asks Redis whether the permit is still held (LeaseTime finds it).
 func (p *PermitHold) Held(ctx context.Context) (bool, error) {
 	if p == nil {
-		return false, opErr("held", "", fmt.Errorf("%w: nil hold", ErrInvalidArgument))
+		return false, errNilHold("held")
 	}
 	_, err := p.s.LeaseTime(ctx, p.id)
 	if errors.Is(err, ErrNotHeld) {
@@ -255,22 +306,48 @@ func (p *PermitHold) Held(ctx context.Context) (bool, error) {
 	return err == nil, err
 }
 
+// UpdateLeaseTime sets the permit's lease to lease from now (the
+// semaphore's UpdateLeaseTime of its id; lease <= 0: it never expires)
+// and moves the Context's deadline with it, shorter or longer. false when
+// Redis no longer has the permit: the hold is lost (its Context ends). A
+// call that failed may still have run: until a later one succeeds, the
+// Context keeps the earlier of the two deadlines. A Context that has ended
+// stays ended (a lost hold is final), even if Redis still had the permit
+// and took the new lease.
+func (p *PermitHold) UpdateLeaseTime(ctx context.Context, lease time.Duration) (bool, error) {
+	if p == nil {
+		return false, errNilHold("updateleasetime")
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	sent := time.Now()
+	ok, err := p.s.UpdateLeaseTime(ctx, p.id, lease)
+	next := permitDeadline(sent, lease)
+	switch {
+	case err == nil && ok:
+		p.entry.Reset(next)
+	case err == nil:
+		p.entry.Lose()
+	case errors.Is(err, ErrInvalidArgument) || errors.Is(err, ErrClosed):
+		// not sent
+	case next.Before(p.entry.Deadline()):
+		p.entry.Reset(next) // it may have run
+	}
+	return ok, err
+}
+
 // Release gives the permit back by id and ends the Context, once: later
 // calls return the first call's result (nil, ErrNotHeld when the permit was
 // gone, ErrClosed, ...). As the semaphore's Release, an ended ctx does not
 // stop it.
 func (p *PermitHold) Release(ctx context.Context) error {
 	if p == nil {
-		return opErr("release", "", fmt.Errorf("%w: nil hold", ErrInvalidArgument))
+		return errNilHold("release")
 	}
-	if ctx == nil {
-		ctx = context.Background()
-	}
-	p.once.Do(func() {
-		p.err = p.s.Release(ctx, p.id)
+	return p.rel.do(ctx, p.lost, func(ctx context.Context) error { return p.s.Release(ctx, p.id) }, func() {
 		p.stop()
+		p.entry.Stop()
 	})
-	return p.err
 }
 
 // Close is Release with a background context.
@@ -280,7 +357,7 @@ func (p *PermitHold) Close() error { return p.Release(context.Background()) }
 // ErrInvalidArgument.
 func nilHoldContext() context.Context {
 	ctx, cancel := context.WithCancelCause(context.Background())
-	cancel(opErr("hold", "", fmt.Errorf("%w: nil hold", ErrInvalidArgument)))
+	cancel(errNilHold("hold"))
 	return ctx
 }
 

@@ -150,6 +150,80 @@ var _ = Describe("Acquire's holds: a Java LockHandle or PermitHandle in one line
 		Expect(p.Release(ctx)).To(MatchError(rlock.ErrNotHeld))
 		Expect(p.Release(ctx)).To(MatchError(rlock.ErrNotHeld))
 	})
+
+	// A permit hold's context is its permit's loss signal (as a kept
+	// permit's LostContext): a fixed-lease watchdog entry from the send of
+	// the attempt that took the permit, less the drift allowance, moved by
+	// the hold's UpdateLeaseTime, checked at every look.
+	Describe("a permit hold's context", func() {
+		It("follows a lease shortened through the hold: it has ended once another client can take the only permit", Label("slow"), func() {
+			c, other := e.Client(), e.Client()
+			name := spectest.UniqueName("hold-permit-shorter")
+			s := c.NewPermitExpirableSemaphore(name)
+			Expect(s.TrySetPermits(ctx, 1)).To(BeTrue())
+			p, err := rlock.AcquirePermit(ctx, s, 0, time.Minute)
+			Expect(err).NotTo(HaveOccurred())
+			Expect(p.UpdateLeaseTime(ctx, time.Second)).To(BeTrue())
+			rival := other.NewPermitExpirableSemaphore(name)
+			var id string
+			Eventually(func() bool {
+				var ok bool
+				id, ok, err = rival.TryAcquire(ctx, 0, time.Minute)
+				Expect(err).NotTo(HaveOccurred())
+				return ok
+			}).WithTimeout(5 * time.Second).WithPolling(10 * time.Millisecond).Should(BeTrue())
+			Expect(p.Context().Err()).To(MatchError(context.Canceled), "another client holds the only permit (%s)", id)
+			Expect(p.Lost()).To(BeTrue())
+			Expect(context.Cause(p.Context())).To(And(MatchError(rlock.ErrLockLost),
+				MatchError(ContainSubstring("permit "+p.ID()+" lost"))), "the permit's words, not a lock's")
+			Expect(p.Release(ctx)).To(MatchError(rlock.ErrNotHeld))
+			Expect(rival.Release(ctx, id)).To(Succeed())
+		})
+
+		It("follows a lease lengthened through the hold, and ends at once when Redis no longer has the permit", Label("slow"), func() {
+			c := e.Client()
+			s := c.NewPermitExpirableSemaphore(spectest.UniqueName("hold-permit-longer"))
+			Expect(s.TrySetPermits(ctx, 2)).To(BeTrue())
+			p, err := rlock.AcquirePermit(ctx, s, 0, time.Second)
+			Expect(err).NotTo(HaveOccurred())
+			Expect(p.UpdateLeaseTime(ctx, 4*time.Second)).To(BeTrue())
+			Consistently(p.Context().Err).WithTimeout(1500*time.Millisecond).ShouldNot(HaveOccurred(), "past the first lease")
+			Expect(p.Held(ctx)).To(BeTrue())
+			Expect(p.UpdateLeaseTime(ctx, 0)).To(BeTrue(), "a permit that never expires")
+			Expect(s.LeaseTime(ctx, p.ID())).To(Equal(rlock.NoExpiry))
+			Expect(p.Context().Err()).NotTo(HaveOccurred())
+
+			gone, err := rlock.AcquirePermit(ctx, s, 0, time.Minute)
+			Expect(err).NotTo(HaveOccurred())
+			Expect(s.Release(ctx, gone.ID())).To(Succeed()) // released behind the hold's back
+			Expect(gone.UpdateLeaseTime(ctx, time.Minute)).To(BeFalse())
+			Expect(gone.Context().Err()).To(HaveOccurred())
+			Expect(gone.Lost()).To(BeTrue())
+			Expect(p.Close()).To(Succeed())
+			Expect(p.Lost()).To(BeFalse())
+			Expect(p.Context().Err()).To(MatchError(context.Canceled))
+			var nilHold *rlock.PermitHold
+			Expect(nilHold.UpdateLeaseTime(ctx, time.Second)).Error().To(MatchError(rlock.ErrInvalidArgument))
+		})
+
+		It("counts the lease from the attempt that took the permit, not from the start of the wait: live after a wait longer than the lease", Label("slow"), func() {
+			const lease = 2 * time.Second
+			c, other := e.Client(), e.Client()
+			name := spectest.UniqueName("hold-permit-wait")
+			rival := other.NewPermitExpirableSemaphore(name)
+			Expect(rival.TrySetPermits(ctx, 1)).To(BeTrue())
+			_, err := rival.Acquire(ctx, lease+time.Second) // the wait below outlasts the lease it asks for
+			Expect(err).NotTo(HaveOccurred())
+			began := time.Now()
+			p, err := rlock.AcquirePermitWait(ctx, c.NewPermitExpirableSemaphore(name), lease)
+			Expect(err).NotTo(HaveOccurred())
+			Expect(p.Context().Err()).NotTo(HaveOccurred(), "the hold waited %v", time.Since(began))
+			Expect(p.Lost()).To(BeFalse())
+			Expect(p.Held(ctx)).To(BeTrue())
+			Expect(time.Since(began)).To(BeNumerically(">", lease), "the wait outlasted the lease")
+			Expect(p.Close()).To(Succeed())
+		})
+	})
 })
 
 // holdKinds makes a lock of every kind a hold can be of (the wait specs use

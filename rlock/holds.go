@@ -2,6 +2,7 @@ package rlock
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"hash/maphash"
 	"math/bits"
@@ -201,7 +202,19 @@ func (h *hold) known() int {
 // extend is set when the script extended the lease by lease instead of
 // setting it (a write re-entry).
 // data is the hold's leaseData, boxed (handle.leaseBox).
-func (c *Client) taken(k holdKey, h *hold, count int, sent time.Time, lease time.Duration, extend bool, data any) {
+//
+// A re-entry (reentry: the ledger counted holds at its send) confirms the
+// hold's watchdog entry; otherwise the attempt counted none (none known, or
+// the hold was lost) and a new hold begins, with an entry of its own.
+//
+// It reports late when the confirmation came past the hold's local
+// deadline: a new hold's (sent + its lease, less the allowance; then no
+// watchdog entry is made and no hold begins), or, for a re-entry, the
+// earlier holds' (the entry is lost: a confirmation after the deadline
+// does not revive it, nor does it begin a new hold). The ledger then counts
+// the holds Redis has, and the caller gives them back (see
+// Client.dropLate).
+func (c *Client) taken(k holdKey, h *hold, count int, reentry bool, sent time.Time, lease time.Duration, extend bool, data any) (late bool) {
 	kd := data.(leaseData).kind
 	renewed := lease <= 0
 	keep := lease
@@ -216,29 +229,69 @@ func (c *Client) taken(k holdKey, h *hold, count int, sent time.Time, lease time
 		}
 	}()
 	c.holds.update(k, func() {
-		if h.entry != nil && h.lost() {
-			h.entry.Stop()
-			h.entry = nil
-		}
-		if h.entry == nil {
-			h.since = sent
-			h.renewed = false
-		}
 		h.count = count
-		h.renewed = h.renewed || renewed
-		if h.entry == nil {
-			h.entry = c.wd.Add(watchdog.Lease{Key: k.name, Field: k.field, Data: data}, deadline, renewed)
-			h.kind = kd
-			// A hold begins unless the watchdog had closed: then the entry
-			// is lost already and no "lost" will be sent for it.
-			began = h.entry.Err() == nil
+		if reentry && h.entry != nil {
+			h.renewed = h.renewed || renewed
+			if extend {
+				deadline = h.entry.Deadline().Add(keep - watchdog.Allowance(keep))
+			}
+			h.entry.Confirm(deadline, renewed)
+			late = h.entry.IsLost() && h.entry.Err() != watchdog.ErrClosed
 			return
 		}
-		if extend {
-			deadline = h.entry.Deadline().Add(keep - watchdog.Allowance(keep))
+		if h.entry != nil {
+			h.entry.Stop() // a lost hold's (the attempt counted none)
+			h.entry = nil
 		}
-		h.entry.Confirm(deadline, renewed)
+		h.since, h.renewed, h.kind = sent, renewed, kd
+		if late = !time.Now().Before(deadline); late {
+			return
+		}
+		h.entry = c.wd.Add(watchdog.Lease{Key: k.name, Field: k.field, Data: data}, deadline, renewed)
+		// A hold begins unless the watchdog had closed: then the entry is
+		// lost already and no "lost" will be sent for it.
+		began = h.entry.Err() == nil
 	})
+	return late
+}
+
+// dropLate gives back every hold of the entered hold hs after an
+// acquisition or Extend that Redis confirmed past the hold's local
+// deadline (see taken): the owner is told the hold is lost, so nothing of
+// it may stay in Redis for HoldCount, IsHeldByCurrent or the next owner to
+// find. The releases run with a clean-up context of ctx (past a wait's call
+// bound and ctx's end, within cleanupTimeout; a lost reply is settled as
+// Unlock's is). When one fails, the ledger counts no hold all the same
+// (the rest ends with its lease) and the failure is returned.
+func (c *Client) dropLate(ctx context.Context, h *handle, k holdKey, hs *hold) error {
+	rctx := cleanupCall(ctx)
+	defer rctx.stop()
+	for n := hs.count; n > 0; n-- {
+		left, _, err := c.releaseOnce(rctx, h, k, hs)
+		switch {
+		case errors.Is(err, ErrNotHeld): // gone already (expired, taken)
+			return nil
+		case err != nil:
+			c.loseHold(k, hs)
+			return err
+		case left == 0:
+			return nil
+		}
+	}
+	return nil
+}
+
+// lateError is the ErrLockLost of an acquisition, re-entry or Extend that
+// Redis confirmed past the hold's local deadline (what says the reply came
+// late), with how dropLate's give-back went (gave: its error, nil when
+// every hold was given back).
+func lateError(what string, took time.Duration, gave error) error {
+	err := fmt.Errorf("%w: %s was confirmed %v after it was sent, past the hold's local deadline (its lease less the clock allowance): the hold counts as lost, and the owner's holds on the lock were given back",
+		ErrLockLost, what, took.Round(time.Millisecond))
+	if gave != nil {
+		err = fmt.Errorf("%w (but giving it back failed: %w)", err, gave)
+	}
+	return err
 }
 
 // released records what a release left: count holds (0: none). It

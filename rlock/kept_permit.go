@@ -48,10 +48,27 @@ func (p *PermitExpirableSemaphore) acquireKept(ctx context.Context, op string, w
 	if err != nil {
 		return nil, false, opErr(op, h.name, err)
 	}
+	if deadline := watchdog.Deadline(sent, lease); !time.Now().Before(deadline) {
+		return nil, false, opErr(op, h.name, p.giveBackLate(ctx, ids[0], time.Since(sent)))
+	}
 	k := &KeptPermit{p: p, id: ids[0]}
 	k.entry = c.wd.Add(watchdog.Lease{Key: h.name, Field: ids[0], Permit: true,
 		Data: leaseData{renew: renewPermit, key: h.name, keys: boxAll(p.keys()), values: raws}}, watchdog.Deadline(sent, lease), true)
 	return k, true, nil
+}
+
+// giveBackLate gives back a permit that Redis confirmed past its lease's
+// local deadline (took after the send): the permit counts as lost, and its
+// taker must not believe it holds it. It returns the ErrLockLost to report.
+func (p *PermitExpirableSemaphore) giveBackLate(ctx context.Context, id string, took time.Duration) error {
+	rctx := cleanupCall(ctx)
+	defer rctx.stop()
+	err := fmt.Errorf("%w: permit %s was confirmed %v after it was sent, past its lease's local deadline: it counts as lost, and was given back",
+		ErrLockLost, id, took.Round(time.Millisecond))
+	if rerr := p.Release(rctx, id); rerr != nil {
+		err = fmt.Errorf("%w (but giving it back failed: %w)", err, rerr)
+	}
+	return err
 }
 
 // ID returns the permit's id, as Acquire returns it.
@@ -73,12 +90,7 @@ func (k *KeptPermit) LostContext(ctx context.Context) (lctx context.Context, sto
 	if k == nil || k.entry == nil {
 		return newLossCtx(ctx, nil, nil, opErr("lostcontext", "", ErrNotHeld))
 	}
-	return newLossCtx(ctx, &lossWatch{entry: k.entry}, func(why error) error {
-		if why == ErrLockLost {
-			return opErr("lost", k.p.s.name, &permitLostError{id: k.id})
-		}
-		return opErr("lost", k.p.s.name, fmt.Errorf("%w: permit %s", why, k.id))
-	}, nil)
+	return newLossCtx(ctx, &lossWatch{entry: k.entry}, permitLossCause(k.p.s.name, k.id), nil)
 }
 
 // Release stops the renewals and gives the permit back. After a Release

@@ -76,16 +76,16 @@ var _ = Describe("DoWait", func() {
 })
 
 var _ = Describe("A fixed lease left to run out", func() {
-	It("is logged at Debug, not as a warning", func() {
+	It("is logged at Debug, not as a warning", Label("slow"), func() {
 		e := spectest.NewEnv()
 		log, out := bufferLogger()
 		c := e.Client(rlock.WithLogger(log))
 		ctx := ctxowner.New(context.Background())
 		fixed := c.NewLock(spectest.UniqueName("fixed-ends"))
-		Expect(fixed.LockLease(ctx, 200*time.Millisecond)).To(Succeed())
+		Expect(fixed.LockLease(ctx, 1500*time.Millisecond)).To(Succeed())
 		held, stop := rlock.LostContext(ctx, fixed)
 		defer stop()
-		Eventually(held.Done()).WithTimeout(3 * time.Second).Should(BeClosed())
+		Eventually(held.Done()).WithTimeout(6 * time.Second).Should(BeClosed())
 		Eventually(out.String).Should(ContainSubstring("fixed lease ended"))
 		Expect(out.String()).NotTo(ContainSubstring("level=WARN"))
 	})

@@ -58,7 +58,7 @@ var _ = Describe("Listen, Redisson's addListener(Deleted/ExpiredObjectListener)"
 		Eventually(events).WithTimeout(5 * time.Second).Should(Receive(Equal(rlock.KeyEvent{Name: "listen-lock"})))
 		Consistently(events, 500*time.Millisecond).ShouldNot(Receive(), "one event: a partial unlock and another lock's unlock deliver none")
 
-		Expect(lock.LockLease(ctxowner.New(ctx), 200*time.Millisecond)).To(Succeed())
+		Expect(lock.LockLease(ctxowner.New(ctx), 1500*time.Millisecond)).To(Succeed())
 		Eventually(events).WithTimeout(10 * time.Second).Should(Receive(Equal(rlock.KeyEvent{Name: "listen-lock", Expired: true})))
 		Consistently(events, 500*time.Millisecond).ShouldNot(Receive())
 	})

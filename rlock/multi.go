@@ -73,6 +73,14 @@ func (m *MultiLock) take(ctx context.Context, op string, wait, lease time.Durati
 		}
 		held = append(held, l)
 	}
+	if err := g.stillHeld(ctx, "the acquisition"); err != nil {
+		// A lock taken early reached its deadline while a later one was
+		// awaited: the group is lost at once; none stays held.
+		if gerr := giveBack(ctx, held); gerr != nil {
+			err = errors.Join(err, gerr)
+		}
+		return false, opErr(op, g.name(), err)
+	}
 	return true, nil
 }
 

@@ -24,8 +24,10 @@ import (
 const lookRing = 256
 
 func init() {
-	// paused-holder takes the lock HELPER_LOCK (HELPER_KIND=lock) or the
-	// kept permit of the semaphore HELPER_LOCK (HELPER_KIND=permit), prints
+	// paused-holder takes the lock HELPER_LOCK (HELPER_KIND=lock), the
+	// kept permit of the semaphore HELPER_LOCK (HELPER_KIND=permit) or a
+	// permit hold of it with a fixed lease of HELPER_WATCHDOG_MS
+	// (HELPER_KIND=permithold, rlock.AcquirePermit), prints
 	// "held", and loops on the Err of its loss signal as code that reads
 	// ctx.Err() before each write does. At the first look that sees the
 	// loss it prints "lost <ns> <looks> <live looks>": the wall-clock time
@@ -41,6 +43,13 @@ func init() {
 				return err
 			}
 			held, _ = k.LostContext(ctx)
+		case "permithold": // a fixed lease of the watchdog timeout
+			lease, _ := strconv.Atoi(os.Getenv("HELPER_WATCHDOG_MS"))
+			p, err := rlock.AcquirePermit(ctx, c.NewPermitExpirableSemaphore(name), 0, time.Duration(lease)*time.Millisecond)
+			if err != nil {
+				return err
+			}
+			held = p.Context()
 		default:
 			l := c.NewLock(name)
 			if err := l.Lock(ctx); err != nil {
@@ -212,19 +221,32 @@ var _ = Describe("The loss signal of a paused holder", func() {
 		expectNoLiveLook(reports)
 	})
 
-	It("never shows a stopped holder's kept permit live after another client took the only permit (20 runs)", Label("slow", "fault"), func() {
-		c := e.Client()
-		reports := pausedRuns("permit", func(name string) {
+	// onePermit sets one permit of a semaphore per name; takePermit takes
+	// it once the helper's lease ran out in Redis.
+	onePermit := func(c *rlock.Client) func(string) {
+		return func(name string) {
 			Expect(c.NewPermitExpirableSemaphore(name).TrySetPermits(ctx, 1)).To(BeTrue())
-		}, func(name string) func() {
+		}
+	}
+	takePermit := func(c *rlock.Client) func(string) func() {
+		return func(name string) func() {
 			sem := c.NewPermitExpirableSemaphore(name)
 			tctx, cancel := context.WithTimeout(ctx, 20*time.Second)
 			defer cancel()
 			id, err := sem.Acquire(tctx, time.Minute)
 			Expect(err).NotTo(HaveOccurred())
 			return func() { Expect(sem.Release(ctx, id)).To(Succeed()) }
-		})
-		expectNoLiveLook(reports)
+		}
+	}
+
+	It("never shows a stopped holder's kept permit live after another client took the only permit (20 runs)", Label("slow", "fault"), func() {
+		c := e.Client()
+		expectNoLiveLook(pausedRuns("permit", onePermit(c), takePermit(c)))
+	})
+
+	It("never shows a stopped holder's permit hold live after another client took the only permit (20 runs)", Label("slow", "fault"), func() {
+		c := e.Client()
+		expectNoLiveLook(pausedRuns("permithold", onePermit(c), takePermit(c)))
 	})
 
 	// The same without a process pause, deterministically: the Client's

@@ -33,9 +33,12 @@ import (
 // a watchdog lease).
 //
 // Here a relay delays the first acquisition by 1 s each way (a slow link),
-// so that the gap lasts about a second: Redis sets the 3 s lease 1 s after
-// the send, so the key lives until send + 4 s, and the Client's deadline is
-// send + 3 s less the allowance.
+// so that the gap lasts about a second: Redis sets the 4 s lease 1 s after
+// the send, so the key lives until send + 5 s, and the Client's deadline is
+// send + 4 s less the allowance. The Client is warmed first (a connection
+// kept, the scripts loaded), so that the acquisition is one round trip
+// (2 s), confirmed well within its lease: one confirmed past it would be
+// ErrLockLost, with the hold given back.
 var _ = Describe("a new acquisition after the loss was signalled", func() {
 	var (
 		e   *spectest.Env
@@ -51,14 +54,17 @@ var _ = Describe("a new acquisition after the loss was signalled", func() {
 			It("is a fresh hold (count 1), even while Redis still has the lost one, and its Unlock gives the lock back", Label("slow"), func() {
 				proxy := spectest.StartProxy()
 				c, _ := spectest.ClientWith(&redis.Options{Addr: proxy.Addr, ReadTimeout: 10 * time.Second, WriteTimeout: 10 * time.Second})
+				warm, w := newLock(c, "relock:warm"), ctxowner.New(ctx)
+				Expect(warm.TryLock(w, 0, 0)).To(BeTrue())
+				Expect(warm.Unlock(w)).To(Succeed())
 				a := newLock(c, "relock")
 				owner := ctxowner.New(ctx)
 				proxy.SetLatency(time.Second)
-				Expect(a.LockLease(owner, 3*time.Second)).To(Succeed())
+				Expect(a.LockLease(owner, 4*time.Second)).To(Succeed())
 				proxy.SetLatency(0)
 				lctx, stop := rlock.LostContext(owner, a)
 				DeferCleanup(stop)
-				Eventually(lctx.Done()).WithTimeout(5 * time.Second).Should(BeClosed())
+				Eventually(lctx.Done()).WithTimeout(8 * time.Second).Should(BeClosed())
 				Expect(context.Cause(lctx)).To(MatchError(rlock.ErrLockLost))
 				Expect(e.Raw.Exists(ctx, "relock").Val()).To(BeEquivalentTo(1), "Redis no longer has the lost hold: the gap was not staged")
 

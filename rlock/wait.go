@@ -127,9 +127,7 @@ func (w *waiter) close() {
 // Redis, and the subscription.
 func (w *waiter) run() (bool, error) {
 	if !w.once {
-		// When the channel is already subscribed (contended here), join
-		// it before the first attempt: then one failed attempt is enough.
-		w.join(w.c.hub.SubscribeIfReady(w.channel))
+		w.sub = w.joinIfReady()
 		if w.sub != nil && w.queue && w.sub.QueueBehind() {
 			w.pause, w.untried = w.c.queuePause, true
 			return w.loop(false)
@@ -151,33 +149,51 @@ func (w *waiter) run() (bool, error) {
 	if w.sub != nil {
 		return w.loop(false)
 	}
-	sub, serr := w.c.subscribe(w.ctx, w.channel, w.deadline)
+	sub, serr := w.c.subscribe(w.ctx, w.channel, w.deadline, w.role())
 	if sub == nil {
 		return false, waitEnded(serr, w.err)
 	}
-	w.join(sub)
+	w.sub = sub
 	// The attempt came before the subscription was confirmed: a message
 	// sent in between is lost, so try again before waiting.
 	return w.loop(true)
 }
 
-// join takes sub (nil: none) as the wait's subscription, marked shared for
-// a shared waiter.
-func (w *waiter) join(sub *pubsub.Sub) {
-	if sub != nil && w.shared {
-		sub.Share()
+// joinIfReady joins the channel when it is already subscribed (contended
+// here), before the first attempt: then one failed attempt is enough. It
+// returns nil when the channel is not ready.
+//
+// The Sub joins with its role (pubsub.Role): a message delivered while it
+// joins finds it as it will wait. (Joined first and classed after, a faster
+// multilock's owner that locks again at once after its unlock was, for a
+// moment, a class of its own: the unlock's message marked it woken, and
+// it took the values from under the waiter that message woke.) A class
+// reads the holds ledger, so it is looked for only once the channel is
+// ready.
+func (w *waiter) joinIfReady() *pubsub.Sub {
+	if c, ok := w.t.(classed); ok && c.perClass() && !w.c.hub.Ready(w.channel) {
+		return nil
 	}
-	if c, ok := w.t.(classed); ok && sub != nil {
-		if class := c.waitClass(); class != "" {
-			sub.SetClass(class)
-		}
-	}
-	w.sub = sub
+	return w.c.hub.SubscribeIfReadyAs(w.channel, w.role())
 }
 
-// classed is a trier whose waiters are woken one per class (see
-// pubsub.WakePerClass): a faster multilock's attempt.
+// role is how an unlock message wakes the wait's Sub among its Client's
+// waiters on the channel: shared (a read-write lock's reader), or in a
+// class (a faster multilock's waiters on the same values).
+func (w *waiter) role() pubsub.Role {
+	r := pubsub.Role{Shared: w.shared}
+	if c, ok := w.t.(classed); ok && c.perClass() {
+		r.Class = c.waitClass()
+	}
+	return r
+}
+
+// classed is a trier whose waiters may be woken one per class (see
+// pubsub.WakePerClass): an acquisition's attempt.
 type classed interface {
+	// perClass reports whether the waiter is woken one per class (a
+	// faster multilock's).
+	perClass() bool
 	// waitClass returns the waiter's class ("": none).
 	waitClass() string
 }
@@ -295,16 +311,16 @@ func (w *waiter) bound() (time.Duration, bool) {
 	return pause, ok
 }
 
-// subscribe subscribes to channel within the rest of the wait; a nil Sub
-// comes with the reason (nil: the wait ran out).
-func (c *Client) subscribe(ctx context.Context, channel string, deadline time.Time) (*pubsub.Sub, error) {
+// subscribe subscribes to channel, for a Sub with role, within the rest of
+// the wait; a nil Sub comes with the reason (nil: the wait ran out).
+func (c *Client) subscribe(ctx context.Context, channel string, deadline time.Time, role pubsub.Role) (*pubsub.Sub, error) {
 	sctx := ctx
 	if !deadline.IsZero() {
 		var cancel context.CancelFunc
 		sctx, cancel = context.WithDeadline(ctx, deadline)
 		defer cancel()
 	}
-	sub, err := c.hub.Subscribe(sctx, channel)
+	sub, err := c.hub.SubscribeAs(sctx, channel, role)
 	switch {
 	case err == nil:
 		return sub, nil

@@ -123,7 +123,7 @@ var _ = Describe("Observer's gauges", func() {
 
 		By("a fixed lease that runs out")
 		fixed := client.NewLock("gauge:fixed")
-		Expect(fixed.LockLease(owner, 300*time.Millisecond)).To(Succeed())
+		Expect(fixed.LockLease(owner, 1500*time.Millisecond)).To(Succeed())
 		Expect(holding("lock")()).To(BeEquivalentTo(1))
 		Eventually(holding("lock")).WithTimeout(5 * time.Second).Should(BeZero())
 		// The Client counts the lease lost a little before Redis expires it

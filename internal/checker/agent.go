@@ -45,7 +45,7 @@ func agentMain() int {
 		}
 		return out.Flush() == nil
 	}
-	if !send(reply{ID: e.c.ID()}) {
+	if !send(reply{ID: e.clientID()}) {
 		return 2
 	}
 	sc := bufio.NewScanner(os.Stdin)
@@ -81,7 +81,7 @@ type client interface {
 type inproc struct{ e *executor }
 
 func (c *inproc) call(r req) (reply, error) { return c.e.do(r), nil }
-func (c *inproc) id() string                { return c.e.c.ID() }
+func (c *inproc) id() string                { return c.e.clientID() }
 func (c *inproc) pid() int                  { return 0 }
 func (c *inproc) close() error              { c.e.close(); return nil }
 
@@ -175,6 +175,19 @@ func (a *agent) call(r req) (reply, error) {
 		return reply{}, fmt.Errorf("agent: %w", err)
 	}
 	return a.read(agentTimeout)
+}
+
+// kill kills the agent's process (SIGKILL) and waits for it to end.
+func (a *agent) kill() {
+	if a.stopped {
+		return
+	}
+	a.stopped = true
+	_ = a.cmd.Process.Kill()
+	<-a.exited
+	_ = a.in.Close()
+	for range a.lines {
+	}
 }
 
 func (a *agent) id() string { return a.cid }

@@ -15,6 +15,7 @@ var (
 	checkLease = flag.Bool("checker.lease", true, "also check the lock key's expiry against what the holds need")
 	checkShr   = flag.Int("checker.shrink", 40, "replays spent shortening a failing sequence")
 	checkStop  = flag.Int("checker.stop", 0, "stop after this many failing sequences (0: run on)")
+	checkFam   = flag.String("checker.families", "all", `families of sequences, in turn by seed: "all" or a list of locks, stalls, kept, election`)
 	checkVerb  = flag.Bool("checker.v", false, "print every step")
 )
 
@@ -35,8 +36,12 @@ func TestChecker(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	fams, err := parseFamilies(*checkFam)
+	if err != nil {
+		t.Fatal(err)
+	}
 	cfg := Config{Duration: *checkFor, Seed: *checkSeed, Replay: *checkRepl, Ops: ops, LeaseCheck: *checkLease,
-		ShrinkRuns: *checkShr, ShrinkTime: 10 * time.Minute, StopAfter: *checkStop, Verbose: *checkVerb, Out: os.Stdout}
+		ShrinkRuns: *checkShr, ShrinkTime: 10 * time.Minute, StopAfter: *checkStop, Verbose: *checkVerb, Out: os.Stdout, Families: fams}
 	if cfg.Seed == 0 {
 		cfg.Seed = time.Now().UnixNano() % 1e12
 	} else if *checkFor <= 0 {
@@ -55,25 +60,37 @@ func TestChecker(t *testing.T) {
 }
 
 func TestSequenceText(t *testing.T) {
-	text := "WriteLock wd=6s clients=ipp; c1o0 locklease 1.5s; c0o1 lock; c2o1 trylock wd; c2o0 trylock 12s; c0 force; flushall; restart; c1 pause 2.3s; sleep 1.2s; c0o0 extend 1s; c0o0 holdcount; c1o1 unlock"
-	q, err := ParseSequence(text)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got := q.String(); got != text {
-		t.Fatalf("round trip:\n got %s\nwant %s", got, text)
+	for _, text := range []string{
+		"WriteLock wd=6s clients=ipp; c1o0 locklease 1.5s; c0o1 lock; c2o1 trylock wd; c2o0 trylock 12s; c0 force; flushall; restart; c1 pause 2.3s; sleep 1.2s; c0o0 extend 1s; c0o0 holdcount; c1o1 unlock",
+		"Lock wd=2s,6s clients=ip rt=1s; c0o1 lost 12s; c0o1 isheld; stall 1.5s; c1 stop; c0o0 trylock wd; c1 cont",
+		"Kept wd=2s clients=pi; c0o0 trylock wd; c0 stop; sleep 2.5s; c1o1 lock; c0 cont; c1o1 unlock",
+		"Election wd=1s,6s,2s clients=ppp max=6s; c0 campaign; c1 campaign; renewal; c0 force; c2 leader; c1 stop; sleep 3s; c1 cont; c0 cancel; c1 resign; c2 kill; c0 close",
+	} {
+		q, err := ParseSequence(text)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := q.String(); got != text {
+			t.Fatalf("round trip:\n got %s\nwant %s", got, text)
+		}
 	}
 	for _, bad := range []string{
-		"Lock wd=2s clients=ip; c2o0 lock",    // no Client 2
-		"Lock wd=2s clients=ip; c0o2 lock",    // no owner 2
-		"Lock wd=2s clients=ip; c0o0 trylock", // no lease
-		"Lock wd=2s clients=ip; c0o0 jump",    // no such op
-		"Lock wd=2s clients=ix",               // bad Client
-		"ReadLock wd=2s clients=ip",           // not a modelled kind
-		"Lock wd=10ms clients=ip",             // watchdog too short
-		"Lock wd=2s clients=ip; sleep -1s",    // bad duration
-		"Lock wd=2s clients=ip; c0o0 lock 2s", // lock takes no lease
-		"Lock wd=2s clients=ip; c0 pause",     // pause needs a duration
+		"Lock wd=2s clients=ip; c2o0 lock",     // no Client 2
+		"Lock wd=2s clients=ip; c0o2 lock",     // no owner 2
+		"Lock wd=2s clients=ip; c0o0 trylock",  // no lease
+		"Lock wd=2s clients=ip; c0o0 jump",     // no such op
+		"Lock wd=2s clients=ix",                // bad Client
+		"ReadLock wd=2s clients=ip",            // not a modelled kind
+		"Lock wd=10ms clients=ip",              // watchdog too short
+		"Lock wd=2s clients=ip; sleep -1s",     // bad duration
+		"Lock wd=2s clients=ip; c0o0 lock 2s",  // lock takes no lease
+		"Lock wd=2s clients=ip; c0 pause",      // pause needs a duration
+		"Lock wd=2s clients=ip; c0 campaign",   // an election's step
+		"Election wd=2s clients=pp; c0o0 lock", // an election has no owners
+		"Election wd=2s clients=pp; stall 1s",  // no stalls in elections
+		"Lock wd=2s,6s clients=ipp",            // a timeout per Client
+		"Lock wd=2s clients=ip rt=0s",          // bad read timeout
+		"Lock wd=2s clients=ip; c0o0 stop",     // stop is a Client's
 	} {
 		if _, err := ParseSequence(bad); err == nil {
 			t.Errorf("%q: no error", bad)

@@ -1,14 +1,20 @@
 // Command checker is a model-based checker of goredisson's exclusive
 // single-key locks (Lock, FencedLock, FairLock, SpinLock and the write side
-// of a ReadWriteLock): it runs seeded random sequences of lock calls, Redis
-// revocations (ForceUnlock, FLUSHALL, a restart) and pauses of client
-// processes against a real redis-server, through 2-3 goredisson Clients
-// (some in processes of their own) with two owners each, and checks after
-// every step, against a reference model of who holds what, that at most
-// one owner is inside, that hold counts agree, that every call returns
-// what the model allows, and that no LostContext is live while Redis says
-// another owner holds the lock. A failure prints its seed and a shortened
-// sequence that reproduces it. See docs/checker.md.
+// of a ReadWriteLock), kept permits (PermitExpirableSemaphore.AcquireKept)
+// and leader elections (package election): it runs seeded random sequences
+// of calls, Redis revocations (ForceUnlock, FLUSHALL, a restart), Redis
+// stalls that lose single attempts' replies, and pauses, stops and kills of
+// client processes against a real redis-server, through 2-3 goredisson
+// Clients (some in processes of their own, each on a watchdog timeout of
+// its own in some sequences) with two owners each, or 2-3 candidates, and
+// checks after every step, against a reference model, that at most one
+// owner is inside (one leader leads), that hold counts agree, that every
+// call returns what the model allows (HoldCount never reports a hold its
+// owner was told it did not get), that no LostContext (leadership context)
+// looks live after another owner holds the lock (a later term began), even
+// at a paused holder's first look after it resumes, and that a successor
+// waits out its predecessor's lease. A failure prints its seed and a
+// shortened sequence that reproduces it. See docs/checker.md.
 //
 //	go run ./internal/checker -d 10m
 //	go test -race -run TestChecker ./internal/checker -checker 1m -v   (what CI runs)
@@ -42,9 +48,14 @@ func main() {
 	flag.DurationVar(&cfg.ShrinkTime, "shrink-time", 10*time.Minute, "time spent shortening a failing sequence")
 	flag.IntVar(&cfg.StopAfter, "stop", 0, "stop after this many failing sequences (0: run on)")
 	flag.BoolVar(&cfg.Verbose, "v", false, "print every step")
+	fams := flag.String("families", "all", `families of sequences, in turn by seed: "all" or a list of locks, stalls, kept, election`)
 	flag.Parse()
 	var err error
 	if cfg.Ops, err = parseOps(ops); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(2)
+	}
+	if cfg.Families, err = parseFamilies(*fams); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(2)
 	}

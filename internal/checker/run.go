@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math/rand/v2"
 	"slices"
 	"strings"
 	"time"
@@ -13,6 +12,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/goredisson/goredisson/internal/redistest"
+	"github.com/goredisson/goredisson/rlock"
 )
 
 // Config sets up a checker run.
@@ -35,6 +35,9 @@ type Config struct {
 	// (0: no shrinking), ShrinkTime the time.
 	ShrinkRuns int
 	ShrinkTime time.Duration
+	// Families the generator draws from, in turn by seed (nil: all of
+	// familyNames).
+	Families []string
 	// StopAfter ends the run once this many sequences failed (0: never).
 	StopAfter int
 	Verbose   bool
@@ -52,6 +55,24 @@ type Result struct {
 	Uncertain int
 	Revoked   int // holds revoked behind their holder's back
 	Losses    int // holding periods whose loss was signalled
+	// Looks counts the looks at a stopped holder's LostContext that saw it
+	// live (pause.go), PausedLive those of them after its end was certain.
+	Looks      int
+	PausedLive int
+	// LostReplies counts acquisitions whose reply was lost to a stall,
+	// UntrueLooks the HoldCount or IsHeldByCurrent that then said "held".
+	LostReplies int
+	UntrueLooks int
+	// Inconclusive counts sequences ended by a call that the Clients'
+	// short ReadTimeout cut outside a stall (load, not a bug).
+	Inconclusive int
+	// Families counts the sequences of each family (the lock kinds
+	// together, with stalls, kept permits, elections).
+	Families map[string]int
+	// Terms counts the elections' terms begun; Takeovers those that
+	// followed another term within its epoch.
+	Terms     int
+	Takeovers int
 	Failures  []Failure
 	Elapsed   time.Duration
 }
@@ -72,10 +93,48 @@ type Failure struct {
 
 // env is the run's redis-server.
 type env struct {
-	srv *redistest.Server
-	rdb *redis.Client
-	tag int64 // makes lock names unique to the run
-	n   int   // sequences started (lock names)
+	srv   *redistest.Server
+	rdb   *redis.Client
+	debug bool // DEBUG is enabled: stalls (DEBUG SLEEP) can run
+	tag   int64
+	n     int // sequences started (lock names)
+	lc    *rlock.Client
+}
+
+// startEnv starts the run's redis-server, with DEBUG enabled for stalls
+// when the server takes the option.
+func startEnv() (*env, error) {
+	debug := true
+	srv, err := redistest.Start(redistest.WithArgs("--enable-debug-command", "yes"))
+	if err != nil {
+		debug = false
+		if srv, err = redistest.Start(); err != nil {
+			return nil, err
+		}
+	}
+	return &env{srv: srv, rdb: redis.NewClient(&redis.Options{Addr: srv.Addr, MaxRetries: 5}), debug: debug, tag: time.Now().UnixNano() % 1e9}, nil
+}
+
+func (e *env) close() {
+	if e.lc != nil {
+		_ = e.lc.Close()
+	}
+	_ = e.rdb.Close()
+	_ = e.srv.Close()
+}
+
+// checkerClient is a Client of the checker's own, for setting up what the
+// sequences need (a semaphore's permits).
+func (e *env) checkerClient() (*rlock.Client, error) {
+	if e.lc != nil {
+		return e.lc, nil
+	}
+	c, err := rlock.NewClient(e.rdb)
+	if err != nil {
+		return nil, err
+	}
+	e.lc = c
+	return c, nil
 }
 
 // Run runs the checker and writes progress, failures and a summary to
@@ -90,77 +149,145 @@ func Run(cfg Config) (*Result, error) {
 	if cfg.Replay == "" && cfg.Duration <= 0 && cfg.Sequences <= 0 {
 		return nil, errors.New("checker: a duration, a number of sequences or a sequence to replay")
 	}
-	srv, err := redistest.Start()
+	e, err := startEnv()
 	if err != nil {
 		return nil, err
 	}
-	defer srv.Close()
-	e := &env{srv: srv, rdb: redis.NewClient(&redis.Options{Addr: srv.Addr, MaxRetries: 5}), tag: time.Now().UnixNano() % 1e9}
-	defer e.rdb.Close()
-	res := &Result{Ops: map[string]int{}}
+	defer e.close()
+	res := &Result{Ops: map[string]int{}, Families: map[string]int{}}
 	start := time.Now()
 	defer func() { res.Elapsed = time.Since(start) }()
-
 	if cfg.Replay != "" {
-		q, err := ParseSequence(cfg.Replay)
-		if err != nil {
-			return nil, err
-		}
-		fmt.Fprintf(cfg.Out, "checker: replaying %d steps: %s\n", len(q.Steps), q)
-		sr, err := runSequence(&cfg, e, res, q, nil, time.Time{})
-		if err != nil {
-			return res, err
-		}
-		res.Sequences++
-		printTrace(cfg.Out, sr)
-		if v := sr.first(); v != nil {
-			f := Failure{Sequence: 1, Violation: *v, Full: sr.executed().String(), After: time.Since(start), StepsBefore: res.Steps}
-			f.Shortest, f.ShortSteps, f.Replays, f.Reproduced = shrink(&cfg, e, sr.executed(), *v)
-			res.Failures = append(res.Failures, f)
-			report(cfg.Out, f)
-		}
-		summary(cfg.Out, &cfg, res, time.Since(start))
-		return res, nil
+		err = runReplay(&cfg, e, res, start)
+	} else {
+		err = runGenerated(&cfg, e, res, start)
 	}
+	if err != nil {
+		return res, err
+	}
+	summary(cfg.Out, &cfg, res, time.Since(start))
+	return res, nil
+}
 
+// runReplay runs cfg.Replay's one sequence.
+func runReplay(cfg *Config, e *env, res *Result, start time.Time) error {
+	q, err := ParseSequence(cfg.Replay)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(cfg.Out, "checker: replaying %d steps: %s\n", len(q.Steps), q)
+	sr, err := runSequence(cfg, e, res, q, nil, time.Time{})
+	if err != nil {
+		return err
+	}
+	res.Sequences++
+	printTrace(cfg.Out, sr)
+	if sr.inconclusive != "" {
+		fmt.Fprintf(cfg.Out, "checker: the replay was inconclusive: %s\n", sr.inconclusive)
+	}
+	if v := sr.first(); v != nil {
+		f := Failure{Sequence: 1, Violation: *v, Full: sr.executed().String(), After: time.Since(start), StepsBefore: res.Steps}
+		f.Shortest, f.ShortSteps, f.Replays, f.Reproduced = shrink(cfg, e, sr.executed(), *v)
+		res.Failures = append(res.Failures, f)
+		report(cfg.Out, f)
+	}
+	return nil
+}
+
+// runGenerated runs generated sequences, for cfg.Duration or
+// cfg.Sequences. Each sequence gets a share of a short run (seqBudget), so
+// that a one-minute run sees every family.
+func runGenerated(cfg *Config, e *env, res *Result, start time.Time) error {
 	deadline := time.Time{}
 	if cfg.Sequences <= 0 {
 		deadline = start.Add(cfg.Duration)
 	}
-	fmt.Fprintf(cfg.Out, "checker: %s, first seed %d, ops %s, lease check %v, redis %s\n", plan(cfg), cfg.Seed, cfg.Ops, cfg.LeaseCheck, srv.Addr)
+	fmt.Fprintf(cfg.Out, "checker: %s, first seed %d, ops %s, families %s, lease check %v, redis %s (stalls %v)\n",
+		plan(*cfg), cfg.Seed, cfg.Ops, familiesText(cfg.Families), cfg.LeaseCheck, e.srv.Addr, e.debug)
 	for i := 0; ; i++ {
 		if cfg.Sequences > 0 && i >= cfg.Sequences || cfg.Sequences <= 0 && time.Now().After(deadline) {
 			break
 		}
 		seed := cfg.Seed + int64(i)
-		g := newGenerator(seed, cfg.Ops)
+		g := newGenerator(seed, cfg.Ops, cfg.Families)
 		q := g.header()
-		sr, err := runSequence(&cfg, e, res, q, g, deadline)
+		stop := deadline
+		if cfg.Sequences <= 0 {
+			stop = earliest(deadline, time.Now().Add(seqBudget(cfg.Duration)))
+		}
+		sr, err := runSequence(cfg, e, res, q, g, stop)
 		if err != nil {
-			return res, fmt.Errorf("sequence %d (seed %d): %w", i+1, seed, err)
+			return fmt.Errorf("sequence %d (seed %d): %w", i+1, seed, err)
 		}
 		res.Sequences++
+		res.Families[g.family]++
+		printSeq(cfg.Out, i+1, seed, q, sr)
 		v := sr.first()
-		status := "ok"
-		if v != nil {
-			status = "VIOLATION " + v.Kind
-		}
-		fmt.Fprintf(cfg.Out, "  seq %3d seed %d %-10s %-5s %d clients (%s) wd %v: %2d steps, %v: %s\n", i+1, seed, q.Kind, "", len(q.Procs),
-			procText(q.Procs), q.Watchdog, len(sr.q.Steps), sr.took.Round(100*time.Millisecond), status)
 		if v == nil {
 			continue
 		}
 		printTrace(cfg.Out, sr)
 		f := Failure{Seed: seed, Sequence: i + 1, Violation: *v, Full: sr.executed().String(), After: time.Since(start), StepsBefore: res.Steps}
-		f.Shortest, f.ShortSteps, f.Replays, f.Reproduced = shrink(&cfg, e, sr.executed(), *v)
+		f.Shortest, f.ShortSteps, f.Replays, f.Reproduced = shrink(cfg, e, sr.executed(), *v)
 		res.Failures = append(res.Failures, f)
 		report(cfg.Out, f)
 		if cfg.StopAfter > 0 && len(res.Failures) >= cfg.StopAfter {
 			break
 		}
 	}
-	summary(cfg.Out, &cfg, res, time.Since(start))
-	return res, nil
+	return nil
+}
+
+// seqBudget is how long one sequence may run in a run of duration d: a
+// quarter of a short run (so that a one-minute run sees every family), at
+// least 15 s.
+func seqBudget(d time.Duration) time.Duration { return max(d/4, 15*time.Second) }
+
+func earliest(a, b time.Time) time.Time {
+	if a.IsZero() || b.Before(a) {
+		return b
+	}
+	return a
+}
+
+func printSeq(out io.Writer, n int, seed int64, q Sequence, sr *seqResult) {
+	status := "ok"
+	switch v := sr.first(); {
+	case v != nil:
+		status = "VIOLATION " + v.Kind
+	case sr.inconclusive != "":
+		status = "inconclusive: " + sr.inconclusive
+	}
+	extra := ""
+	if q.ReadTimeout > 0 {
+		extra = fmt.Sprintf(" rt %v", q.ReadTimeout)
+	}
+	fmt.Fprintf(out, "  seq %3d seed %d %-10s %d clients (%s) wd %s%s: %2d steps, %v: %s\n", n, seed, q.Kind, len(q.Procs),
+		procText(q.Procs), q.wdText(), extra, len(sr.q.Steps), sr.took.Round(100*time.Millisecond), status)
+}
+
+func familiesText(f []string) string {
+	if len(f) == 0 {
+		return "all"
+	}
+	return strings.Join(f, ",")
+}
+
+// parseFamilies reads -checker.families: "all" or a list of familyNames.
+func parseFamilies(text string) ([]string, error) {
+	text = strings.TrimSpace(text)
+	if text == "" || text == "all" {
+		return nil, nil
+	}
+	var out []string
+	for _, f := range strings.Split(text, ",") {
+		f = strings.TrimSpace(f)
+		if !slices.Contains(familyNames, f) {
+			return nil, fmt.Errorf("checker: unknown family %q (families: %s)", f, strings.Join(familyNames, ", "))
+		}
+		out = append(out, f)
+	}
+	return out, nil
 }
 
 func plan(cfg Config) string {
@@ -188,6 +315,8 @@ type seqResult struct {
 	trace      []string
 	violations []Violation
 	took       time.Duration
+	// inconclusive: the sequence ended without a verdict (why).
+	inconclusive string
 }
 
 func (s *seqResult) first() *Violation {
@@ -221,46 +350,127 @@ func runSequence(cfg *Config, e *env, res *Result, q Sequence, g *generator, dea
 		return nil, err
 	}
 	e.n++
-	r := &seqRun{cfg: cfg, env: e, q: Sequence{Kind: q.Kind, Watchdog: q.Watchdog, Procs: q.Procs},
-		lock: fmt.Sprintf("checker:%d:%d", e.tag, e.n), stats: res}
+	lock := fmt.Sprintf("checker:%d:%d", e.tag, e.n)
+	if cfg.Verbose {
+		fmt.Fprintf(cfg.Out, "  sequence: %s\n", q)
+	}
+	head := q
+	head.Steps = nil
+	var sr *seqResult
+	var err error
+	if q.Kind == electionKind {
+		sr, err = runElection(cfg, e, res, head, lock, q.Steps, g, deadline)
+	} else {
+		sr, err = runLocks(cfg, e, res, head, lock, q.Steps, g, deadline)
+	}
+	if sr != nil {
+		sr.took = time.Since(start)
+	}
+	return sr, err
+}
+
+// runLocks runs a sequence of a lock kind or of kept permits.
+func runLocks(cfg *Config, e *env, res *Result, head Sequence, lock string, steps []Step, g *generator, deadline time.Time) (*seqResult, error) {
+	return drive(&seqRun{journal: journal{cfg: cfg}, env: e, q: head, lock: lock, stats: res}, steps, g, deadline)
+}
+
+func (r *seqRun) draw(g *generator) Step { return g.next(r) }
+func (r *seqRun) done() bool             { return r.inconclusive != "" || len(r.violations) > 0 }
+func (r *seqRun) result() *seqResult {
+	return &seqResult{q: r.q, trace: r.trace, violations: r.violations, inconclusive: r.inconclusive}
+}
+
+// runner runs one sequence of a family.
+type runner interface {
+	setup() error
+	draw(g *generator) Step // the next step the generator draws for it
+	step(s Step)            // runs s, observes and checks
+	done() bool             // a violation (or no verdict) ended it
+	wrapUp()
+	teardown()
+	result() *seqResult
+}
+
+// drive runs a sequence: the steps drawn by g (until its length or the
+// deadline), or steps.
+func drive(r runner, steps []Step, g *generator, deadline time.Time) (*seqResult, error) {
 	if err := r.setup(); err != nil {
 		r.teardown()
 		return nil, err
 	}
-	if cfg.Verbose {
-		fmt.Fprintf(cfg.Out, "  sequence: %s\n", q)
-	}
-	n := len(q.Steps)
-	if g != nil {
-		n = g.steps
-	}
-	for i := 0; i < n; i++ {
-		if g != nil && !deadline.IsZero() && time.Now().After(deadline) {
+	src := source{g: g, steps: steps, deadline: deadline}
+	for !r.done() {
+		s, ok := src.next(r.draw)
+		if !ok {
 			break
 		}
-		var s Step
-		if g != nil {
-			s = g.next(r)
-		} else {
-			s = q.Steps[i]
-		}
-		r.stepNo = len(r.q.Steps)
-		if !r.run(s) {
-			res.Skipped++
-			r.logf("    %-22s skipped (the model does not let it run now)", s)
-			continue
-		}
-		r.q.Steps = append(r.q.Steps, s)
-		if len(r.violations) > 0 {
-			break
-		}
+		r.step(s)
 	}
-	if len(r.violations) == 0 {
-		r.stepNo = len(r.q.Steps) - 1
-		r.finish()
-	}
+	r.wrapUp()
 	r.teardown()
-	return &seqResult{q: r.q, trace: r.trace, violations: r.violations, took: time.Since(start)}, nil
+	return r.result(), nil
+}
+
+// source yields a sequence's steps: drawn by a generator until its length
+// or the deadline, or those of a replay.
+type source struct {
+	g        *generator
+	steps    []Step
+	deadline time.Time
+	i        int
+}
+
+func (s *source) next(draw func(*generator) Step) (Step, bool) {
+	s.i++
+	switch {
+	case s.g == nil && s.i > len(s.steps):
+		return Step{}, false
+	case s.g == nil:
+		return s.steps[s.i-1], true
+	case s.i > s.g.steps || !s.deadline.IsZero() && time.Now().After(s.deadline):
+		return Step{}, false
+	}
+	return draw(s.g), true
+}
+
+// step runs s and records it.
+func (r *seqRun) step(s Step) {
+	r.stepNo = len(r.q.Steps)
+	if !r.run(s) {
+		r.skipped(s, r.stats)
+		return
+	}
+	r.q.Steps = append(r.q.Steps, s)
+}
+
+// wrapUp ends a sequence that broke no invariant: stopped processes run
+// again (a cont step, recorded), lost calls get their clean-up bound, and
+// revoked holders their bounds.
+func (r *seqRun) wrapUp() {
+	for c := range r.stopped {
+		if len(r.violations) == 0 && r.inconclusive == "" && !r.stopped[c].IsZero() {
+			r.step(Step{Op: "cont", C: c})
+		}
+	}
+	if len(r.violations) > 0 || r.inconclusive != "" {
+		r.contAll()
+		return
+	}
+	r.stepNo = len(r.q.Steps) - 1
+	if err := r.awaitLost(); err != nil {
+		r.fail("agent", "%v", err)
+		return
+	}
+	r.finish()
+}
+
+// contAll lets every stopped process run again, unchecked.
+func (r *seqRun) contAll() {
+	for c, t := range r.stopped {
+		if !t.IsZero() {
+			_, _ = r.cont(c)
+		}
+	}
 }
 
 func printTrace(out io.Writer, sr *seqResult) {
@@ -370,225 +580,16 @@ func summary(out io.Writer, cfg *Config, res *Result, took time.Duration) {
 			ops = append(ops, fmt.Sprintf("%s %d", o, n))
 		}
 	}
-	fmt.Fprintf(out, "checker done: %d sequences, %d steps (%d replayed steps skipped) in %v; ops: %s; holds revoked %d, losses signalled %d, calls judged across a deadline or a racing loss %d; violations %d\n",
-		res.Sequences, res.Steps, res.Skipped, took.Round(time.Second), strings.Join(ops, ", "), res.Revoked, res.Losses, res.Uncertain, len(res.Failures))
+	var fams []string
+	for _, f := range familyNames {
+		if n := res.Families[f]; n > 0 {
+			fams = append(fams, fmt.Sprintf("%s %d", f, n))
+		}
+	}
+	fmt.Fprintf(out, "checker done: %d sequences (%s), %d steps (%d replayed steps skipped) in %v; ops: %s; holds revoked %d, losses signalled %d, calls judged across a deadline or a racing loss %d; live looks at stopped holders %d (after their end %d); replies lost %d (looks then saying held %d); election terms %d (takeovers %d); inconclusive %d; violations %d\n",
+		res.Sequences, strings.Join(fams, ", "), res.Steps, res.Skipped, took.Round(time.Second), strings.Join(ops, ", "), res.Revoked, res.Losses, res.Uncertain,
+		res.Looks, res.PausedLive, res.LostReplies, res.UntrueLooks, res.Terms, res.Takeovers, res.Inconclusive, len(res.Failures))
 	for _, f := range res.Failures {
 		fmt.Fprintf(out, "  %s (seed %d, after %v / %d steps): %s\n    shortest (%d steps, failed again in %d of 3 replays): %s\n", f.Violation.Kind, f.Seed, f.After.Round(time.Second), f.StepsBefore, f.Violation.Msg, f.ShortSteps, f.Reproduced, f.Shortest)
 	}
-}
-
-// generator makes a sequence step by step from its seed, looking at the
-// model to pick steps that exercise it: re-entries of current holders,
-// the revoked holder's own calls, sleeps that end near a fixed hold's
-// expiry.
-type generator struct {
-	rng   *rand.Rand
-	ops   opSet
-	steps int
-	q     Sequence
-}
-
-func newGenerator(seed int64, ops opSet) *generator {
-	return &generator{rng: rand.New(rand.NewPCG(uint64(seed), 0x5eed)), ops: ops}
-}
-
-// header draws the sequence's lock kind, watchdog timeout, Clients and
-// length.
-func (g *generator) header() Sequence {
-	q := Sequence{Kind: kinds[g.rng.IntN(len(kinds))], Watchdog: 2 * time.Second}
-	if g.rng.IntN(2) == 0 {
-		// A watchdog interval (2 s) longer than the short fixed leases.
-		q.Watchdog = 6 * time.Second
-	}
-	n := 2 + g.rng.IntN(2)
-	q.Procs = make([]bool, n)
-	procs := 1
-	if n == 3 {
-		procs += g.rng.IntN(2)
-	}
-	for _, i := range g.rng.Perm(n)[:procs] {
-		q.Procs[i] = true
-	}
-	g.steps = 20 + g.rng.IntN(41)
-	g.q = q
-	return q
-}
-
-func (g *generator) dur(lo, hi time.Duration, step time.Duration) time.Duration {
-	n := int64((hi - lo) / step)
-	return lo + time.Duration(g.rng.Int64N(n+1))*step
-}
-
-// lease draws an acquisition's lease: watchdog, short fixed or long fixed.
-func (g *generator) lease() time.Duration {
-	switch x := g.rng.IntN(100); {
-	case x < 40:
-		return 0
-	case x < 75:
-		return g.dur(time.Second, 2*time.Second, 50*time.Millisecond)
-	}
-	return g.dur(10*time.Second, 20*time.Second, time.Second)
-}
-
-// next draws an eligible step.
-func (g *generator) next(r *seqRun) Step {
-	for tries := 0; ; tries++ {
-		s := g.draw(r)
-		if g.ops[s.Op] && r.eligible(s) {
-			return s
-		}
-		if tries > 200 {
-			return Step{Op: "sleep", D: 100 * time.Millisecond}
-		}
-	}
-}
-
-var weights = []struct {
-	op string
-	w  int
-}{
-	{"trylock", 17}, {"lock", 10}, {"locklease", 10}, {"unlock", 18}, {"extend", 7}, {"holdcount", 6},
-	{"force", 4}, {"flushall", 2}, {"restart", 1}, {"pause", 4}, {"sleep", 20},
-}
-
-func (g *generator) draw(r *seqRun) Step {
-	total := 0
-	for _, w := range weights {
-		total += w.w
-	}
-	x := g.rng.IntN(total)
-	op := ""
-	for _, w := range weights {
-		if x < w.w {
-			op = w.op
-			break
-		}
-		x -= w.w
-	}
-	s := Step{Op: op}
-	switch op {
-	case "sleep":
-		s.D = g.sleep(r)
-	case "pause":
-		var procs []int
-		for c, p := range g.q.Procs {
-			if p {
-				procs = append(procs, c)
-			}
-		}
-		s.C = procs[g.rng.IntN(len(procs))]
-		s.D = g.dur(300*time.Millisecond, 3*time.Second, 100*time.Millisecond)
-	case "force":
-		s.C = g.rng.IntN(len(g.q.Procs))
-	case "flushall", "restart":
-	default:
-		s.C, s.O = g.owner(r, op)
-		me := r.owners[r.idx(s.C, s.O)]
-		switch op {
-		case "trylock":
-			s.D = g.lease()
-			if me.holding() && g.rng.IntN(2) == 0 {
-				// Mixed leases: a re-entry of the other kind than the
-				// holding period's.
-				s.D = 0
-				if me.wd {
-					s.D = g.dur(time.Second, 2*time.Second, 50*time.Millisecond)
-				}
-			}
-		case "locklease":
-			for s.D <= 0 {
-				s.D = g.lease()
-			}
-			if me.holding() && me.wd && g.rng.IntN(2) == 0 {
-				s.D = g.dur(time.Second, 2*time.Second, 50*time.Millisecond)
-			}
-		case "extend":
-			s.D = g.dur(time.Second, 2*time.Second, 50*time.Millisecond)
-			if g.rng.IntN(2) == 0 {
-				s.D = g.dur(10*time.Second, 20*time.Second, time.Second)
-			}
-		}
-	}
-	return s
-}
-
-// owner draws the owner of a call: often a revoked holder (its own next
-// call), or the current holder (re-entries, releases), else anyone.
-func (g *generator) owner(r *seqRun, op string) (int, int) {
-	var revoked, holders, remnants, told []int
-	for i, o := range r.owners {
-		switch {
-		case o.revoked && o.holding():
-			revoked = append(revoked, i)
-		case o.holding():
-			holders = append(holders, i)
-		case o.red > 0:
-			remnants = append(remnants, i)
-			if o.lc.State == "ended" {
-				told = append(told, i)
-			}
-		}
-	}
-	pick := func(from []int) (int, int) {
-		i := from[g.rng.IntN(len(from))]
-		return r.owners[i].c, r.owners[i].o
-	}
-	// Releases and extensions go mostly to holders, acquisitions less so
-	// (re-entries, but also contenders).
-	toHolder := 45
-	if op == "unlock" || op == "extend" || op == "holdcount" {
-		toHolder = 85
-	}
-	switch x := g.rng.IntN(100); {
-	case len(told) > 0 && acquireOp(op) && x < 50:
-		// Told its hold is lost while Redis still has it (between the
-		// local deadline and the expiry): a new acquisition must be a
-		// fresh hold.
-		return pick(told)
-	case len(revoked) > 0 && x < 60:
-		return pick(revoked)
-	case len(holders) > 0 && x < toHolder:
-		return pick(holders)
-	case len(remnants) > 0 && x < toHolder+10:
-		return pick(remnants)
-	}
-	i := g.rng.IntN(len(r.owners))
-	return r.owners[i].c, r.owners[i].o
-}
-
-// sleep draws a sleep: often one that ends near a fixed hold's expiry
-// (around its local deadline, or between that deadline and the key's
-// expiry), else 0.1-3 s.
-func (g *generator) sleep(r *seqRun) time.Duration {
-	if g.rng.IntN(100) < 60 {
-		var targets []time.Duration
-		for _, o := range r.owners {
-			if o.red == 0 || o.keyWd {
-				continue
-			}
-			dl, exp := time.Until(o.dlLo), time.Until(o.lo)
-			if dl <= 0 || dl >= 3200*time.Millisecond {
-				continue
-			}
-			if g.rng.IntN(2) == 0 {
-				targets = append(targets, dl+time.Duration(g.rng.IntN(400)-200)*time.Millisecond)
-			} else {
-				// Told of the loss, yet still in Redis.
-				targets = append(targets, dl+(exp-dl)/4+time.Duration(g.rng.Int64N(int64((exp-dl)/2)+1)))
-			}
-		}
-		// Just past the key's expiry as last read (PTTL): a key that a
-		// correct library keeps (a watchdog lease is renewed before it runs
-		// out) or lets go (a fixed one) shows which it did.
-		if r.lastPTTL > 0 && (len(targets) == 0 || g.rng.IntN(2) == 0) {
-			if d := r.lastPTTL - time.Since(r.lastObs); d > 0 && d < 3*time.Second {
-				targets = []time.Duration{d + time.Duration(10+g.rng.IntN(300))*time.Millisecond}
-			}
-		}
-		if len(targets) > 0 {
-			d := targets[g.rng.IntN(len(targets))]
-			return min(max(d, 100*time.Millisecond), 3*time.Second).Round(time.Millisecond)
-		}
-	}
-	return g.dur(100*time.Millisecond, 3*time.Second, 50*time.Millisecond)
 }
