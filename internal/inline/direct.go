@@ -75,7 +75,9 @@ func (l *Lane) drop(c *conn, dead bool) {
 // false, and nothing was sent, when the lane keeps no connection or the one
 // it keeps was cut already, or, idle PeekIdle or longer, was closed by the
 // server or has unread bytes, or is past go-redis's idle or lifetime
-// bounds: the caller then sends through Client. An error means that no
+// bounds: the caller then sends through Client. When Claim's function
+// refuses the write, nothing is written: the error is ErrWithdrawn and
+// the connection stays kept. An error means that no
 // whole reply was read, as go-redis's would: the bytes read so far come
 // with it (the whole replies among them are those of the first commands;
 // Written tells which commands went out), and a cut call's End hands back
@@ -90,6 +92,9 @@ func (l *Lane) Do(ctx context.Context, cmd []byte, complete func([]byte) bool) (
 		// already: go-redis's client decides.
 		l.drop(c, false)
 		return nil, nil, false
+	}
+	if !l.claimWrite() {
+		return nil, ErrWithdrawn, true // nothing written: c stays kept
 	}
 	err = c.roundTrip(cmd, complete)
 	c.last = now

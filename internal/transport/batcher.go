@@ -210,7 +210,9 @@ func (b *batcher) laneOf(i int) *inline.Lane {
 // out, its reply is read on (readTail). It keeps nothing of batch: flush
 // reuses the slice.
 func (b *batcher) run(f *flusher, lane *inline.Lane, batch []*Op) {
-	plain := b.splitSynced(batch)
+	// The ops their callers withdrew before a flusher took them are left
+	// out (claim.go).
+	plain := b.splitSynced(unwithdrawn(batch))
 	if len(plain) == 0 {
 		return
 	}
@@ -219,7 +221,9 @@ func (b *batcher) run(f *flusher, lane *inline.Lane, batch []*Op) {
 		return
 	}
 	for _, o := range plain {
-		b.s.after(o, b)
+		if o.take() { // not withdrawn (claim.go)
+			b.s.after(o, b)
+		}
 	}
 }
 
@@ -253,6 +257,9 @@ func (b *batcher) sendBatch(buf *sendBuf, lane *inline.Lane, ops []*Op) *inline.
 // sendPooled sends ops through the node's go-redis client (see send), then
 // once more with their source the scripts the node had not cached.
 func (b *batcher) sendPooled(ops []*Op) {
+	if ops = takeAll(ops); len(ops) == 0 {
+		return // withdrawn, all of them
+	}
 	b.send(ops, false)
 	if again := noScripts(ops); len(again) > 0 {
 		b.send(again, true)
@@ -263,7 +270,7 @@ func (b *batcher) sendPooled(ops []*Op) {
 func noScripts(ops []*Op) []*Op {
 	var again []*Op
 	for _, o := range ops {
-		if o.NoScript() {
+		if o.mine() && o.NoScript() {
 			again = append(again, o)
 		}
 	}

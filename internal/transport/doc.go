@@ -27,8 +27,9 @@ package transport
 // node, each written by a flusher on a connection of its own (lanebatch.go)
 // while the others' replies are on their way. A caller waits for its own
 // reply, its context, or the Client's Close, whichever comes first: a call
-// it stops waiting for stays in its batch and its outcome is settled
-// later.
+// it stops waiting for before a byte of it was written is withdrawn, not
+// run (claim.go); one already written stays in its batch and its outcome
+// is settled later.
 //
 // On a Redis Cluster each master has a batcher of its own, fed with the
 // calls whose key it serves, with lanes dialed as go-redis's client for

@@ -148,8 +148,8 @@ func (b *batcher) callOnLane(buf *sendBuf, o *Op, lane *inline.Lane) {
 				lane.Adopt()
 			}
 		}
-		if !o.NoScript() {
-			break
+		if !o.mine() || !o.NoScript() {
+			break // done, or withdrawn: its write was refused (claim.go)
 		}
 	}
 }
@@ -159,6 +159,10 @@ func (b *batcher) callOnLane(buf *sendBuf, o *Op, lane *inline.Lane) {
 // written is NotRun (unwrittenError). It returns the Tail that reads the
 // rest of a reply cut after its command went out (nil: none).
 func endCall(o *Op, lane *inline.Lane) *inline.Tail {
+	if !o.take() {
+		lane.End(false) // withdrawn: never written (claim.go)
+		return nil
+	}
 	var tail *inline.Tail
 	o.cut, tail = lane.End(o.Err != nil && !notSent(o.Err))
 	if o.Err != nil && !notSent(o.Err) && !lane.Sent() {

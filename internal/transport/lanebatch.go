@@ -24,6 +24,11 @@ type sendBuf struct {
 	cmd    []byte
 	starts []int
 	rep    replies
+	// claimOps are the ops the lane's next write is of, claimFn its claim
+	// (see claim.go), took claim's scratch.
+	claimOps []*Op
+	claimFn  func() bool
+	took     []*Op
 }
 
 // askingCmd is ASKING, written before an op redirected by ASK.
@@ -60,7 +65,9 @@ func (b *batcher) loneOnLane(buf *sendBuf, lane *inline.Lane, ops []*Op) (*inlin
 	if !lane.Begin(o.Ctx, false, byDeadline) {
 		return nil, ops
 	}
+	buf.claimOn(lane, ops)
 	b.callOnLane(buf, o, lane)
+	buf.claimOps = nil
 	tail := endCall(o, lane)
 	if tail == nil && !o.cut {
 		return nil, b.movedOn(lane, ops)
@@ -70,12 +77,21 @@ func (b *batcher) loneOnLane(buf *sendBuf, lane *inline.Lane, ops []*Op) (*inlin
 
 // opsOnLane sends ops once (EVALSHA, or EVAL with eval), on the lane's
 // kept connection or through its go-redis client, and records their
-// outcomes.
+// outcomes. A write refused because a caller withdrew its op meanwhile
+// (sendBuf.claim: nothing was written) goes again without it.
 func opsOnLane(buf *sendBuf, lane *inline.Lane, ops []*Op, eval bool) {
-	lane.Unsent()
-	if !directOps(context.Background(), buf, lane, ops, eval) {
-		pipeOnLane(lane, ops, eval)
+	for len(ops) > 0 {
+		lane.Unsent()
+		buf.claimOn(lane, ops)
+		if !directOps(context.Background(), buf, lane, ops, eval) {
+			pipeOnLane(lane, ops, eval)
+		}
+		if !lane.Refused() {
+			break
+		}
+		ops = unwithdrawn(ops)
 	}
+	buf.claimOps = nil
 }
 
 // directOps writes ops' commands (each after ASKING when an ASK redirected
@@ -107,6 +123,9 @@ func directOps(ctx context.Context, buf *sendBuf, lane *inline.Lane, ops []*Op, 
 	if !handled {
 		return false
 	}
+	if lane.Refused() {
+		return true // an op was withdrawn: nothing was written (opsOnLane)
+	}
 	recordReplies(buf, lane, ops, raw, err)
 	return true
 }
@@ -119,6 +138,10 @@ func recordReplies(buf *sendBuf, lane *inline.Lane, ops []*Op, raw []byte, err e
 	for i, o := range ops {
 		if o.asking {
 			j++ // ASKING's reply: the op's own comes next, whatever it is
+		}
+		if !o.take() {
+			j++ // withdrawn: not written (a lone op's, refused)
+			continue
 		}
 		switch {
 		case j < len(rep.spans):
@@ -146,12 +169,16 @@ func recordReplies(buf *sendBuf, lane *inline.Lane, ops []*Op, raw []byte, err e
 // StreamingCredentialsProvider), and has the lane keep the connection it
 // used when the pipeline went well (Adopt). Ops that failed with nothing
 // written on a connection set up (Lane.Sent: a new connection's HELLO or
-// AUTH unanswered) are NotRun (unwrittenError).
+// AUTH unanswered) are NotRun (unwrittenError). A write refused because an
+// op was withdrawn (see opsOnLane) records nothing.
 func pipeOnLane(lane *inline.Lane, ops []*Op, eval bool) {
 	ctx := context.WithoutCancel(ops[0].Ctx)
 	pipe := lane.Client().Pipeline()
 	cmds := pipeOps(ctx, pipe, ops, eval)
 	_, err := pipe.Exec(ctx)
+	if lane.Refused() {
+		return
+	}
 	sent := lane.Sent()
 	for i, o := range ops {
 		e := cmds[i].Err()
@@ -175,7 +202,7 @@ func (b *batcher) movedOn(lane *inline.Lane, ops []*Op) []*Op {
 	}
 	var again []*Op
 	for _, o := range ops {
-		if b.s.watch.moved(o, lane) {
+		if o.mine() && b.s.watch.moved(o, lane) {
 			again = append(again, o)
 		}
 	}

@@ -3,6 +3,7 @@ package transport
 import (
 	"context"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -49,6 +50,11 @@ type Op struct {
 	// cut is set when the op was sent inline and ctx's end or Close
 	// interrupted its I/O (see batcher.runInline).
 	cut bool
+	// state says whose the op is while it waits for a flusher: opFree (its
+	// caller may withdraw it), opTaken (the flusher's: it is being written,
+	// or its outcome recorded), opWithdrawn (its caller's, never written:
+	// see claim.go).
+	state atomic.Int32
 
 	raw   []byte // the raw reply
 	small [64]byte
@@ -153,8 +159,12 @@ func (o *Op) RouteKey() (string, bool) {
 	return k, ok
 }
 
-// finish records the command's outcome from its go-redis result.
+// finish records the command's outcome from its go-redis result, unless
+// its caller withdrew it (see take).
 func (o *Op) finish(err error) {
+	if !o.take() {
+		return
+	}
 	o.V, o.Err, o.unpublished = nil, err, ""
 	if err != nil {
 		return
