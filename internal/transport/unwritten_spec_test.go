@@ -172,7 +172,7 @@ var _ = Describe("An inline call cut before its command was written", Label("slo
 		zcancel()
 		Eventually(z.Done()).WithTimeout(10 * time.Second).Should(BeClosed())
 		Expect(z.Outcome()).To(Equal(NotRun))
-		Eventually(s.one.queued).WithTimeout(10 * time.Second).Should(BeZero(), "flusher 1 took the batch")
+		Eventually(s.one.queued).WithTimeout(10*time.Second).Should(BeZero(), "flusher 1 took the batch")
 		Eventually(func() uint32 { return dialed(flusherLane) }).WithTimeout(10*time.Second).
 			Should(Equal(uint32(1)), "flusher 1 dialed anew for the batch; its HELLO waits for the stopped server")
 		cancel()
