@@ -24,6 +24,11 @@ import (
 // left is done (a cut call's reply is still read); and how many calls
 // replied, failed with no reply read, did not run, and were left.
 func hammer(s *Sender, callers int, d time.Duration, script *Script, callCtx func() (context.Context, context.CancelFunc)) (wrong []string, counts map[string]int) {
+	return hammerKeys(s, callers, d, script, callCtx, func(c int) string { return "b:k" + strconv.Itoa(c%4) })
+}
+
+// hammerKeys is hammer with the script's key of caller c given by key.
+func hammerKeys(s *Sender, callers int, d time.Duration, script *Script, callCtx func() (context.Context, context.CancelFunc), key func(c int) string) (wrong []string, counts map[string]int) {
 	var (
 		mu      sync.Mutex
 		wg      sync.WaitGroup
@@ -59,7 +64,7 @@ func hammer(s *Sender, callers int, d time.Duration, script *Script, callCtx fun
 				ctx, cancel := callCtx()
 				var o *Op
 				if script != nil {
-					o = NewScriptOp(ctx, script, []any{"b:k" + strconv.Itoa(c%4)}, token)
+					o = NewScriptOp(ctx, script, []any{key(c)}, token)
 				} else {
 					o = NewOp(ctx, "echo", token)
 				}
