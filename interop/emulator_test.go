@@ -107,9 +107,6 @@ type emuOption func(*redissonEmu)
 // emuWatchdog sets lockWatchdogTimeout.
 func emuWatchdog(d time.Duration) emuOption { return func(r *redissonEmu) { r.watchdog = d } }
 
-// emuFairWait sets fairLockWaitTimeout.
-func emuFairWait(d time.Duration) emuOption { return func(r *redissonEmu) { r.fairWait = d } }
-
 // emuSharded makes the instance use sharded pub/sub.
 func emuSharded() emuOption { return func(r *redissonEmu) { r.sharded = true } }
 

@@ -93,9 +93,10 @@ func (k *KeptPermit) LostContext(ctx context.Context) (lctx context.Context, sto
 	return newLossCtx(ctx, &lossWatch{entry: k.entry}, permitLossCause(k.p.s.name, k.id), nil)
 }
 
-// Release stops the renewals and gives the permit back. After a Release
-// that failed, the permit is no longer renewed (its LostContext ends at its
-// lease) and Release may be called again.
+// Release stops the renewals and gives the permit back. A Release that finds
+// the permit gone returns ErrNotHeld and ends its LostContext at once. After
+// a Release that failed otherwise, the permit is no longer renewed (its
+// LostContext ends at its lease) and Release may be called again.
 func (k *KeptPermit) Release(ctx context.Context) error {
 	if k == nil || k.entry == nil {
 		return opErr("release", "", fmt.Errorf("%w: nil permit", ErrInvalidArgument))
@@ -117,6 +118,10 @@ func (k *KeptPermit) Release(ctx context.Context) error {
 		k.entry.Stop()
 		k.done = true
 	case errors.Is(err, ErrUnknownOutcome):
+		k.done = true
+	case errors.Is(err, ErrNotHeld):
+		// Redis has no such permit: it is lost now, not at its lease.
+		k.entry.Lose()
 		k.done = true
 	}
 	return err

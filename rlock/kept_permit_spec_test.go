@@ -179,6 +179,21 @@ var _ = Describe("Kept permits (PermitExpirableSemaphore.AcquireKept)", func() {
 		Expect(k2.Release(ctx)).To(MatchError(rlock.ErrNotHeld), "a second release")
 	})
 
+	It("ends the loss signal at once when its Release finds the permit gone (ErrNotHeld), not at the lease", func() {
+		c := e.Client(rlock.WithWatchdogTimeout(lease))
+		sem := c.NewPermitExpirableSemaphore(spectest.UniqueName("kept-gone"))
+		Expect(sem.TrySetPermits(ctx, 1)).To(BeTrue())
+		k, err := sem.AcquireKept(ctx)
+		Expect(err).NotTo(HaveOccurred())
+		held, stop := k.LostContext(ctx)
+		defer stop()
+		Expect(sem.Release(ctx, k.ID())).To(Succeed(), "someone releases it by id, before any renewal notices")
+		Expect(k.Release(ctx)).To(MatchError(rlock.ErrNotHeld))
+		Expect(held.Err()).To(HaveOccurred(), "the permit is known gone: its LostContext ends with the Release, not at the lease")
+		Expect(context.Cause(held)).To(MatchError(rlock.ErrLockLost))
+		Expect(k.Release(ctx)).To(MatchError(rlock.ErrNotHeld), "a second release")
+	})
+
 	It("lets a Release that failed before reaching Redis be retried", func() {
 		sem := e.Client(rlock.WithWatchdogTimeout(lease)).NewPermitExpirableSemaphore(spectest.UniqueName("kept-retry"))
 		Expect(sem.TrySetPermits(ctx, 1)).To(BeTrue())
