@@ -148,18 +148,11 @@ var _ = Describe("An inline call cut before its command was written", Label("slo
 	It("reports a queued call cut by its ctx's end while its flusher's new connection's HELLO is unanswered as not run", func() {
 		s, _ := sender(&redis.Options{ReadTimeout: 20 * time.Second})
 		Expect(srv.Pause()).To(Succeed())
-		// Flusher 0's lane: an inline call; flusher 1's: a lone op of
-		// SubmitAll's, cut later. Both wait for HELLO.
-		first := NewOp(ctx, "get", "u:first")
-		firstEnded := make(chan error, 1)
-		go func() { firstEnded <- s.Exec(ctx, first) }()
-		Eventually(s.one.inFlight).WithTimeout(10 * time.Second).Should(BeTrue())
-		flusherLane := s.one.more[0]
+		// Flusher 1's lone op is cut later.
 		zctx, zcancel := context.WithCancel(ctx)
 		defer zcancel()
-		z := NewOp(zctx, "get", "u:z")
-		s.SubmitAll([]*Op{z})
-		Eventually(func() uint32 { return dialed(flusherLane) }).WithTimeout(10 * time.Second).Should(Equal(uint32(1)))
+		first, firstEnded, z := busyLanes(s, zctx)
+		flusherLane := s.one.more[0]
 		// Two calls queue, and go as one batch (not cut by a caller's
 		// ctx) once flusher 1 is free.
 		cctx, cancel := context.WithCancel(ctx)
@@ -198,15 +191,7 @@ var _ = Describe("An inline call cut before its command was written", Label("slo
 	It("reports a call cut while it waits in the queue as not run", func() {
 		s, _ := sender(&redis.Options{ReadTimeout: 20 * time.Second})
 		Expect(srv.Pause()).To(Succeed())
-		// Both lanes busy: flusher 0's with an inline call, flusher 1's
-		// with a lone op of SubmitAll's; both wait for HELLO.
-		first := NewOp(ctx, "get", "u:first")
-		firstEnded := make(chan error, 1)
-		go func() { firstEnded <- s.Exec(ctx, first) }()
-		Eventually(s.one.inFlight).WithTimeout(10 * time.Second).Should(BeTrue())
-		z := NewOp(ctx, "get", "u:z")
-		s.SubmitAll([]*Op{z})
-		Eventually(func() uint32 { return dialed(s.one.more[0]) }).WithTimeout(10 * time.Second).Should(Equal(uint32(1)))
+		_, firstEnded, z := busyLanes(s, ctx)
 		cctx, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
 		defer cancel()
 		o := NewOp(cctx, "incr", "u:n")
@@ -325,4 +310,21 @@ func (b *batcher) queued() int {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return len(b.queue)
+}
+
+// busyLanes makes both lanes of s's batcher busy while its server is
+// stopped: flusher 0's with an inline GET (first, whose Exec's result
+// firstEnded receives), flusher 1's with z, a lone GET of SubmitAll's
+// under zctx; it returns once both wait for their new connection's HELLO.
+func busyLanes(s *Sender, zctx context.Context) (first *Op, firstEnded chan error, z *Op) {
+	GinkgoHelper()
+	ctx := context.WithoutCancel(zctx)
+	first = NewOp(ctx, "get", "u:first")
+	firstEnded = make(chan error, 1)
+	go func() { firstEnded <- s.Exec(ctx, first) }()
+	Eventually(s.one.inFlight).WithTimeout(10 * time.Second).Should(BeTrue())
+	z = NewOp(zctx, "get", "u:z")
+	s.SubmitAll([]*Op{z})
+	Eventually(func() uint32 { return dialed(s.one.more[0]) }).WithTimeout(10 * time.Second).Should(Equal(uint32(1)))
+	return first, firstEnded, z
 }
