@@ -140,7 +140,9 @@ func recordReplies(buf *sendBuf, lane *inline.Lane, ops []*Op, raw []byte, err e
 			j++ // ASKING's reply: the op's own comes next, whatever it is
 		}
 		if !o.take() {
-			j++ // withdrawn: not written (a lone op's, refused)
+			// Withdrawn, so not written (a write is claimed first: a
+			// refused one records nothing). Never met: a safety net.
+			j++
 			continue
 		}
 		switch {
