@@ -153,7 +153,9 @@ var _ = Describe("Batches on the library's own connections", Label("slow"), func
 			GinkgoWriter.Printf("%v\n", counts)
 			Expect(wrong).To(BeEmpty())
 			Expect(counts["replied"]).To(BeNumerically(">", 0))
-			Expect(counts["left"]).To(BeNumerically(">", 0), "calls were cut")
+			// A call cut before it was written is withdrawn (not run), one
+			// cut after is left (its reply read once it comes).
+			Expect(counts["left"]+counts["not run"]).To(BeNumerically(">", 0), "calls were cut")
 		})
 	}
 
