@@ -102,7 +102,7 @@ func redisMemory(l lib, addr string, n int, run string) (memResult, error) {
 // returns the first error.
 func inParallel(ms []mutex, fn func(mutex) error) error {
 	var next atomic.Int64
-	var firstErr atomic.Value
+	var firstErr atomic.Pointer[error] // the first failure (errors of several types may race)
 	var wg sync.WaitGroup
 	for range memWorkers {
 		wg.Add(1)
@@ -110,15 +110,15 @@ func inParallel(ms []mutex, fn func(mutex) error) error {
 			defer wg.Done()
 			for i := next.Add(1) - 1; i < int64(len(ms)); i = next.Add(1) - 1 {
 				if err := fn(ms[i]); err != nil {
-					firstErr.CompareAndSwap(nil, err)
+					firstErr.CompareAndSwap(nil, &err)
 					return
 				}
 			}
 		}()
 	}
 	wg.Wait()
-	if err, ok := firstErr.Load().(error); ok {
-		return err
+	if err := firstErr.Load(); err != nil {
+		return *err
 	}
 	return nil
 }

@@ -151,7 +151,7 @@ func ownersLoop(owners int, warm, d time.Duration, newPair func(ctx context.Cont
 	var pairs, progress atomic.Int64
 	ctx, stop := withStallGuard(&progress)
 	defer stop()
-	var firstErr atomic.Value
+	var firstErr atomic.Pointer[error] // the first failure (errors of several types may race)
 	start := time.Now().Add(warm)
 	end := start.Add(d)
 	var wg sync.WaitGroup
@@ -168,7 +168,8 @@ func ownersLoop(owners int, warm, d time.Duration, newPair func(ctx context.Cont
 				err := pair()
 				progress.Add(1)
 				if err != nil {
-					firstErr.CompareAndSwap(nil, stalled(ctx, err))
+					err = stalled(ctx, err)
+					firstErr.CompareAndSwap(nil, &err)
 					return
 				}
 				if !now.Before(start) { // until the start, warm-up
@@ -178,8 +179,8 @@ func ownersLoop(owners int, warm, d time.Duration, newPair func(ctx context.Cont
 		})
 	}
 	wg.Wait()
-	if err, ok := firstErr.Load().(error); ok {
-		return 0, err
+	if err := firstErr.Load(); err != nil {
+		return 0, *err
 	}
 	if pairs.Load() == 0 {
 		return 0, errors.New("no pair completed")

@@ -15,6 +15,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/goredisson/goredisson/ctxowner"
+	"github.com/goredisson/goredisson/internal/inline"
 	"github.com/goredisson/goredisson/internal/redistest"
 	"github.com/goredisson/goredisson/internal/spectest"
 	"github.com/goredisson/goredisson/rlock"
@@ -306,8 +307,11 @@ var _ = Describe("issue 39: calls lost to a server stall", Label("fault", "slow"
 		// A fixed lease: no renewal runs a script meanwhile.
 		Expect(l.LockLease(owner, time.Minute)).To(Succeed())
 		// The lane's kept connection goes: the release needs a new one,
-		// whose HELLO the stopped server never answers.
+		// whose HELLO the stopped server never answers. The lane finds it
+		// closed once it sat idle inline.PeekIdle (it checks it then; a
+		// call sooner would go out on it, and fail with no reply read).
 		Expect(raw.ClientKillByFilter(ctx, "TYPE", "normal", "SKIPME", "yes").Err()).To(Succeed())
+		time.Sleep(inline.PeekIdle)
 		ran := scripts()
 		Expect(srv.Pause()).To(Succeed())
 		err := l.Unlock(owner)

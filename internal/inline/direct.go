@@ -18,8 +18,8 @@ import (
 // go-redis never hands it out while the lane uses it; one that failed is
 // marked dead, and go-redis's health check then drops it (see
 // sysConn.SyscallConn). Only a socket's connection is kept (TLS: never),
-// as only it can be checked for a close by the server before each call,
-// as go-redis checks a pooled one.
+// as only it can be checked for a close by the server, as go-redis checks
+// a pooled one: here only when it sat idle PeekIdle or longer (see arm).
 
 // errDead is what a dead connection's SyscallConn returns: go-redis's
 // health check then drops it.
@@ -68,14 +68,20 @@ func (l *Lane) drop(c *conn, dead bool) {
 	l.mu.Unlock()
 }
 
-// Do runs one command (cmd: its RESP bytes) on the lane's kept connection,
-// between Begin and End, and returns the reply's bytes, valid until the
-// next call. complete reports whether the bytes read hold one whole reply.
-// handled is false, and nothing was sent, when the lane keeps no
-// connection or the one it keeps was closed by the server, has unread bytes,
-// or is past go-redis's idle or lifetime bounds: the caller then sends
-// through Client. An error means no whole reply was read, as go-redis's
-// would: a cut call's End hands back a Tail as for one through Client.
+// Do runs a command, or several written at once (cmd: their RESP bytes),
+// on the lane's kept connection, between Begin and End, and returns the
+// bytes read, valid until the next call. complete reports whether the bytes
+// read hold the whole reply (every reply, for several commands). handled is
+// false, and nothing was sent, when the lane keeps no connection or the one
+// it keeps was cut already, or, idle PeekIdle or longer, was closed by the
+// server or has unread bytes, or is past go-redis's idle or lifetime
+// bounds: the caller then sends through Client. When Claim's function
+// refuses the write, nothing is written: the error is ErrWithdrawn and
+// the connection stays kept. An error means that no
+// whole reply was read, as go-redis's would: the bytes read so far come
+// with it (the whole replies among them are those of the first commands;
+// Written tells which commands went out), and a cut call's End hands back
+// a Tail as for one through Client.
 func (l *Lane) Do(ctx context.Context, cmd []byte, complete func([]byte) bool) (reply []byte, err error, handled bool) {
 	c, now := l.kept()
 	if c == nil {
@@ -87,12 +93,15 @@ func (l *Lane) Do(ctx context.Context, cmd []byte, complete func([]byte) bool) (
 		l.drop(c, false)
 		return nil, nil, false
 	}
+	if !l.claimWrite() {
+		return nil, ErrWithdrawn, true // nothing written: c stays kept
+	}
 	err = c.roundTrip(cmd, complete)
 	c.last = now
 	if err != nil {
 		l.drop(c, true) // its stream may be broken: go-redis drops it
 		if !complete(c.rec) {
-			return nil, err, true
+			return c.rec, err, true
 		}
 	}
 	return c.rec, nil, true
@@ -119,11 +128,30 @@ func (l *Lane) kept() (c *conn, now time.Time) {
 	return c, now
 }
 
+// PeekIdle is how long a kept connection sits idle before the next call
+// on it checks it first (peek: go-redis's health check of a pooled
+// connection, a system call). A connection used more recently is not
+// checked: a server that closed it within PeekIdle (a restart) fails the
+// call that meets it with no reply (EOF), as any connection lost mid-call;
+// no reply is ever read but the call's own (a call that read no whole
+// reply drops the connection, and the RESP3 pushes that come between calls
+// are skipped before the reply), and the next call dials anew. Servers
+// close idle clients after their timeout, 1 s or more: those are checked.
+const PeekIdle = time.Second
+
+// errCut is arm's refusal of a connection a cut (ctx's end, Shut) reached
+// before the call wrote anything: go-redis's client then fails it unsent.
+var errCut = errors.New("inline: the call was cut")
+
 // arm readies c for a command as go-redis readies a pooled connection: it
 // sets the deadlines of o's read and write timeouts from now (capped by
-// ctx's deadline with ContextTimeoutEnabled), then checks that the server
-// has not closed the socket and that no byte waits unread (peek).
+// ctx's deadline with ContextTimeoutEnabled), then, when c sat idle
+// PeekIdle or longer since its last call, checks that the server has not
+// closed the socket and that no byte waits unread (peek).
 func (c *conn) arm(ctx context.Context, o *redis.Options, now time.Time) (err error) {
+	if c.cut.Load() {
+		return errCut
+	}
 	var cd time.Time // ctx's deadline, when go-redis would honour it
 	if o.ContextTimeoutEnabled {
 		cd, _ = ctx.Deadline()
@@ -138,7 +166,7 @@ func (c *conn) arm(ctx context.Context, o *redis.Options, now time.Time) (err er
 			err = c.SetReadDeadline(deadline(now, o.ReadTimeout, cd))
 		}
 	}
-	if err == nil {
+	if err == nil && now.Sub(c.last) >= PeekIdle {
 		err = c.peek()
 	}
 	return err

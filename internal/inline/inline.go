@@ -55,12 +55,16 @@ type Lane struct {
 
 	// The call in flight's I/O, touched only by the goroutine doing it
 	// (and read in End): the connection it used, whether its last write
-	// went out whole, and whether a byte of its command was written (sent:
-	// a write on a connection set up; see conn.ready).
+	// went out whole, and how many bytes of its command were written
+	// (sent: writes on a connection set up; see conn.ready).
 	used  *conn
 	wrote bool
-	sent  bool
+	sent  int
 	dl    time.Time // Begin's byDeadline: ctx's deadline bounds every I/O
+	// claim is asked before the call's command is written (see Claim);
+	// claimed: it said yes, refused: no.
+	claim            func() bool
+	claimed, refused bool
 	// later holds the connections go-redis closed during a cut call: End
 	// closes them, but the one a Tail reads on.
 	later []*conn
@@ -198,7 +202,8 @@ func (l *Lane) Begin(ctx context.Context, closable, byDeadline bool) bool {
 	}
 	l.gen++
 	l.active, l.cut, l.close = true, false, closable
-	l.used, l.wrote, l.sent = nil, false, false
+	l.used, l.wrote, l.sent = nil, false, 0
+	l.claim, l.claimed, l.refused = nil, false, false
 	gen := l.gen
 	l.mu.Unlock()
 	if d, ok := ctx.Deadline(); ok && byDeadline {
@@ -272,7 +277,7 @@ func (l *Lane) stopWatch() {
 // mu held.
 func (l *Lane) tailLocked() *Tail {
 	c := l.used
-	if c == nil || !l.wrote || !l.sent {
+	if c == nil || !l.wrote || l.sent == 0 {
 		return nil
 	}
 	// The Tail reads on alone: no cut of a later call reaches it, and
@@ -301,13 +306,52 @@ func (l *Lane) uncutLocked() {
 // A call that failed with Sent false never reached Redis: it did not run,
 // whatever cut it (ctx's end, Shut, a read timeout while the set-up's reply
 // was awaited, a deadline passed before the write). A write cut part way
-// counts as sent. Only the goroutine that made the call may ask, after End
-// and before the next Begin.
-func (l *Lane) Sent() bool { return l.sent }
+// counts as sent. Only the goroutine that made the call may ask, between
+// its I/O and the next Begin.
+func (l *Lane) Sent() bool { return l.sent > 0 }
+
+// Written returns how many bytes of the call's commands (since Begin, or
+// the last Unsent) were written to a socket set up, as Sent counts them: of
+// several commands written at once (a batch, Do), those that start at this
+// offset or later never reached Redis. Asked as Sent is.
+func (l *Lane) Written() int { return l.sent }
 
 // Unsent starts another command of the call in flight (the EVAL sent after
-// an EVALSHA came back NOSCRIPT): Sent then reports that command's bytes.
-func (l *Lane) Unsent() { l.sent = false }
+// an EVALSHA came back NOSCRIPT): Sent then reports that command's bytes,
+// and Claim's function is asked again before it is written.
+func (l *Lane) Unsent() { l.sent, l.claimed, l.refused = 0, false, false }
+
+// ErrWithdrawn is the error of a call whose write Claim's function refused:
+// nothing of it was written.
+var ErrWithdrawn = errors.New("inline: the call's command was withdrawn before its write")
+
+// Claim has the call in flight ask claim, once, right before the first
+// byte of its command is written on a connection set up (after a new
+// connection's dial, HELLO, AUTH, SELECT and OnConnect; on the kept
+// connection after its checks): when claim returns false nothing is
+// written, the call fails with ErrWithdrawn and Refused reports it (a
+// connection of the lane's client that refused is dropped by go-redis).
+// Set between Begin and End, by the goroutine that makes the call; Begin
+// clears it.
+func (l *Lane) Claim(claim func() bool) { l.claim = claim }
+
+// Refused reports whether Claim's function refused the call's write (since
+// Begin, or the last Unsent). Asked as Sent is.
+func (l *Lane) Refused() bool { return l.refused }
+
+// claimWrite asks the call's claim before its command's first write, and
+// reports whether the write may go.
+func (l *Lane) claimWrite() bool {
+	if l.claim == nil || l.claimed {
+		return true
+	}
+	if !l.claim() {
+		l.refused = true
+		return false
+	}
+	l.claimed = true
+	return true
+}
 
 // tailBound bounds a tail's read when go-redis set no read deadline.
 const tailBound = 30 * time.Second
@@ -465,12 +509,16 @@ func (c *conn) Read(p []byte) (int, error) {
 }
 
 func (c *conn) Write(p []byte) (int, error) {
+	if c.ready.Load() && !c.l.claimWrite() {
+		c.l.used, c.l.wrote = c, false
+		return 0, ErrWithdrawn
+	}
 	n, err := c.Conn.Write(p)
 	c.l.used = c
 	c.rec = c.rec[:0]
 	c.l.wrote = err == nil && n == len(p)
 	if n > 0 && c.ready.Load() {
-		c.l.sent = true
+		c.l.sent += n
 	}
 	return n, err
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/redis/go-redis/v9"
 	"github.com/redis/go-redis/v9/auth"
 
+	"github.com/goredisson/goredisson/internal/inline"
 	"github.com/goredisson/goredisson/internal/redistest"
 )
 
@@ -74,12 +75,15 @@ var _ = Describe("The inline lane's direct path", func() {
 		Expect(lane.PoolStats().TotalConns).To(Equal(uint32(1)))
 	})
 
-	It("finds the kept connection closed by a server restart, and sends the next call on a new one", func() {
+	It("finds the kept connection closed by a server restart once it sat idle PeekIdle, and sends the next call on a new one", func() {
 		exec("set", "d:k", "v")
 		exec("get", "d:k")
+		last := time.Now()
 		Expect(srv.Restart()).To(Succeed())
-		// The server closed the kept connection: the call must not go out
-		// on it (its outcome would be unknown), but on a fresh one.
+		// Idle PeekIdle, the kept connection is checked before the next
+		// call: the server closed it, so the call must not go out on it
+		// (its outcome would be unknown), but on a fresh one.
+		time.Sleep(time.Until(last.Add(inline.PeekIdle + 50*time.Millisecond)))
 		Expect(exec("set", "d:k", "w").V).To(Equal("OK"))
 		Expect(exec("get", "d:k").V).To(Equal("w"))
 	})

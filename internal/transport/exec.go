@@ -8,7 +8,8 @@ import (
 
 // Exec, the caller's side of a call: it submits the op and waits for its
 // outcome, its ctx's end (then endGrace more), Close or its call bound
-// (bounds.go). A call its caller leaves is abandoned (errAbandoned): rlock
+// (bounds.go). A call its caller leaves is withdrawn when no byte of it was
+// written yet (NotRun: claim.go), else abandoned (errAbandoned): rlock
 // settles it as any lost reply.
 
 // endGrace is how long a caller whose ctx ended still waits for its call's
@@ -40,7 +41,8 @@ func Abandoned(err error) (reason error, ok bool) {
 // Exec sends o and waits for its outcome, ctx's end or the Client's Close
 // (a clean-up, see Config.IsCleanup, is not ended by Close). The caller
 // checked ctx and Close before. It returns nil once o is done (see
-// Op.Outcome), else an error Abandoned recognizes.
+// Op.Outcome; a call withdrawn before its write is done, NotRun), else an
+// error Abandoned recognizes.
 func (s *Sender) Exec(ctx context.Context, o *Op) error {
 	closing := s.closing(ctx)
 	s.submit(o)
@@ -59,10 +61,13 @@ func (s *Sender) Exec(ctx context.Context, o *Op) error {
 	case <-o.done:
 		return s.finished(ctx, o, closing)
 	case <-closing:
-		return errAbandoned{s.cfg.ErrClosed}
+		return leave(o, s.cfg.ErrClosed)
 	case <-bound:
-		return errAbandoned{errNoReply}
+		return leave(o, errNoReply)
 	case <-ctx.Done():
+	}
+	if o.withdraw(ctx.Err()) {
+		return nil // not written: NotRun (claim.go)
 	}
 	// A call that had not reached Redis yet (dialing, waiting for a
 	// connection) ends with ctx, with its own reason: give it a moment, so
@@ -76,9 +81,19 @@ func (s *Sender) Exec(ctx context.Context, o *Op) error {
 	case <-closing:
 	}
 	if closing != nil && s.cfg.Closed() {
-		return errAbandoned{s.cfg.ErrClosed}
+		return leave(o, s.cfg.ErrClosed)
 	}
-	return errAbandoned{ctx.Err()}
+	return leave(o, ctx.Err())
+}
+
+// leave ends the wait of a caller that stops waiting for o because of
+// reason: o is withdrawn (nil: its outcome is NotRun) when no flusher took
+// it yet, else abandoned (it may have run).
+func leave(o *Op, reason error) error {
+	if o.withdraw(reason) {
+		return nil
+	}
+	return errAbandoned{reason}
 }
 
 // finished returns Exec's result for a done op: nil, or an errAbandoned

@@ -3,14 +3,16 @@ package transport
 import "github.com/goredisson/goredisson/internal/inline"
 
 // The inline lane's use by a batcher (the lane itself is package
-// internal/inline): whether an op goes inline or to the flusher's queue
+// internal/inline): whether an op goes inline or to the flushers' queue
 // (add, mayInline), its call in its caller's goroutine (runInline: on the
 // lane's kept connection, runDirect, or through the lane's go-redis
-// client), and the lane's life: retired when go-redis replaces the node's
-// client (retire), swapped on Sentinel (swapLane), shut by Close (lanes).
+// client; callOnLane also sends a flusher's lone op), and the lanes' life
+// (the inline one and the other flushers'): made together (setLanes),
+// retired when go-redis replaces the node's client (retire), swapped on
+// Sentinel (swapLane), shut by Close (lanes).
 
 // add sends o in its caller's goroutine when the batcher is idle
-// (mayInline, runInline), else queues it for the flusher.
+// (mayInline, runInline), else queues it for the flushers.
 func (b *batcher) add(o *Op) {
 	b.mu.Lock()
 	if b.mayInline(o) {
@@ -29,14 +31,23 @@ func (b *batcher) add(o *Op) {
 }
 
 // mayInline reports whether o goes inline, in its caller's goroutine: the
-// batcher has a lane, not retired, and nothing in flight (no batch of the
-// flusher, no inline call); o is no redirection by ASK (ASKING goes on the
-// same connection: the flusher's pipeline), no op of SubmitAll's nor of a
-// bounded wait's (Op.bounded), and wants no WAIT (syncFree). Called with
-// mu held.
+// batcher has a lane, not retired, and nothing in flight (no flusher busy,
+// no inline call); o is no redirection by ASK (ASKING goes on the same
+// connection: a flusher's batch), no op of SubmitAll's nor of a bounded
+// wait's (Op.bounded), and wants no WAIT (syncFree). Called with mu held.
 func (b *batcher) mayInline(o *Op) bool {
-	return b.lane != nil && !b.busy && !b.inline && !b.retired &&
+	return b.lane != nil && !b.inline && !b.retired && !b.flushing() &&
 		!o.asking && !o.batched && !o.bounded() && b.syncFree(o)
+}
+
+// flushing reports whether a flusher is busy. Called with mu held.
+func (b *batcher) flushing() bool {
+	for i := range b.fl {
+		if b.fl[i].busy {
+			return true
+		}
+	}
+	return false
 }
 
 // syncFree reports whether o may go without WAIT: it asks for no replica
@@ -53,10 +64,11 @@ func (b *batcher) syncFree(o *Op) bool {
 	return true
 }
 
-// retire shuts the lane of a batcher go-redis replaced the client of: at
-// once when no call is in flight on it, else when that call ends
-// (runInline); no call goes inline on it from now on. It reports whether
-// a call was in flight (Close must still be able to cut it: Sender.Shut).
+// retire shuts the lanes of a batcher go-redis replaced the client of:
+// the inline lane at once when no call is in flight inline, else when that
+// call ends (runInline); a flusher's (whose calls Shut does not cut) at
+// once. No call goes inline on it from now on. It reports whether a call
+// was in flight inline (Close must still be able to cut it: Sender.Shut).
 func (b *batcher) retire() bool {
 	if b.lane == nil {
 		return false
@@ -67,6 +79,9 @@ func (b *batcher) retire() bool {
 	b.mu.Unlock()
 	if !busy {
 		b.lane.Shut()
+	}
+	for _, l := range b.more {
+		l.Shut()
 	}
 	return busy
 }
@@ -93,7 +108,7 @@ func (b *batcher) runInline(o *Op, lane *inline.Lane) {
 		b.requeue(o)
 		return
 	}
-	b.callOnLane(o, lane)
+	b.callOnLane(&b.ibuf, o, lane)
 	tail := endCall(o, lane)
 	if b.s.watch != nil && tail == nil && !o.cut && b.s.watch.moved(o, lane) {
 		// Sentinel: the lane's dial found another server than the primary
@@ -117,16 +132,16 @@ func (b *batcher) runInline(o *Op, lane *inline.Lane) {
 }
 
 // callOnLane sends o on lane, between Begin and End: on the lane's kept
-// connection when it has one (runDirect), else through the lane's go-redis
-// client, whose connection the lane keeps for the next calls when this one
-// went well (Adopt). A script the server had not cached (NOSCRIPT) goes
-// once more, with its source.
-func (b *batcher) callOnLane(o *Op, lane *inline.Lane) {
+// connection when it has one (runDirect, writing in buf), else through the
+// lane's go-redis client, whose connection the lane keeps for the next
+// calls when this one went well (Adopt). A script the server had not
+// cached (NOSCRIPT) goes once more, with its source.
+func (b *batcher) callOnLane(buf *sendBuf, o *Op, lane *inline.Lane) {
 	rdb := lane.Client()
 	for _, eval := range []bool{false, true} {
 		lane.Unsent()
 		o.fence = nil
-		if !b.runDirect(o, lane, eval) {
+		if !b.runDirect(buf, o, lane, eval) {
 			cmd := o.command(eval)
 			_ = rdb.Process(o.Ctx, cmd)
 			o.finish(cmd.Err())
@@ -134,8 +149,8 @@ func (b *batcher) callOnLane(o *Op, lane *inline.Lane) {
 				lane.Adopt()
 			}
 		}
-		if !o.NoScript() {
-			break
+		if !o.mine() || !o.NoScript() {
+			break // done, or withdrawn: its write was refused (claim.go)
 		}
 	}
 }
@@ -145,6 +160,10 @@ func (b *batcher) callOnLane(o *Op, lane *inline.Lane) {
 // written is NotRun (unwrittenError). It returns the Tail that reads the
 // rest of a reply cut after its command went out (nil: none).
 func endCall(o *Op, lane *inline.Lane) *inline.Tail {
+	if !o.take() {
+		lane.End(false) // withdrawn: never written (claim.go)
+		return nil
+	}
 	var tail *inline.Tail
 	o.cut, tail = lane.End(o.Err != nil && !notSent(o.Err))
 	if o.Err != nil && !notSent(o.Err) && !lane.Sent() {
@@ -186,44 +205,20 @@ func (b *batcher) readTail(o *Op, tail *inline.Tail) {
 	b.s.after(o, b)
 }
 
-// runDirect sends o on lane's kept connection, writing its command and
-// reading its reply itself (inline.Lane.Do), and reports whether it did;
-// if not, nothing was sent and o goes through the lane's go-redis client.
-func (b *batcher) runDirect(o *Op, lane *inline.Lane, eval bool) bool {
-	line, at := o.Line, -1
-	fence := b.fenceFor(o, lane)
-	if fence != nil {
-		at = o.floorAt
-	}
-	if o.S != nil && (eval || o.S.SHA == "") {
-		line = append([]any{"eval", o.S.Src}, o.Line[2:]...)
-	}
-	cmd, ok := appendCommand(b.wbuf[:0], line, at)
-	b.wbuf = cmd
-	if !ok {
-		return false
-	}
-	raw, err, handled := lane.Do(o.Ctx, cmd, ReplyComplete)
-	if !handled {
-		return false
-	}
-	o.fence = fence
-	if err == nil {
-		// RESP3: pushes may come before the reply (they are dropped, as
-		// the lane's client has no push handler) or after it; bytes read
-		// past the reply (a push, maybe cut short) leave the stream in an
-		// unknown state: the connection goes (go-redis drops it).
-		body, rest, perr := replyBody(raw)
-		if perr != nil || len(rest) != 0 {
-			lane.Discard()
-		}
-		if perr == nil {
-			raw = body
-		}
-	}
-	o.raw = append(o.small[:0], raw...)
-	o.finish(err)
-	return true
+// runDirect sends o, a lone call, on lane's kept connection, writing its
+// command (in buf) and reading its reply itself (directOps: inline.Lane.Do,
+// with its ctx), and reports whether it did; if not, nothing was sent and
+// o goes through the lane's go-redis client. A lone call on a connection
+// the Client can fence goes out reading no cancel floor (fenceFor); a
+// batch's calls read it, since fencing one of them (CLIENT KILL) would cut
+// the replies of the others on that connection. RESP3: pushes may come
+// before the reply (they are dropped, as the lane's client has no push
+// handler) or after it; bytes read past the reply (a push, maybe cut
+// short) leave the stream in an unknown state: the connection goes
+// (go-redis drops it).
+func (b *batcher) runDirect(buf *sendBuf, o *Op, lane *inline.Lane, eval bool) bool {
+	ops := [1]*Op{o}
+	return directOps(o.Ctx, buf, lane, ops[:], eval, b.fenceFor(o, lane))
 }
 
 // fenceFor returns the Fence of the connection the direct path will send
@@ -256,21 +251,45 @@ func (b *batcher) requeue(o *Op) {
 	}
 }
 
-// swapLane makes l the batcher's lane (nil: none) on Sentinel. The old
-// lane is shut at once when no call is in flight on it, else when that
-// call ends (runInline). Called with Sender.mu held.
-func (b *batcher) swapLane(l *inline.Lane) {
+// setLanes gives a batcher made just now its lanes, made by mk (none when
+// mk returns nil): the inline one and one for each further flusher.
+func (b *batcher) setLanes(mk func() *inline.Lane) {
+	b.lane, b.more = newLanes(mk)
+}
+
+// newLanes returns a lane made by mk and maxBatches-1 more (nil, nil when
+// mk makes none).
+func newLanes(mk func() *inline.Lane) (*inline.Lane, []*inline.Lane) {
+	l := mk()
+	if l == nil {
+		return nil, nil
+	}
+	more := make([]*inline.Lane, maxBatches-1)
+	for i := range more {
+		more[i] = mk()
+	}
+	return l, more
+}
+
+// swapLane makes l and more the batcher's lanes (nil: none) on Sentinel.
+// The old inline lane is shut at once when no call is in flight on it,
+// else when that call ends (runInline); the flushers' at once (Shut does
+// not cut their calls). Called with Sender.mu held.
+func (b *batcher) swapLane(l *inline.Lane, more []*inline.Lane) {
 	b.mu.Lock()
-	old := b.lane
-	b.lane = l
+	old, oldMore := b.lane, b.more
+	b.lane, b.more = l, more
 	busy := b.inline && b.cur == old
 	b.mu.Unlock()
 	if old != nil && !busy {
 		old.Shut()
 	}
+	for _, m := range oldMore {
+		m.Shut()
+	}
 }
 
-// lanes returns the batcher's lane and the one a call in flight inline
+// lanes returns the batcher's lanes and the one a call in flight inline
 // uses (for Shut).
 func (b *batcher) lanes() []*inline.Lane {
 	b.mu.Lock()
@@ -279,6 +298,7 @@ func (b *batcher) lanes() []*inline.Lane {
 	if b.lane != nil {
 		ls = append(ls, b.lane)
 	}
+	ls = append(ls, b.more...)
 	if b.inline && b.cur != nil && b.cur != b.lane {
 		ls = append(ls, b.cur)
 	}

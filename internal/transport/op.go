@@ -3,6 +3,7 @@ package transport
 import (
 	"context"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/goredisson/goredisson/internal/inline"
@@ -58,6 +59,11 @@ type Op struct {
 	fence   *Fence
 	// key routes a plain command (see RouteTo).
 	key string
+	// state says whose the op is while it waits for a flusher: opFree (its
+	// caller may withdraw it), opTaken (the flusher's: it is being written,
+	// or its outcome recorded), opWithdrawn (its caller's, never written:
+	// see claim.go).
+	state atomic.Int32
 
 	raw   []byte // the raw reply
 	small [64]byte
@@ -157,15 +163,19 @@ func (o *Op) RouteTo(key string) *Op {
 	return o
 }
 
-// command returns the go-redis command for the op: for a script EVALSHA,
-// or EVAL with the source when eval is set.
+// command returns the go-redis command for the op (see line).
 func (o *Op) command(eval bool) *redis.RawWriteToCmd {
 	o.raw = o.small[:0]
+	return redis.NewRawWriteToCmd(o.Ctx, o, o.line(eval)...)
+}
+
+// line returns the op's command line: for a script EVALSHA, or EVAL with
+// the source when eval is set (or the script has no SHA).
+func (o *Op) line(eval bool) []any {
 	if o.S != nil && (eval || o.S.SHA == "") {
-		line := append([]any{"eval", o.S.Src}, o.Line[2:]...)
-		return redis.NewRawWriteToCmd(o.Ctx, o, line...)
+		return append([]any{"eval", o.S.Src}, o.Line[2:]...)
 	}
-	return redis.NewRawWriteToCmd(o.Ctx, o, o.Line...)
+	return o.Line
 }
 
 // keylessCommands are the plain commands this package sends that have no
@@ -197,8 +207,12 @@ func (o *Op) RouteKey() (string, bool) {
 	return k, ok
 }
 
-// finish records the command's outcome from its go-redis result.
+// finish records the command's outcome from its go-redis result, unless
+// its caller withdrew it (see take).
 func (o *Op) finish(err error) {
+	if !o.take() {
+		return
+	}
 	o.V, o.Err, o.unpublished = nil, err, ""
 	if err != nil {
 		return

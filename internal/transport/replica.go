@@ -160,6 +160,9 @@ func (b *batcher) syncLoop() {
 // the replicas the node reports, or WithReplicaSync's count) after them, on
 // one connection, records WAIT's count in each, and passes them on.
 func (b *batcher) runSynced(ops []*Op) {
+	if ops = takeAll(ops); len(ops) == 0 {
+		return // withdrawn, all of them (claim.go)
+	}
 	cfg := b.s.cfg
 	ctx := context.WithoutCancel(ops[0].Ctx)
 	want := cfg.SyncReplicas

@@ -91,7 +91,7 @@ func NewSender(cfg Config, rdb redis.UniversalClient) *Sender {
 	}
 	s.one = newBatcher(s, rdb, "")
 	if u, ok := rdb.(*redis.Client); ok && s.nodes == nil {
-		s.one.lane = s.newLane(u)
+		s.one.setLanes(func() *inline.Lane { return s.newLane(u) })
 		s.oneInline = s.one.lane != nil
 		if s.one.lane == nil && u.Options().Addr == "FailoverClient" {
 			s.watch = newSentinelWatch(s, u)
@@ -144,8 +144,8 @@ func (s *Sender) Shut() {
 		l.Shut()
 	}
 	for _, b := range s.byAddr {
-		if b.lane != nil {
-			b.lane.Shut()
+		for _, l := range b.lanes() {
+			l.Shut()
 		}
 	}
 	for _, b := range s.retired {
@@ -169,7 +169,7 @@ func (s *Sender) batcherFor(rdb *redis.Client, addr string) *batcher {
 		old := b
 		b = newBatcher(s, rdb, addr)
 		if !s.shut {
-			b.lane = s.newLane(rdb)
+			b.setLanes(func() *inline.Lane { return s.newLane(rdb) })
 		}
 		s.byAddr[addr] = b
 		if old != nil && old.retire() {

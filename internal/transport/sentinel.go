@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -267,18 +268,23 @@ func (s *Sender) setPrimary(addr string) {
 		// refuseFor has passed.
 		if s.primary != "" {
 			s.primary = ""
-			s.one.swapLane(nil)
+			s.one.swapLane(nil, nil)
 		}
 		return
 	}
 	s.refused = ""
 	s.primary = addr
 	var l *inline.Lane
+	var more []*inline.Lane
 	if addr != "" {
-		l = inline.NewSentinel(s.one.rdb.(*redis.Client), addr)
-		l.ProbeFence(s.cfg.Fence)
+		user := s.one.rdb.(*redis.Client)
+		l, more = newLanes(func() *inline.Lane {
+			l := inline.NewSentinel(user, addr)
+			l.ProbeFence(s.cfg.Fence)
+			return l
+		})
 	}
-	s.one.swapLane(l)
+	s.one.swapLane(l, more)
 }
 
 // switched is told of a +switch-master naming addr: a refusal ends (the
@@ -301,7 +307,7 @@ func (s *Sender) dropLane(lane *inline.Lane, moved bool) {
 			s.refused, s.refusedAt = s.primary, time.Now()
 		}
 		s.primary = ""
-		s.one.swapLane(nil)
+		s.one.swapLane(nil, nil)
 	}
 }
 
@@ -311,10 +317,11 @@ func (b *batcher) hasLane() bool {
 	return b.lane != nil
 }
 
+// laneIs reports whether l is one of the batcher's lanes.
 func (b *batcher) laneIs(l *inline.Lane) bool {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	return b.lane == l
+	return l != nil && (b.lane == l || slices.Contains(b.more, l))
 }
 
 // primaryAddr returns the address one's lane dials on Sentinel (tests).
