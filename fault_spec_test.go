@@ -22,14 +22,14 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/goredisson/goredisson/ctxowner"
-	"github.com/goredisson/goredisson/internal/faultproxy"
-	"github.com/goredisson/goredisson/internal/spectest"
+	"github.com/goredisson/goredisson/internal/testkit/faultproxy"
+	"github.com/goredisson/goredisson/internal/testkit/spectest"
 	"github.com/goredisson/goredisson/rlock"
 	"github.com/goredisson/goredisson/rlocktest"
 )
 
 // Safety under faults: clients reach Redis through a fault-injecting relay
-// (internal/faultproxy: latency, lost responses, connection resets,
+// (internal/testkit/faultproxy: latency, lost responses, connection resets,
 // partitions), and lock holders run in other OS processes that are killed
 // and paused. Run only these with: go test -run TestGoredisson -ginkgo.label-filter=fault .
 

@@ -8,7 +8,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/goredisson/goredisson/internal/redistest"
+	"github.com/goredisson/goredisson/internal/testkit/redistest"
 )
 
 // The default run: the Redis libraries in (a), (b), (m), (c), the waiter

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/goredisson/goredisson/internal/redistest"
+	"github.com/goredisson/goredisson/internal/testkit/redistest"
 )
 
 // TestSendsListsTheTopLevelCommands: every Redis row's sends names each

@@ -16,7 +16,7 @@ import (
 	"github.com/redis/rueidis/rueidislock"
 
 	"github.com/goredisson/goredisson/ctxowner"
-	"github.com/goredisson/goredisson/internal/redistest"
+	"github.com/goredisson/goredisson/internal/testkit/redistest"
 	"github.com/goredisson/goredisson/rlock"
 )
 

@@ -3,7 +3,7 @@ package main
 import (
 	"testing"
 
-	"github.com/goredisson/goredisson/internal/redistest"
+	"github.com/goredisson/goredisson/internal/testkit/redistest"
 )
 
 // BenchmarkWaiterMemory is issue 32's memory row: 10,000 waiters parked on

@@ -5,7 +5,7 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/goredisson/goredisson/internal/redistest"
+	"github.com/goredisson/goredisson/internal/testkit/redistest"
 )
 
 // TestRespWriteParser counts commands split across writes at every byte,

@@ -16,7 +16,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/goredisson/goredisson/internal/redistest"
+	"github.com/goredisson/goredisson/internal/testkit/redistest"
 )
 
 // A worker is a child process that runs jobs for the --backends run: a Go

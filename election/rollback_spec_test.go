@@ -10,8 +10,8 @@ import (
 
 	"github.com/goredisson/goredisson/election"
 	"github.com/goredisson/goredisson/internal/cluster"
-	"github.com/goredisson/goredisson/internal/redistest"
-	"github.com/goredisson/goredisson/internal/spectest"
+	"github.com/goredisson/goredisson/internal/testkit/redistest"
+	"github.com/goredisson/goredisson/internal/testkit/spectest"
 	"github.com/goredisson/goredisson/rlock"
 )
 

@@ -14,9 +14,9 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/goredisson/goredisson/election"
-	"github.com/goredisson/goredisson/internal/redistest"
-	"github.com/goredisson/goredisson/internal/spectest"
-	"github.com/goredisson/goredisson/internal/suite"
+	"github.com/goredisson/goredisson/internal/testkit/redistest"
+	"github.com/goredisson/goredisson/internal/testkit/spectest"
+	"github.com/goredisson/goredisson/internal/testkit/suite"
 	"github.com/goredisson/goredisson/rlock"
 )
 

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/goredisson/goredisson/internal/suite"
+	"github.com/goredisson/goredisson/internal/testkit/suite"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
@@ -24,7 +24,7 @@ import (
 // the race detector, run against a throwaway redis-server (rlocktest) as a
 // user would run it, and its printed outcome checked.
 //
-// The specs are spread over processes (internal/suite.RunParallel): most of
+// The specs are spread over processes (internal/testkit/suite.RunParallel): most of
 // their time is the programs' own waits (leases, sleeps), one program at a
 // time in one process. Each process builds only the programs its specs run.
 

@@ -32,7 +32,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/goredisson/goredisson/ctxowner"
-	"github.com/goredisson/goredisson/internal/redistest"
+	"github.com/goredisson/goredisson/internal/testkit/redistest"
 	"github.com/goredisson/goredisson/rlock"
 )
 

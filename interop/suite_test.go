@@ -27,14 +27,14 @@ import (
 	"testing"
 	"time"
 
-	"github.com/goredisson/goredisson/internal/suite"
+	"github.com/goredisson/goredisson/internal/testkit/suite"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	"github.com/onsi/gomega/gleak"
 	"github.com/redis/go-redis/v9"
 
-	"github.com/goredisson/goredisson/internal/redistest"
+	"github.com/goredisson/goredisson/internal/testkit/redistest"
 	"github.com/goredisson/goredisson/rlock"
 )
 

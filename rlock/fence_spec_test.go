@@ -15,8 +15,8 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/goredisson/goredisson/ctxowner"
-	"github.com/goredisson/goredisson/internal/redistest"
-	"github.com/goredisson/goredisson/internal/spectest"
+	"github.com/goredisson/goredisson/internal/testkit/redistest"
+	"github.com/goredisson/goredisson/internal/testkit/spectest"
 	"github.com/goredisson/goredisson/rlock"
 )
 

@@ -6,8 +6,8 @@ import (
 	"os"
 	"testing"
 
-	"github.com/goredisson/goredisson/internal/redistest"
-	"github.com/goredisson/goredisson/internal/spectest"
+	"github.com/goredisson/goredisson/internal/testkit/redistest"
+	"github.com/goredisson/goredisson/internal/testkit/spectest"
 	"github.com/goredisson/goredisson/rlock"
 )
 

@@ -8,11 +8,11 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
-	"github.com/goredisson/goredisson/internal/spectest"
+	"github.com/goredisson/goredisson/internal/testkit/spectest"
 	"github.com/goredisson/goredisson/rlock"
 )
 
-// What the permit-conservation check (internal/checker, TestPermits) found,
+// What the permit-conservation check (internal/verify/checker, TestPermits) found,
 // each as the exact interleaving.
 var _ = Describe("PermitExpirableSemaphore permits under their leases", func() {
 	var (

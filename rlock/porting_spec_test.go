@@ -8,7 +8,7 @@ import (
 	. "github.com/onsi/gomega"
 
 	"github.com/goredisson/goredisson/ctxowner"
-	"github.com/goredisson/goredisson/internal/spectest"
+	"github.com/goredisson/goredisson/internal/testkit/spectest"
 	"github.com/goredisson/goredisson/rlock"
 )
 

@@ -9,11 +9,11 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/goredisson/goredisson/ctxowner"
-	"github.com/goredisson/goredisson/internal/spectest"
+	"github.com/goredisson/goredisson/internal/testkit/spectest"
 	"github.com/goredisson/goredisson/rlock"
 )
 
-// Found by the model-based checker (internal/checker, docs/checker.md) from
+// Found by the model-based checker (internal/verify/checker, docs/checker.md) from
 // a random seed (385949792682), shortened to, and failing in 3 of 3
 // replays:
 //

@@ -20,7 +20,7 @@ import (
 	"github.com/onsi/ginkgo/v2"
 	"github.com/redis/go-redis/v9"
 
-	"github.com/goredisson/goredisson/internal/redistest"
+	"github.com/goredisson/goredisson/internal/testkit/redistest"
 )
 
 // Server is a throwaway redis-server process with persistence off, in its

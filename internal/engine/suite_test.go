@@ -9,8 +9,8 @@ import (
 	. "github.com/onsi/gomega"
 	"github.com/redis/go-redis/v9"
 
-	"github.com/goredisson/goredisson/internal/redistest"
-	"github.com/goredisson/goredisson/internal/suite"
+	"github.com/goredisson/goredisson/internal/testkit/redistest"
+	"github.com/goredisson/goredisson/internal/testkit/suite"
 )
 
 // The engine's specs that need to see inside a Client's engine (its

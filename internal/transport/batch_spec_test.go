@@ -14,7 +14,7 @@ import (
 	"github.com/onsi/gomega/gleak"
 	"github.com/redis/go-redis/v9"
 
-	"github.com/goredisson/goredisson/internal/redistest"
+	"github.com/goredisson/goredisson/internal/testkit/redistest"
 )
 
 // hammer runs callers goroutines that send ECHO (a script that returns

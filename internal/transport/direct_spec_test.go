@@ -12,7 +12,7 @@ import (
 	"github.com/redis/go-redis/v9/auth"
 
 	"github.com/goredisson/goredisson/internal/inline"
-	"github.com/goredisson/goredisson/internal/redistest"
+	"github.com/goredisson/goredisson/internal/testkit/redistest"
 )
 
 // expectNoLeaks waits (20 s at most) until no goroutine is left but those
@@ -20,7 +20,7 @@ import (
 func expectNoLeaks(before []gleak.Goroutine) {
 	GinkgoHelper()
 	Eventually(gleak.Goroutines).WithTimeout(20 * time.Second).ShouldNot(gleak.HaveLeaked(before,
-		gleak.IgnoringCreator("github.com/goredisson/goredisson/internal/redistest.(*Server).start"),
+		gleak.IgnoringCreator("github.com/goredisson/goredisson/internal/testkit/redistest.(*Server).start"),
 		gleak.IgnoringCreator("os/exec.(*Cmd).Start")))
 }
 

@@ -13,7 +13,7 @@ import (
 	"github.com/onsi/gomega/gleak"
 	"github.com/redis/go-redis/v9"
 
-	"github.com/goredisson/goredisson/internal/redistest"
+	"github.com/goredisson/goredisson/internal/testkit/redistest"
 )
 
 // Issue 41 item 3: a connection the library keeps (the inline lane's, and

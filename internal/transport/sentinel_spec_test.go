@@ -12,7 +12,7 @@ import (
 	"github.com/onsi/gomega/gleak"
 	"github.com/redis/go-redis/v9"
 
-	"github.com/goredisson/goredisson/internal/redistest"
+	"github.com/goredisson/goredisson/internal/testkit/redistest"
 )
 
 // On Sentinel the lone batcher has an inline lane to the primary the

@@ -9,7 +9,7 @@ import (
 	. "github.com/onsi/gomega"
 	"github.com/redis/go-redis/v9"
 
-	"github.com/goredisson/goredisson/internal/suite"
+	"github.com/goredisson/goredisson/internal/testkit/suite"
 	"github.com/goredisson/goredisson/interop/probe"
 	"github.com/goredisson/goredisson/interop/probe/probetest"
 	"github.com/goredisson/goredisson/rlocktest"

@@ -38,8 +38,8 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/goredisson/goredisson/internal/faultproxy"
-	"github.com/goredisson/goredisson/internal/redistest"
+	"github.com/goredisson/goredisson/internal/testkit/faultproxy"
+	"github.com/goredisson/goredisson/internal/testkit/redistest"
 	"github.com/goredisson/goredisson/rlock"
 )
 
@@ -148,7 +148,7 @@ func RunPermits(cfg PermitsConfig) (PermitsResult, error) {
 			for _, t := range fail.Trace {
 				fmt.Fprintf(cfg.Out, "    %s\n", t)
 			}
-			fmt.Fprintf(cfg.Out, "  rerun: go test -race -run TestPermits ./internal/checker -v -permits.seed %d -permits.kind %s\n\n", seed, r.kind)
+			fmt.Fprintf(cfg.Out, "  rerun: go test -race -run TestPermits ./internal/verify/checker -v -permits.seed %d -permits.kind %s\n\n", seed, r.kind)
 		}
 	}
 	res.Elapsed = time.Since(start)

@@ -2,8 +2,8 @@
 // a given time while injecting random faults, and reports acquisitions,
 // faults, violations (must be 0), wait p99 and memory at start and end.
 //
-//	go run ./internal/soak -d 10m
-//	go test -race -run TestSoak ./internal/soak -soak 1m     (what CI runs)
+//	go run ./internal/verify/soak -d 10m
+//	go test -race -run TestSoak ./internal/verify/soak -soak 1m     (what CI runs)
 //
 // Workers in this process take RLocks, FairLocks, FencedLocks and both
 // sides of ReadWriteLocks through six goredisson Clients, four of them
@@ -35,8 +35,8 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/goredisson/goredisson/ctxowner"
-	"github.com/goredisson/goredisson/internal/faultproxy"
-	"github.com/goredisson/goredisson/internal/redistest"
+	"github.com/goredisson/goredisson/internal/testkit/faultproxy"
+	"github.com/goredisson/goredisson/internal/testkit/redistest"
 	"github.com/goredisson/goredisson/rlock"
 )
 

@@ -11,7 +11,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/goredisson/goredisson/internal/redistest"
+	"github.com/goredisson/goredisson/internal/testkit/redistest"
 )
 
 // An agent is this program (or the test binary) started again with

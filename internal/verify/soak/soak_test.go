@@ -12,7 +12,7 @@ var soakFor = flag.Duration("soak", 0, "run TestSoak for this long (0 skips it)"
 // TestSoak runs the soak for -soak (CI: 1m) and fails on any violation.
 func TestSoak(t *testing.T) {
 	if *soakFor <= 0 {
-		t.Skip("soak: run with -soak 1m (or go run ./internal/soak -d 10m)")
+		t.Skip("soak: run with -soak 1m (or go run ./internal/verify/soak -d 10m)")
 	}
 	res, err := Run(Config{Duration: *soakFor, Workers: 48, Names: 48, Seed: time.Now().UnixNano()}, os.Stdout)
 	if err != nil {

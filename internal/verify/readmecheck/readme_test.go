@@ -34,7 +34,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/goredisson/goredisson/internal/suite"
+	"github.com/goredisson/goredisson/internal/testkit/suite"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
@@ -88,7 +88,7 @@ func documents(root string) []string {
 }
 
 var _ = Describe("the documents' go blocks", func() {
-	root, err := filepath.Abs(filepath.Join("..", ".."))
+	root, err := filepath.Abs(filepath.Join("..", "..", ".."))
 	if err != nil {
 		panic(err)
 	}
@@ -126,7 +126,7 @@ var _ = Describe("the documents' go blocks", func() {
 
 var _ = Describe("the README check", func() {
 	It("names the line of a block that does not compile, is not gofmt-ed or is not marked", func() {
-		root, err := filepath.Abs(filepath.Join("..", ".."))
+		root, err := filepath.Abs(filepath.Join("..", "..", ".."))
 		Expect(err).NotTo(HaveOccurred())
 		md := "# x\n\n<!-- fragment: ctx context.Context -->\n```go\nclient, err := rlock.NewClient(nil)\ndefer client.Close()\n```\n\n" +
 			"<!-- fragment -->\n```go\nx:=1\n_ = x\n```\n\n```go\nfmt.Println()\n```\n\n" +

@@ -6,15 +6,15 @@ import (
 	"testing"
 	"time"
 
-	"github.com/goredisson/goredisson/internal/suite"
+	"github.com/goredisson/goredisson/internal/testkit/suite"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	"github.com/onsi/gomega/gleak"
 	"github.com/redis/go-redis/v9"
 
-	"github.com/goredisson/goredisson/internal/faultproxy"
-	"github.com/goredisson/goredisson/internal/redistest"
+	"github.com/goredisson/goredisson/internal/testkit/faultproxy"
+	"github.com/goredisson/goredisson/internal/testkit/redistest"
 )
 
 func TestFaultproxy(t *testing.T) {

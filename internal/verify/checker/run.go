@@ -11,7 +11,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/goredisson/goredisson/internal/redistest"
+	"github.com/goredisson/goredisson/internal/testkit/redistest"
 	"github.com/goredisson/goredisson/rlock"
 )
 
@@ -570,9 +570,9 @@ func report(out io.Writer, f Failure) {
 	}
 	fmt.Fprintf(out, ", step %d, %v into the run, %d steps run in all:\n  %s\n", f.Violation.Step, f.After.Round(time.Second), f.StepsBefore, f.Violation.Msg)
 	fmt.Fprintf(out, "  sequence as run (%d steps): %s\n", len(strings.Split(f.Full, ";"))-1, f.Full)
-	fmt.Fprintf(out, "  shortest failing (%d steps, %d replays spent shrinking; it failed again in %d of 3 replays):\n    go test ./internal/checker -run TestChecker -v -checker.replay '%s'\n", f.ShortSteps, f.Replays, f.Reproduced, f.Shortest)
+	fmt.Fprintf(out, "  shortest failing (%d steps, %d replays spent shrinking; it failed again in %d of 3 replays):\n    go test ./internal/verify/checker -run TestChecker -v -checker.replay '%s'\n", f.ShortSteps, f.Replays, f.Reproduced, f.Shortest)
 	if f.Seed != 0 {
-		fmt.Fprintf(out, "  rerun the sequence from its seed: go test ./internal/checker -run TestChecker -v -checker.seed %d\n", f.Seed)
+		fmt.Fprintf(out, "  rerun the sequence from its seed: go test ./internal/verify/checker -run TestChecker -v -checker.seed %d\n", f.Seed)
 	}
 }
 

@@ -16,10 +16,10 @@
 // waits out its predecessor's lease. A failure prints its seed and a
 // shortened sequence that reproduces it. See docs/checker.md.
 //
-//	go run ./internal/checker -d 10m
-//	go test -race -run TestChecker ./internal/checker -checker 1m -v   (what CI runs)
-//	go test -run TestChecker ./internal/checker -v -checker.seed 42
-//	go test -run TestChecker ./internal/checker -v -checker.replay 'Lock wd=2s clients=ip; c0o0 locklease 1.5s; ...'
+//	go run ./internal/verify/checker -d 10m
+//	go test -race -run TestChecker ./internal/verify/checker -checker 1m -v   (what CI runs)
+//	go test -run TestChecker ./internal/verify/checker -v -checker.seed 42
+//	go test -run TestChecker ./internal/verify/checker -v -checker.replay 'Lock wd=2s clients=ip; c0o0 locklease 1.5s; ...'
 package main
 
 import (

@@ -31,7 +31,7 @@ func TestMain(m *testing.M) {
 // sequence (-checker.seed, -checker.replay), and fails on any violation.
 func TestChecker(t *testing.T) {
 	if *checkFor <= 0 && *checkSeed == 0 && *checkRepl == "" {
-		t.Skip("checker: run with -checker 1m (or go run ./internal/checker -d 10m)")
+		t.Skip("checker: run with -checker 1m (or go run ./internal/verify/checker -d 10m)")
 	}
 	ops, err := parseOps(*checkOps)
 	if err != nil {
