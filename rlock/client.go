@@ -39,8 +39,7 @@ func (c *Client) core() *engine.Core {
 // ID returns the client UUID, the first half of every hash field it writes.
 func (c *Client) ID() string { return c.e.ID() }
 
-// Close stops the watchdog and subscriptions (calls then return ErrClosed),
-// within 1 s whatever Redis does.
+// Close stops the watchdog and subscriptions within 1 s (then ErrClosed).
 func (c *Client) Close() error {
 	if c == nil {
 		return opErr("close", "", fmt.Errorf("%w: nil client", ErrInvalidArgument))

@@ -7,8 +7,7 @@ import (
 	"github.com/goredisson/goredisson/internal/engine"
 )
 
-// Every error of this package wraps one of these, a context or a Redis
-// error, in an *Error; test them with errors.Is (docs/api.md).
+// Every error here is an *Error wrapping these, a context or a Redis error.
 var (
 	ErrNotHeld         = engine.ErrNotHeld                            // the owner holds none, or a permit id is not held
 	ErrClosed          = engine.ErrClosed                             // the Client was closed (before the call, or during it)

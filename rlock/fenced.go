@@ -7,8 +7,7 @@ import (
 	"github.com/goredisson/goredisson/internal/engine"
 )
 
-// FencedLock is a lock whose acquisitions return fencing tokens
-// [getFencedLock].
+// FencedLock is a lock whose acquisitions return fencing tokens.
 type FencedLock struct{ h handle }
 
 var _ Locker = (*FencedLock)(nil)

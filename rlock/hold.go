@@ -10,8 +10,7 @@ import (
 	"github.com/goredisson/goredisson/ctxowner"
 )
 
-// Hold is one acquisition of a lock by an owner, as a handle (a Java
-// LockHandle): Release works from any goroutine; see docs/api.md.
+// Hold is one acquisition of a lock, as a handle (a Java LockHandle).
 type Hold struct {
 	l     Locker
 	owner context.Context // the acquisition's context, owner pinned
@@ -50,8 +49,7 @@ func errNilHold(op string) error {
 	return opErr(op, "", fmt.Errorf("%w: nil hold", ErrInvalidArgument))
 }
 
-// Acquire takes l within wait (TryLock) and returns the hold; ErrBusy when
-// the wait ran out. A FencedLock's hold carries its token.
+// Acquire takes l within wait (TryLock) and returns its hold, else ErrBusy.
 func Acquire(ctx context.Context, l Locker, wait, lease time.Duration) (*Hold, error) {
 	return acquireHold(ctx, "acquire", l, func(ctx context.Context) (int64, bool, error) {
 		if f, ok := l.(*FencedLock); ok {

@@ -77,8 +77,7 @@ func (k *KeptPermit) ID() string {
 	return k.id
 }
 
-// LostContext returns a context that ends when the permit is lost (cause
-// wrapping ErrLockLost, or ErrClosed), as rlock.LostContext's does.
+// LostContext is rlock.LostContext for the permit.
 func (k *KeptPermit) LostContext(ctx context.Context) (lctx context.Context, stop context.CancelFunc) {
 	if ctx == nil {
 		ctx = context.Background()
@@ -89,8 +88,7 @@ func (k *KeptPermit) LostContext(ctx context.Context) (lctx context.Context, sto
 	return engine.LossContext(ctx, engine.EntryLoss(k.entry), permitLossCause(k.p.s.Key(), k.id), nil)
 }
 
-// Release stops the renewals and gives the permit back; ErrNotHeld when it
-// was gone (docs/api.md).
+// Release stops renewals and gives the permit back; ErrNotHeld: it was gone.
 func (k *KeptPermit) Release(ctx context.Context) error {
 	if k == nil || k.entry == nil {
 		return opErr("release", "", fmt.Errorf("%w: nil permit", ErrInvalidArgument))

@@ -6,10 +6,8 @@ import (
 	"github.com/goredisson/goredisson/internal/engine"
 )
 
-// LostContext returns a context that ends when ctx's owner loses l (cause
-// wrapping ErrLockLost, or ErrClosed), at once (ErrNotHeld) when the owner
-// holds none; live only while the hold's local deadline has not passed
-// (docs/api.md). stop ends it.
+// LostContext returns a context that ends when ctx's owner loses l, cause
+// ErrLockLost or ErrClosed (ErrNotHeld at once: no hold); see docs/api.md.
 func LostContext(ctx context.Context, l Locker) (lctx context.Context, stop context.CancelFunc) {
 	if ctx == nil {
 		ctx = context.Background()

@@ -114,8 +114,7 @@ func (m *MultiLock) RemainTTL(ctx context.Context) (time.Duration, error) {
 
 func (m *MultiLock) watchLoss(ctx context.Context) *engine.LossWatch { return m.group().watchLoss(ctx) }
 
-// NewFasterMultiLock returns the all-or-none lock on values of a group
-// [getMultiLock(group, values)].
+// NewFasterMultiLock locks values of a group [getMultiLock(group, values)].
 func (c *Client) NewFasterMultiLock(group string, values ...string) *Lock {
 	return &Lock{h: handle{engine.NewFasterHandle(c.core(), group, values)}}
 }

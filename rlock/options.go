@@ -94,8 +94,7 @@ func WithLogger(l *slog.Logger) Option {
 	}
 }
 
-// WithShardedPubSub is WithPubSubMode(PubSubSharded or PubSubClassic)
-// [shardedSubscriptionMode].
+// WithShardedPubSub is WithPubSubMode(PubSubSharded or PubSubClassic).
 func WithShardedPubSub(on bool) Option {
 	return func(o *options) {
 		o.Sharded = engine.ShardedOff
@@ -127,8 +126,7 @@ func WithFairLockWaitTimeout(d time.Duration) Option {
 	}
 }
 
-// WithReplicaSync sets the WAIT after scripts [checkLockSyncedSlaves,
-// slavesSyncTimeout].
+// WithReplicaSync sets the WAIT after scripts [checkLockSyncedSlaves, ...].
 func WithReplicaSync(replicas int, timeout time.Duration) Option {
 	return func(o *options) {
 		o.SyncSet = true
@@ -144,8 +142,7 @@ func WithReplicaSync(replicas int, timeout time.Duration) Option {
 	}
 }
 
-// WithRetry sets how long a wait rides out a failing Redis [retryAttempts,
-// retryDelay].
+// WithRetry sets how a wait rides out a failing Redis [retryAttempts, ...].
 func WithRetry(attempts int, delay time.Duration) Option {
 	return func(o *options) {
 		if attempts > 0 && delay < time.Millisecond {
@@ -186,8 +183,7 @@ func WithObserver(o Observer) Option {
 	}
 }
 
-// WithRedissonVersion names the Java side's Redisson release, e.g.
-// "3.20.1"; on a Cluster it also picks the pub/sub (docs/redisson.md).
+// WithRedissonVersion names the Java side's Redisson, e.g. "3.20.1".
 func WithRedissonVersion(v string) Option {
 	return func(o *options) {
 		rv, err := parseRedissonVersion(v)

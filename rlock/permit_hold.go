@@ -11,8 +11,7 @@ import (
 	"github.com/goredisson/goredisson/watchdog"
 )
 
-// PermitHold is one permit of a PermitExpirableSemaphore, as a handle (a
-// Java PermitHandle); see docs/api.md.
+// PermitHold is one permit, as a handle (a Java PermitHandle; docs/api.md).
 type PermitHold struct {
 	s  *PermitExpirableSemaphore
 	id string
@@ -38,8 +37,7 @@ func permitDeadline(sent time.Time, lease time.Duration) time.Time {
 	return watchdog.Deadline(sent, lease)
 }
 
-// AcquirePermit takes a permit of s with lease within wait (<= 0: once;
-// lease <= 0: no expiry) and returns its hold; ErrBusy when the wait ran out.
+// AcquirePermit takes a permit of s within wait as a hold, else ErrBusy.
 func AcquirePermit(ctx context.Context, s *PermitExpirableSemaphore, wait, lease time.Duration) (*PermitHold, error) {
 	return acquirePermit(ctx, "acquirepermit", "tryacquire", s, max(wait, 0), lease)
 }
@@ -101,8 +99,7 @@ func (p *PermitHold) Semaphore() *PermitExpirableSemaphore {
 	return p.s
 }
 
-// Context returns the permit's loss signal: it ends when the lease runs
-// out (ErrLockLost), the Client closes (ErrClosed) or at Release.
+// Context returns the permit's loss signal, also ended at Release.
 func (p *PermitHold) Context() context.Context {
 	if p == nil {
 		return nilHoldContext()
@@ -128,8 +125,8 @@ func (p *PermitHold) Held(ctx context.Context) (bool, error) {
 	return err == nil, err
 }
 
-// UpdateLeaseTime sets the lease anew from now and moves the Context's
-// deadline; false when Redis no longer has the permit (the hold is lost).
+// UpdateLeaseTime sets the lease and the Context's deadline anew from now;
+// false when Redis no longer has the permit (the hold is lost).
 func (p *PermitHold) UpdateLeaseTime(ctx context.Context, lease time.Duration) (bool, error) {
 	if p == nil {
 		return false, errNilHold("updateleasetime")
@@ -152,8 +149,7 @@ func (p *PermitHold) UpdateLeaseTime(ctx context.Context, lease time.Duration) (
 	return ok, err
 }
 
-// Release gives the permit back and ends the Context, once; an ended ctx
-// does not stop it.
+// Release gives the permit back and ends the Context, once.
 func (p *PermitHold) Release(ctx context.Context) error {
 	if p == nil {
 		return errNilHold("release")

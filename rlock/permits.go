@@ -10,8 +10,7 @@ import (
 	"github.com/goredisson/goredisson/internal/engine"
 )
 
-// PermitExpirableSemaphore is a semaphore of permits with ids and leases
-// [getPermitExpirableSemaphore].
+// PermitExpirableSemaphore is a semaphore of permits with ids and leases.
 type PermitExpirableSemaphore struct{ Object }
 
 // NewPermitExpirableSemaphore gets one by name [getPermitExpirableSemaphore].
@@ -80,8 +79,7 @@ func (p *PermitExpirableSemaphore) AcquiredPermits(ctx context.Context) (int, er
 	return int(v), err
 }
 
-// Acquire waits for a permit with lease and returns its id
-// [acquire(leaseTime)].
+// Acquire waits for a permit with lease, returns its id [acquire(leaseTime)].
 func (p *PermitExpirableSemaphore) Acquire(ctx context.Context, lease time.Duration) (permitID string, err error) {
 	ids, _, _, err := p.acquire(ctx, "acquire", 1, -1, lease)
 	if len(ids) == 0 {
@@ -105,8 +103,7 @@ func (p *PermitExpirableSemaphore) AcquireN(ctx context.Context, n int, lease ti
 	return ids, err
 }
 
-// TryAcquireN is AcquireN within wait [tryAcquire(permits, waitTime,
-// leaseTime)].
+// TryAcquireN is AcquireN within wait [tryAcquire(permits, wait, lease)].
 func (p *PermitExpirableSemaphore) TryAcquireN(ctx context.Context, n int, wait, lease time.Duration) ([]string, bool, error) {
 	ids, _, ok, err := p.acquire(ctx, "tryacquire", n, max(wait, 0), lease)
 	return ids, ok, err

@@ -13,8 +13,7 @@ import (
 	"github.com/goredisson/goredisson/internal/engine"
 )
 
-// RedLock is Redlock over independent masters [RedissonRedLock], deprecated by
-// Redisson (docs/guarantees.md).
+// RedLock is Redlock over independent masters, deprecated by Redisson.
 type RedLock struct {
 	g              *group
 	attemptTimeout time.Duration

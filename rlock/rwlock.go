@@ -2,8 +2,7 @@ package rlock
 
 import "github.com/goredisson/goredisson/internal/engine"
 
-// ReadWriteLock is Redisson's RReadWriteLock: many readers or one writer,
-// reentrant [getReadWriteLock].
+// ReadWriteLock is many readers or one writer, reentrant [getReadWriteLock].
 type ReadWriteLock struct {
 	c    *Client
 	name string

@@ -42,8 +42,7 @@ func (s *Semaphore) TrySetPermits(ctx context.Context, n int) (bool, error) {
 	return v == 1, err
 }
 
-// TrySetPermitsTTL is TrySetPermits whose key lives ttl
-// [trySetPermits(permits, timeToLive)].
+// TrySetPermitsTTL is TrySetPermits with a key ttl [trySetPermits(n, ttl)].
 func (s *Semaphore) TrySetPermitsTTL(ctx context.Context, n int, ttl time.Duration) (bool, error) {
 	if ttl < time.Millisecond {
 		return false, opErr("trysetpermits", s.handle().nameOr(), fmt.Errorf("%w: time to live %v is below 1ms", ErrInvalidArgument, ttl))

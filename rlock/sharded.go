@@ -6,8 +6,7 @@ import (
 	"github.com/goredisson/goredisson/internal/engine"
 )
 
-// PubSubMode is how a Client publishes and listens on a Redis Cluster
-// (Redisson's shardedSubscriptionMode); off a Cluster PubSubAuto is classic.
+// PubSubMode is a Client's pub/sub on a Cluster [shardedSubscriptionMode].
 type PubSubMode int
 
 // The pub/sub modes (docs/api.md, docs/redisson.md#releases).
@@ -18,8 +17,8 @@ const (
 	PubSubBoth                      // both kinds at once, for a fleet of mixed Redisson releases (3.22.0 to 3.27.x)
 )
 
-// WithPubSubMode sets how the Client publishes and listens on a Cluster
-// (default PubSubAuto); of it and WithShardedPubSub, the last given wins.
+// WithPubSubMode sets the pub/sub on a Cluster; of it and WithShardedPubSub,
+// the last given wins.
 func WithPubSubMode(m PubSubMode) Option {
 	return func(o *options) {
 		switch m {

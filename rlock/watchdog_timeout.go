@@ -2,8 +2,7 @@ package rlock
 
 import "time"
 
-// WatchdogTimeout returns the longest watchdog lease a hold of l can have
-// (the longest of a group's locks); ok is false for another package's Locker.
+// WatchdogTimeout returns l's watchdog lease; false for a foreign Locker.
 func WatchdogTimeout(l Locker) (d time.Duration, ok bool) {
 	switch x := l.(type) {
 	case watchdogLeased:
