@@ -218,6 +218,11 @@ type classed interface {
 
 // attempt makes one attempt: it reports success, or records the attempt's
 // pause and error. It returns whether Redis answered, too.
+//
+// It is not inlined: the attempt's result (tried) would sit in the frame of
+// run, which stays on a parked waiter's stack (see newWaiter).
+//
+//go:noinline
 func (w *waiter) attempt() (ok, reached bool) {
 	t := w.t.tryOnce()
 	w.pace.pause, w.err = t.pause, t.err
@@ -295,7 +300,7 @@ func (w *waiter) loop(tryFirst bool) (bool, error) {
 			return false, err
 		}
 		if w.pace.lastErr != nil {
-			w.c.Logger().Debug("goredisson: attempt failed, retrying", "channel", w.channel, "err", w.pace.lastErr)
+			w.logRetry()
 		}
 		pause, ok := w.pace.Bound()
 		if !ok && w.untried {
@@ -308,6 +313,15 @@ func (w *waiter) loop(tryFirst bool) (bool, error) {
 			return false, waitEnded(err, w.pace.lastErr)
 		}
 	}
+}
+
+// logRetry logs at Debug that an attempt failed and is retried. It is not
+// inlined: its arguments would sit in the frame of loop, which stays on a
+// parked waiter's stack.
+//
+//go:noinline
+func (w *waiter) logRetry() {
+	w.c.Logger().Debug("goredisson: attempt failed, retrying", "channel", w.channel, "err", w.pace.lastErr)
 }
 
 // spin is the wait of a spin lock, which no message announces: it retries
