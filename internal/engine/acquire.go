@@ -27,6 +27,16 @@ type Acquired struct {
 func (h *Handle) Acquire(ctx context.Context, wait, lease time.Duration) (Acquired, error) {
 	a := h.newAttempt(ctx, wait, lease)
 	held, err := a.wait(wait)
+	return a.end(ctx, wait, held, err)
+}
+
+// end ends the attempt: a fair waiter that did not get the lock leaves the
+// queue. It is not inlined: what it builds would sit in the frame of
+// Acquire, which stays on a parked waiter's stack (memory per waiter).
+//
+//go:noinline
+func (a *attempt) end(ctx context.Context, wait time.Duration, held bool, err error) (Acquired, error) {
+	h := a.h
 	if !held && h.kind.fairQueue() && wait != 0 {
 		a.leaveQueue()
 	}
@@ -75,8 +85,19 @@ func (a *attempt) wait(wait time.Duration) (bool, error) {
 		return a.w.spin()
 	}
 	if a.h.kind.wakesPerClass() && wait != 0 {
-		defer a.h.c.perClassOn(a.w.channel)()
+		return a.waitPerClass()
 	}
+	defer a.w.close()
+	return a.w.run()
+}
+
+// waitPerClass is wait's for a faster multilock, whose waiters are woken one
+// per class while any waits on the channel. It is a function of its own so
+// that wait's frame, which stays on a parked waiter's stack, holds one defer.
+//
+//go:noinline
+func (a *attempt) waitPerClass() (bool, error) {
+	defer a.h.c.perClassOn(a.w.channel)()
 	defer a.w.close()
 	return a.w.run()
 }
