@@ -157,6 +157,8 @@ var _ = Describe("Scheduler", func() {
 		DeferCleanup(ls.Close)
 		start := time.Now()
 		e := ls.Add(watchdog.Lease{Key: "unreachable"}, watchdog.Deadline(start, long), true)
+		deadline := e.Deadline()
+		Expect(deadline).To(BeTemporally("<", start.Add(long)), "the local deadline comes before the key could expire")
 		rec.fail(errors.New("redis down"))
 		lostAt := make(chan time.Duration, 1)
 		go func() { <-e.Lost(); lostAt <- time.Since(start) }()
@@ -164,7 +166,12 @@ var _ = Describe("Scheduler", func() {
 		Eventually(lostAt).WithTimeout(2 * long).Should(Receive(&at))
 		Expect(e.Err()).To(MatchError(watchdog.ErrLost))
 		Expect(at).To(BeNumerically(">=", long-watchdog.Allowance(long)), "not before the deadline")
-		Expect(at).To(BeNumerically("<", long), "before the key could expire")
+		// When the timer that closes Lost runs is up to the scheduler (a
+		// loaded machine ran it 20 ms past the key's expiry); what holds
+		// whatever it delays is that every look after the local deadline
+		// sees the loss.
+		Expect(time.Now()).To(BeTemporally(">", deadline))
+		Expect(e.IsLost()).To(BeTrue(), "a look after the local deadline")
 	})
 
 	It("loses a fixed lease at its deadline and never renews it", Label("slow"), func() {
