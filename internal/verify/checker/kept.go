@@ -39,8 +39,22 @@ func (r *seqRun) setPermits() error {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	_, err = c.NewPermitExpirableSemaphore(r.lock).TrySetPermits(ctx, keptPermits)
-	return err
+	sem := c.NewPermitExpirableSemaphore(r.lock)
+	for {
+		// Right after a restart the first call may meet the connection the
+		// server closed (a lane's kept connection is peeked only after
+		// inline.PeekIdle idle): EOF, as an application's call would. This
+		// is the checker's own set-up, so it tries again; a second
+		// TrySetPermits is harmless (false once the permit is set).
+		if _, err = sem.TrySetPermits(ctx, keptPermits); err == nil || ctx.Err() != nil {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
 }
 
 // keptObs is the semaphore as Redis has it.
