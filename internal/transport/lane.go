@@ -140,8 +140,7 @@ func (b *batcher) callOnLane(buf *sendBuf, o *Op, lane *inline.Lane) {
 	rdb := lane.Client()
 	for _, eval := range []bool{false, true} {
 		lane.Unsent()
-		o.fence = nil
-		if !b.runDirect(buf, o, lane, eval) {
+		if !b.runDirect(buf, o, lane, eval) { // directOps clears o.fence first
 			cmd := o.command(eval)
 			_ = rdb.Process(o.Ctx, cmd)
 			o.finish(cmd.Err())
